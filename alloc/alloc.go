@@ -1,0 +1,279 @@
+package alloc
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"sync"
+)
+
+const (
+	// DefaultResourceLimit is MLX's fallback when macOS does not report the
+	// iogpu.rsrc_limit sysctl, which is what every current Mac sees.
+	DefaultResourceLimit = 499000
+	// ResourceLimitEnv overrides the default resource limit when
+	// Config.ResourceLimit is 0 and the variable holds a positive integer.
+	ResourceLimitEnv = "INGOT_RESOURCE_LIMIT"
+
+	// pageSize is Apple silicon's VM page; requests above it are rounded up
+	// to a multiple of it.
+	pageSize = 16384
+	// fallbackRAM stands in for physical memory where it cannot be read.
+	fallbackRAM = 16 << 30
+)
+
+// Config sets the Allocator's limits. A zero (or negative) field takes the
+// MLX default described on each field.
+type Config struct {
+	ResourceLimit   int   // 0 -> $INGOT_RESOURCE_LIMIT if a positive int, else 499000
+	MemoryLimit     int64 // 0 -> min(1.5*rws, 0.95*RAM)
+	CacheLimit      int64 // 0 -> MemoryLimit
+	GCLimit         int64 // 0 -> min(0.95*rws, MemoryLimit)
+	MaxBufferLength int64 // 0 -> the provider's
+}
+
+// Allocator counts device buffer objects exactly as MLX's Metal allocator
+// does: buffers in use plus buffers parked in its reuse cache, compared with
+// the resource limit on every cache miss. It is safe for concurrent use.
+type Allocator struct {
+	mu        sync.Mutex
+	p         Provider
+	cache     bufferCache
+	reclaimer func()
+
+	count       int   // live + cached buffer objects
+	activeBytes int64 // bytes of live buffers
+	peakBytes   int64
+	liveByClass [64]int // live buffers per power-of-two class
+
+	resourceLimit int
+	memoryLimit   int64
+	cacheLimit    int64
+	gcLimit       int64
+	maxBuffer     int64
+	workingSet    int64 // rws, kept to recompute the gc limit
+}
+
+// New returns an Allocator over p with cfg's limits (defaults for zero
+// fields).
+func New(p Provider, cfg Config) *Allocator {
+	ram := totalRAM()
+	rws := p.RecommendedWorkingSet()
+	if rws <= 0 {
+		rws = int64(0.75 * float64(ram))
+	}
+	a := &Allocator{p: p, workingSet: rws}
+
+	a.resourceLimit = cfg.ResourceLimit
+	if a.resourceLimit <= 0 {
+		a.resourceLimit = envResourceLimit()
+	}
+	a.memoryLimit = cfg.MemoryLimit
+	if a.memoryLimit <= 0 {
+		a.memoryLimit = min(int64(1.5*float64(rws)), int64(0.95*float64(ram)))
+	}
+	a.cacheLimit = cfg.CacheLimit
+	if a.cacheLimit <= 0 {
+		a.cacheLimit = a.memoryLimit
+	}
+	a.gcLimit = cfg.GCLimit
+	if a.gcLimit <= 0 {
+		a.gcLimit = a.defaultGCLimit()
+	}
+	a.maxBuffer = cfg.MaxBufferLength
+	if a.maxBuffer <= 0 {
+		a.maxBuffer = p.MaxBufferLength()
+	}
+	return a
+}
+
+func (a *Allocator) defaultGCLimit() int64 {
+	return min(int64(0.95*float64(a.workingSet)), a.memoryLimit)
+}
+
+// envResourceLimit reads ResourceLimitEnv; anything but a positive integer
+// leaves the default (New has no error path, and a typo should not crash).
+func envResourceLimit() int {
+	if s, ok := os.LookupEnv(ResourceLimitEnv); ok {
+		if n, err := strconv.Atoi(s); err == nil && n > 0 {
+			return n
+		}
+	}
+	return DefaultResourceLimit
+}
+
+// Buffer is one allocated device buffer. A freed Buffer may be handed out
+// again by a later Malloc (cache hit), so it must not be used after Free.
+type Buffer struct {
+	raw   Raw
+	data  []byte
+	owner *Allocator
+	state bufState
+
+	prev, next *Buffer // recycle-order list while cached
+	nextSame   *Buffer // same-length FIFO while cached
+}
+
+type bufState uint8
+
+const (
+	stateLive bufState = iota
+	stateCached
+	stateReleased
+)
+
+// Bytes is the host view of the buffer, len == b.Len(); nil for a nil Buffer.
+func (b *Buffer) Bytes() []byte {
+	if b == nil {
+		return nil
+	}
+	return b.data
+}
+
+// Len is the allocated length, which on a cache hit may exceed the request.
+func (b *Buffer) Len() int {
+	if b == nil {
+		return 0
+	}
+	return len(b.data)
+}
+
+// Raw is the provider's device object, for backends that bind it directly.
+func (b *Buffer) Raw() Raw {
+	if b == nil {
+		return nil
+	}
+	return b.raw
+}
+
+// destroy releases the device object; the caller has already uncounted it.
+func (b *Buffer) destroy() {
+	b.state = stateReleased
+	raw := b.raw
+	b.raw, b.data = nil, nil
+	raw.Release()
+}
+
+// Malloc returns a buffer of at least size bytes, following MLX's malloc
+// step by step. Size 0 returns (nil, nil) and counts nothing.
+func (a *Allocator) Malloc(size int) (*Buffer, error) {
+	if size <= 0 {
+		if size == 0 {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("%w: %d", ErrNegativeSize, size)
+	}
+	// The max-buffer check sees the request before rounding, as MLX's does.
+	if int64(size) > a.maxBuffer {
+		return nil, &MaxBufferError{Size: int64(size), Max: a.maxBuffer}
+	}
+	if size > pageSize {
+		if size > math.MaxInt-pageSize {
+			return nil, &MaxBufferError{Size: int64(size), Max: a.maxBuffer}
+		}
+		size = (size + pageSize - 1) / pageSize * pageSize
+	}
+
+	a.mu.Lock()
+	b := a.cache.reuse(size)
+	if b == nil {
+		var err error
+		if b, err = a.missLocked(size); err != nil {
+			a.mu.Unlock()
+			return nil, err
+		}
+	}
+	b.state = stateLive
+	a.activeBytes += int64(len(b.data))
+	a.peakBytes = max(a.peakBytes, a.activeBytes)
+	a.liveByClass[sizeClass(len(b.data))]++
+	if a.cache.bytes > a.cacheLimit {
+		a.count -= a.cache.release(uint64(a.cache.bytes - a.cacheLimit))
+	}
+	a.mu.Unlock()
+	return b, nil
+}
+
+// missLocked handles a cache miss: purge under pressure, give the reclaimer
+// one chance at the limit, then create a new counted buffer.
+func (a *Allocator) missLocked(size int) (*Buffer, error) {
+	a.purgeLocked(size)
+	if a.count >= a.resourceLimit && a.reclaimer != nil {
+		// The reclaimer frees unreachable buffers through Free, which locks.
+		f := a.reclaimer
+		a.mu.Unlock()
+		f()
+		a.mu.Lock()
+		// What it freed went to the cache (count unchanged); drop it.
+		a.purgeLocked(size)
+	}
+	if a.count >= a.resourceLimit {
+		return nil, &ResourceLimitError{Limit: a.resourceLimit}
+	}
+
+	// The mutex stays held across the device call so concurrent misses can
+	// never overshoot the limit. (MLX unlocks here; single-threaded
+	// behaviour is identical.)
+	raw, err := a.p.Alloc(size)
+	if err != nil {
+		return nil, &DeviceError{Size: int64(size), Err: err}
+	}
+	data := raw.Bytes()
+	if len(data) != size {
+		raw.Release()
+		return nil, &DeviceError{Size: int64(size), Err: fmt.Errorf(
+			"alloc: %s provider returned %d bytes for a %d-byte request", a.p.Name(), len(data), size)}
+	}
+	a.count++
+	return &Buffer{raw: raw, data: data, owner: a}, nil
+}
+
+// purgeLocked is MLX's step 5: under memory or count pressure, release at
+// least required-gcLimit cached bytes, computed unsigned so that count
+// pressure alone (a wrapped, huge figure) drops the whole cache.
+func (a *Allocator) purgeLocked(size int) {
+	required := uint64(a.activeBytes) + uint64(a.cache.bytes) + uint64(size)
+	if required >= uint64(a.gcLimit) || a.count >= a.resourceLimit {
+		a.count -= a.cache.release(required - uint64(a.gcLimit))
+	}
+}
+
+// Free returns b to the allocator: into the cache if the cache is below its
+// byte limit (the count is unchanged), else the device object is released.
+// nil, an already freed buffer, or another allocator's buffer is a no-op.
+func (a *Allocator) Free(b *Buffer) {
+	if b == nil {
+		return
+	}
+	a.mu.Lock()
+	if b.owner != a || b.state != stateLive {
+		a.mu.Unlock()
+		return
+	}
+	n := len(b.data)
+	a.activeBytes -= int64(n)
+	a.liveByClass[sizeClass(n)]--
+	if a.cache.bytes < a.cacheLimit {
+		b.state = stateCached
+		a.cache.push(b)
+		a.mu.Unlock()
+		return
+	}
+	a.count--
+	b.state = stateReleased
+	raw := b.raw
+	b.raw, b.data = nil, nil
+	a.mu.Unlock()
+	raw.Release() // outside the lock, as MLX does
+}
+
+// SetReclaimer installs f, called (without the allocator's lock) when a
+// cache miss finds the count at the resource limit even after the cache was
+// dropped. f may Free any number of buffers; it must not call Malloc, and it
+// may run on several goroutines at once. nil removes it.
+func (a *Allocator) SetReclaimer(f func()) {
+	a.mu.Lock()
+	a.reclaimer = f
+	a.mu.Unlock()
+}

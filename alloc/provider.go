@@ -1,0 +1,72 @@
+package alloc
+
+import (
+	"fmt"
+	"sync"
+	"unsafe"
+)
+
+// Provider makes and destroys raw device buffers; all accounting is the
+// Allocator's, so every provider is counted by exactly the same rules.
+type Provider interface {
+	// Name identifies the device: "cpu", "metal".
+	Name() string
+	// Alloc creates one device buffer of exactly n > 0 bytes. An error makes
+	// the Allocator return a *DeviceError.
+	Alloc(n int) (Raw, error)
+	// MaxBufferLength is the largest single buffer the device accepts.
+	MaxBufferLength() int64
+	// RecommendedWorkingSet is the device's working-set budget in bytes;
+	// 0 means unknown, and the Allocator then derives it from RAM.
+	RecommendedWorkingSet() int64
+}
+
+// Raw is one device buffer object.
+type Raw interface {
+	// Bytes is the host view of the whole buffer (len == allocated length).
+	Bytes() []byte
+	// Release destroys the device object.
+	Release()
+}
+
+// CPUProvider returns the provider backed by Go memory. Its recommended
+// working set and its largest buffer are both 0.75 x RAM (see the package
+// documentation for the limits that follow from this).
+func CPUProvider() Provider { return cpuProvider{} }
+
+type cpuProvider struct{}
+
+func (cpuProvider) Name() string { return "cpu" }
+
+// Alloc backs the buffer with []uint64 so the data is 8-byte aligned, as
+// kernels that reinterpret it as float32/float64/int64 require.
+func (cpuProvider) Alloc(n int) (Raw, error) {
+	if n <= 0 {
+		return nil, fmt.Errorf("alloc: cpu buffer of %d bytes: size must be positive", n)
+	}
+	words := make([]uint64, (n+7)/8)
+	view := unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), len(words)*8)
+	return &cpuRaw{words: words, data: view[:n:n]}, nil
+}
+
+func (cpuProvider) MaxBufferLength() int64       { return cpuWorkingSet() }
+func (cpuProvider) RecommendedWorkingSet() int64 { return cpuWorkingSet() }
+
+// cpuWorkingSet is 0.75 x RAM, the share MLX's Metal backend is typically
+// granted on Apple silicon.
+var cpuWorkingSet = sync.OnceValue(func() int64 {
+	return int64(0.75 * float64(totalRAM()))
+})
+
+type cpuRaw struct {
+	words []uint64 // owns the memory; data views it
+	data  []byte
+}
+
+func (r *cpuRaw) Bytes() []byte { return r.data }
+
+// Release drops the references so the Go GC can reclaim the memory.
+func (r *cpuRaw) Release() {
+	r.words = nil
+	r.data = nil
+}

@@ -1,0 +1,41 @@
+package graph
+
+import (
+	"fmt"
+
+	"github.com/ingotml/ingot/alloc"
+	"github.com/ingotml/ingot/kernels"
+)
+
+// Device runs kernel launches. The CPU device calls each kernel's Go twin; the Metal
+// device encodes its MSL twin. Run is called on the graph's worker goroutine, one batch
+// at a time, in submission order, and returns when the batch has completed.
+type Device interface {
+	Name() string
+	Provider() alloc.Provider
+	Run(batch []kernels.Launch) error
+}
+
+type cpuDevice struct{ p alloc.Provider }
+
+var theCPU = &cpuDevice{p: alloc.CPUProvider()}
+
+// CPU returns the CPU device: Go twins on Go memory.
+func CPU() Device { return theCPU }
+
+func (d *cpuDevice) Name() string             { return "cpu" }
+func (d *cpuDevice) Provider() alloc.Provider { return d.p }
+
+// Run executes the batch in order; a kernel panic (a bug in a twin) becomes an error.
+func (d *cpuDevice) Run(batch []kernels.Launch) (err error) {
+	i := 0
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("graph: cpu kernel %s failed: %v", batch[i].Kernel.Name, r)
+		}
+	}()
+	for i = range batch {
+		batch[i].Kernel.CPU(&batch[i])
+	}
+	return nil
+}

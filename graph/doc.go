@@ -1,0 +1,26 @@
+// Package graph is ingot's lazy-array engine, with MLX's semantics.
+//
+// A Node is an array: a layout plus either a buffer or a recipe (a kernel, its
+// parameters and input edges). Host data and scalars allocate their buffer at once, on
+// the caller's goroutine; ops allocate nothing until Eval, which schedules the pending
+// ancestors of its outputs (each gets a buffer, or donates an input's), queues their
+// kernel launches for the device's worker, and detaches them: an evaluated node keeps
+// only its buffer. A chain nobody evaluates stays alive as long as something holds it,
+// and every link pins its buffers. That is the leak this project demonstrates.
+//
+// Liveness is one mechanism in one place. Input edges are counted exactly; handles held
+// by the program are tracked by Go's garbage collector through weak pointers, and a
+// handle found unreachable drops its reference. Synchronize forces a collection and a
+// sweep, so allocator counts read right after it are exact and deterministic; the
+// allocator does the same before it fails on the resource limit, so the error fires
+// only when truly live buffers reach it. In between, sweeps run after natural
+// collections. A Go variable holds its array until its last use (Go's liveness is
+// precise): use runtime.KeepAlive to pin one past that point.
+//
+// Errors: allocator failures while building (a scalar) are recorded on the node and on
+// the graph and returned by the next Eval, AsyncEval or Synchronize; failures during
+// eval mark the node failed and are returned by that Eval. Misuse of the API (mixing
+// graphs, bad layouts) panics with a *GraphError: a programming error, not user input.
+//
+// A Graph is used from one goroutine at a time; kernels run on its worker goroutine.
+package graph

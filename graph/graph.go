@@ -1,0 +1,236 @@
+package graph
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"weak"
+
+	"github.com/ingotml/ingot/alloc"
+	"github.com/ingotml/ingot/kernels"
+)
+
+// Graph is a lazy-array context: an allocator, a device, and the nodes built on them
+// (MLX's default stream). Build ops, Eval, read and Synchronize from one goroutine at a
+// time; the device runs kernels on an internal worker goroutine.
+type Graph struct {
+	alloc *alloc.Allocator
+	dev   Device
+
+	handles []handleRef // every handle not yet known to be dead
+	free    []*Node     // node pool
+	nodes   int         // live nodes
+	epoch   uint32      // tape marks
+	tape    []*Node
+	stack   []*Node
+
+	buildErr error // first allocator failure while building, returned by the next Eval
+	sweptGen uint64
+
+	exec *executor
+}
+
+type handleRef struct {
+	w weak.Pointer[Handle]
+	n *Node
+}
+
+// Options configure a new Graph.
+type Options struct {
+	Alloc alloc.Config
+	// Sync runs kernels on the calling goroutine instead of the worker (deterministic
+	// timing for debugging; counts after Synchronize are the same either way).
+	Sync bool
+	// InFlight bounds the batches submitted but not finished (default 2).
+	InFlight int
+}
+
+// New makes a graph on dev.
+func New(dev Device, opt Options) *Graph {
+	g := &Graph{dev: dev}
+	g.alloc = alloc.New(dev.Provider(), opt.Alloc)
+	g.alloc.SetReclaimer(g.reclaim)
+	g.exec = &executor{}
+	g.exec.start(g, opt)
+	return g
+}
+
+// NewCPU makes a graph on the CPU device.
+func NewCPU(opt Options) *Graph { return New(CPU(), opt) }
+
+var (
+	defaultOnce  sync.Once
+	defaultGraph *Graph
+)
+
+// Default returns the process-wide CPU graph, made on first use.
+func Default() *Graph {
+	defaultOnce.Do(func() { defaultGraph = NewCPU(Options{}) })
+	return defaultGraph
+}
+
+// Allocator returns the graph's allocator (for probes: counts, memory, histogram).
+func (g *Graph) Allocator() *alloc.Allocator { return g.alloc }
+
+// Device returns the graph's device.
+func (g *Graph) Device() Device { return g.dev }
+
+// newNode takes a node from the pool.
+func (g *Graph) newNode(l kernels.Layout) *Node {
+	var n *Node
+	if k := len(g.free); k > 0 {
+		n = g.free[k-1]
+		g.free = g.free[:k-1]
+	} else {
+		n = new(Node)
+	}
+	n.layout = l
+	n.inputs = n.inl[:0]
+	g.nodes++
+	return n
+}
+
+// handle wraps n in a new handle, which holds one reference.
+func (g *Graph) handle(n *Node) *Handle {
+	h := &Handle{n: n, g: g}
+	n.refs++
+	g.handles = append(g.handles, handleRef{weak.Make(h), n})
+	return h
+}
+
+// decRef drops one reference and frees what dies, iteratively (chains can be long).
+func (g *Graph) decRef(n *Node) {
+	n.refs--
+	if n.refs > 0 {
+		return
+	}
+	stack := append(g.stack[:0], n)
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, in := range n.inputs {
+			in.refs--
+			if in.refs == 0 {
+				stack = append(stack, in)
+			}
+		}
+		g.dropData(n)
+		*n = Node{}
+		g.free = append(g.free, n)
+		g.nodes--
+	}
+	g.stack = stack[:0]
+}
+
+// dropData releases n's ownership of its buffer.
+func (g *Graph) dropData(n *Node) {
+	d := n.data
+	if d == nil {
+		return
+	}
+	n.data = nil
+	d.owners--
+	g.release(d)
+}
+
+// release drops one count of d; the last one frees the buffer. Safe from the worker.
+func (g *Graph) release(d *data) {
+	if d.count.Add(-1) == 0 {
+		g.alloc.Free(d.buf)
+		d.buf = nil
+	}
+}
+
+// sweep drops the references of handles the garbage collector found unreachable.
+// Exact right after runtime.GC.
+func (g *Graph) sweep() {
+	live := g.handles[:0]
+	for _, r := range g.handles {
+		if r.w.Value() == nil {
+			g.decRef(r.n)
+			continue
+		}
+		live = append(live, r)
+	}
+	clear(g.handles[len(live):])
+	g.handles = live
+	g.sweptGen = gcGen.Load()
+}
+
+// collect forces a full garbage collection and sweeps, so that every handle the program
+// no longer reaches releases its node.
+func (g *Graph) collect() {
+	runtime.GC()
+	g.sweep()
+}
+
+// reclaim is the allocator's last resort before the resource-limit error: finish the
+// work in flight (its holds pin buffers), then collect dead handles.
+func (g *Graph) reclaim() {
+	g.exec.flush()
+	g.exec.wait(g.exec.submitted)
+	g.collect()
+	g.exec.wait(g.exec.submitted)
+}
+
+// Synchronize waits for all scheduled work, then collects dead handles: afterwards the
+// allocator's counts are exact and deterministic. It returns any error of the device.
+func (g *Graph) Synchronize() error {
+	g.exec.flush()
+	g.exec.wait(g.exec.submitted)
+	g.collect()
+	g.exec.wait(g.exec.submitted)
+	return g.takeErr()
+}
+
+// takeErr returns and clears the pending build or device error.
+func (g *Graph) takeErr() error {
+	err := g.buildErr
+	g.buildErr = nil
+	if err == nil {
+		err = g.exec.takeErr()
+	}
+	return err
+}
+
+// Stats are the graph's own counts, next to the allocator's.
+type Stats struct {
+	Nodes   int // live nodes (evaluated or not)
+	Handles int // handles not yet found dead (exact after Synchronize)
+}
+
+// Stats returns the graph's counts.
+func (g *Graph) Stats() Stats { return Stats{Nodes: g.nodes, Handles: len(g.handles)} }
+
+// gcGen counts garbage collections seen by a self-renewing cleanup, so graphs sweep
+// after natural collections without forcing any.
+var gcGen atomic.Uint64
+
+type gcSentinel struct{ _ [16]byte }
+
+func armGCSentinel() {
+	s := new(gcSentinel)
+	runtime.AddCleanup(s, func(int) {
+		gcGen.Add(1)
+		armGCSentinel()
+	}, 0)
+}
+
+func init() { armGCSentinel() }
+
+// maybeSweep sweeps when a collection happened since the last sweep.
+func (g *Graph) maybeSweep() {
+	if gcGen.Load() != g.sweptGen {
+		g.sweep()
+	}
+}
+
+// GraphError reports misuse of the graph API (mixing graphs, bad layouts).
+type GraphError struct{ Msg string }
+
+func (e *GraphError) Error() string { return "graph: " + e.Msg }
+
+func graphPanic(format string, args ...any) {
+	panic(&GraphError{Msg: fmt.Sprintf(format, args...)})
+}

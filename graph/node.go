@@ -1,0 +1,84 @@
+package graph
+
+import (
+	"sync/atomic"
+
+	"github.com/ingotml/ingot/alloc"
+	"github.com/ingotml/ingot/kernels"
+)
+
+// nodeState is where a node is in its life: built and waiting, scheduled on the device
+// (its buffer exists; its kernel may still be running), or failed.
+type nodeState uint8
+
+const (
+	statePending nodeState = iota
+	stateScheduled
+	stateFailed
+)
+
+// Node is one array of the graph: a layout, and either a buffer (evaluated or host data)
+// or a recipe (kernel, params, inputs) that eval turns into one. Nodes are owned by the
+// graph and counted exactly: refs is the number of input edges from live unevaluated
+// nodes plus the number of live handles. At zero the node dies at once, releasing its
+// inputs and its buffer; no garbage collection is involved.
+type Node struct {
+	layout kernels.Layout
+	kernel *kernels.Kernel // nil for leaves and views
+	params any
+	view   bool // shares its input's buffer (reshape, slice, transpose, broadcast)
+	inputs []*Node
+	inl    [4]*Node // inline storage for inputs
+	data   *data
+	refs   int32
+	state  nodeState
+	mark   uint32 // tape-building epoch
+	seq    uint64 // batch that produces the buffer
+	err    error
+}
+
+// data is a buffer shared by the nodes that view it. count is owners (nodes whose data
+// is this) plus holds (launches in flight that use it); owners alone decides donation.
+type data struct {
+	buf    *alloc.Buffer
+	owners int32        // touched only on the graph's goroutine
+	count  atomic.Int32 // owners + in-flight holds; the buffer is freed at zero
+}
+
+// Handle is a program's reference to a node. The Go garbage collector tracks handles:
+// the graph keeps a weak pointer to each and drops the handle's reference once the
+// handle is unreachable (see Graph.Synchronize). Copying a *Handle is free.
+type Handle struct {
+	n *Node
+	g *Graph
+}
+
+// Layout returns the node's layout (shape, strides, offset, dtype).
+func (h *Handle) Layout() kernels.Layout { return h.n.layout }
+
+// Graph returns the graph the handle belongs to.
+func (h *Handle) Graph() *Graph { return h.g }
+
+// Node returns the node behind the handle (for primitives and the census).
+func (h *Handle) Node() *Node { return h.n }
+
+// Evaluated reports whether the node has a buffer (its kernel may still be in flight).
+func (h *Handle) Evaluated() bool { return h.n.state == stateScheduled }
+
+// Err returns the error that made the node fail, if any.
+func (h *Handle) Err() error { return h.n.err }
+
+// Op returns the name of the node's primitive: a kernel name, "view", or "data".
+func (n *Node) Op() string {
+	switch {
+	case n.kernel != nil:
+		return n.kernel.Name
+	case n.view:
+		return "view"
+	default:
+		return "data"
+	}
+}
+
+// NumInputs is the number of input edges still attached (0 once evaluated).
+func (n *Node) NumInputs() int { return len(n.inputs) }

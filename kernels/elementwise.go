@@ -1,0 +1,272 @@
+package kernels
+
+import "math"
+
+// Elementwise families: binary arithmetic, comparisons, unary math, where, cast/copy and
+// arange. Inputs arrive as views broadcast to the output's shape (stride 0 on broadcast
+// dims); the output is contiguous. Arithmetic happens in float64 on the generic path and
+// in float32 on the float32 fast paths, so float32 results are exact to rounding either way.
+
+// BinaryOp names a binary elementwise operation.
+type BinaryOp struct {
+	Name string
+	F64  func(a, b float64) float64
+	F32  func(a, b float32) float32 // nil: use F64
+	Cmp  bool                       // the output is bool
+}
+
+// The binary operations, each registered as kernel "binary_<name>".
+var (
+	OpAdd     = &BinaryOp{Name: "add", F64: func(a, b float64) float64 { return a + b }, F32: func(a, b float32) float32 { return a + b }}
+	OpSub     = &BinaryOp{Name: "sub", F64: func(a, b float64) float64 { return a - b }, F32: func(a, b float32) float32 { return a - b }}
+	OpMul     = &BinaryOp{Name: "mul", F64: func(a, b float64) float64 { return a * b }, F32: func(a, b float32) float32 { return a * b }}
+	OpDiv     = &BinaryOp{Name: "div", F64: divide, F32: func(a, b float32) float32 { return a / b }}
+	OpMaximum = &BinaryOp{Name: "maximum", F64: math.Max, F32: func(a, b float32) float32 { return float32(math.Max(float64(a), float64(b))) }}
+	OpMinimum = &BinaryOp{Name: "minimum", F64: math.Min, F32: func(a, b float32) float32 { return float32(math.Min(float64(a), float64(b))) }}
+	OpEqual   = &BinaryOp{Name: "equal", Cmp: true, F64: func(a, b float64) float64 { return b2f(a == b) }}
+	OpNotEq   = &BinaryOp{Name: "not_equal", Cmp: true, F64: func(a, b float64) float64 { return b2f(a != b) }}
+	OpLess    = &BinaryOp{Name: "less", Cmp: true, F64: func(a, b float64) float64 { return b2f(a < b) }}
+	OpLessEq  = &BinaryOp{Name: "less_equal", Cmp: true, F64: func(a, b float64) float64 { return b2f(a <= b) }}
+	OpGreater = &BinaryOp{Name: "greater", Cmp: true, F64: func(a, b float64) float64 { return b2f(a > b) }}
+	OpGreatEq = &BinaryOp{Name: "greater_equal", Cmp: true, F64: func(a, b float64) float64 { return b2f(a >= b) }}
+	OpAnd     = &BinaryOp{Name: "logical_and", Cmp: true, F64: func(a, b float64) float64 { return b2f(a != 0 && b != 0) }}
+	OpOr      = &BinaryOp{Name: "logical_or", Cmp: true, F64: func(a, b float64) float64 { return b2f(a != 0 || b != 0) }}
+)
+
+// BinaryOps lists every binary operation.
+var BinaryOps = []*BinaryOp{OpAdd, OpSub, OpMul, OpDiv, OpMaximum, OpMinimum, OpEqual, OpNotEq,
+	OpLess, OpLessEq, OpGreater, OpGreatEq, OpAnd, OpOr}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// divide is float division; integer dtypes truncate when stored.
+func divide(a, b float64) float64 { return a / b }
+
+// UnaryOp names a unary elementwise operation.
+type UnaryOp struct {
+	Name string
+	F64  func(float64) float64
+}
+
+func sigmoid(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
+
+// softplus is log(1+e^x), computed without overflow.
+func softplus(x float64) float64 {
+	if x > 20 {
+		return x
+	}
+	return math.Log1p(math.Exp(x))
+}
+
+// The unary operations, each registered as kernel "unary_<name>".
+var (
+	OpNeg      = &UnaryOp{"neg", func(x float64) float64 { return -x }}
+	OpExp      = &UnaryOp{"exp", math.Exp}
+	OpLog      = &UnaryOp{"log", math.Log}
+	OpSqrt     = &UnaryOp{"sqrt", math.Sqrt}
+	OpRsqrt    = &UnaryOp{"rsqrt", func(x float64) float64 { return 1 / math.Sqrt(x) }}
+	OpSigmoid  = &UnaryOp{"sigmoid", sigmoid}
+	OpSilu     = &UnaryOp{"silu", func(x float64) float64 { return x * sigmoid(x) }}
+	OpSoftplus = &UnaryOp{"softplus", softplus}
+	OpAbs      = &UnaryOp{"abs", math.Abs}
+	OpSquare   = &UnaryOp{"square", func(x float64) float64 { return x * x }}
+	OpSin      = &UnaryOp{"sin", math.Sin}
+	OpCos      = &UnaryOp{"cos", math.Cos}
+	OpTanh     = &UnaryOp{"tanh", math.Tanh}
+	OpNot      = &UnaryOp{"logical_not", func(x float64) float64 { return b2f(x == 0) }}
+)
+
+// UnaryOps lists every unary operation.
+var UnaryOps = []*UnaryOp{OpNeg, OpExp, OpLog, OpSqrt, OpRsqrt, OpSigmoid, OpSilu, OpSoftplus,
+	OpAbs, OpSquare, OpSin, OpCos, OpTanh, OpNot}
+
+var binaryKernels = map[*BinaryOp]*Kernel{}
+var unaryKernels = map[*UnaryOp]*Kernel{}
+
+// BinaryKernel returns the registered kernel of op.
+func BinaryKernel(op *BinaryOp) *Kernel { return binaryKernels[op] }
+
+// UnaryKernel returns the registered kernel of op.
+func UnaryKernel(op *UnaryOp) *Kernel { return unaryKernels[op] }
+
+func init() {
+	for _, op := range BinaryOps {
+		op := op
+		binaryKernels[op] = Register(&Kernel{Name: "binary_" + op.Name, Family: "binary",
+			CPU: func(l *Launch) { binaryCPU(op, l) }, Donates: !op.Cmp, Broadcasts: true})
+	}
+	for _, op := range UnaryOps {
+		op := op
+		unaryKernels[op] = Register(&Kernel{Name: "unary_" + op.Name, Family: "unary",
+			CPU: func(l *Launch) { unaryCPU(op, l) }, Donates: op != OpNot})
+	}
+}
+
+// binaryCPU computes out = op(a, b): Args a, b, out.
+func binaryCPU(op *BinaryOp, l *Launch) {
+	a, b, o := &l.Args[0], &l.Args[1], &l.Args[2]
+	if a.DType == Float32 && b.DType == Float32 && o.DType == Float32 && op.F32 != nil {
+		if binaryF32Fast(op, a, b, o) {
+			return
+		}
+	}
+	w := newRowWalk(&o.Layout, &a.Layout, &b.Layout, &o.Layout)
+	f := op.F64
+	w.rows(func(n int, off, inc *[4]int) {
+		ia, ib, io := off[0], off[1], off[2]
+		for i := 0; i < n; i++ {
+			Store(o.DType, o.Data, io, f(Load(a.DType, a.Data, ia), Load(b.DType, b.Data, ib)))
+			ia += inc[0]
+			ib += inc[1]
+			io += inc[2]
+		}
+	})
+}
+
+// binaryF32Fast handles dense float32 operands and a scalar-broadcast right operand.
+func binaryF32Fast(op *BinaryOp, a, b, o *Arg) bool {
+	n := o.Size()
+	if !a.IsContiguous() || !o.IsContiguous() {
+		return false
+	}
+	av := F32(a.Data)[a.Offset : a.Offset+n]
+	ov := F32(o.Data)[o.Offset : o.Offset+n]
+	switch {
+	case b.IsContiguous() && SameShape(&a.Layout, &b.Layout):
+		bv := F32(b.Data)[b.Offset : b.Offset+n]
+		switch op {
+		case OpAdd:
+			for i := range ov {
+				ov[i] = av[i] + bv[i]
+			}
+		case OpSub:
+			for i := range ov {
+				ov[i] = av[i] - bv[i]
+			}
+		case OpMul:
+			for i := range ov {
+				ov[i] = av[i] * bv[i]
+			}
+		default:
+			f := op.F32
+			for i := range ov {
+				ov[i] = f(av[i], bv[i])
+			}
+		}
+		return true
+	case allZeroStrides(&b.Layout):
+		s := F32(b.Data)[b.Offset]
+		switch op {
+		case OpAdd:
+			for i := range ov {
+				ov[i] = av[i] + s
+			}
+		case OpMul:
+			for i := range ov {
+				ov[i] = av[i] * s
+			}
+		default:
+			f := op.F32
+			for i := range ov {
+				ov[i] = f(av[i], s)
+			}
+		}
+		return true
+	}
+	return false
+}
+
+func allZeroStrides(l *Layout) bool {
+	for i := 0; i < l.NDim; i++ {
+		if l.Strides[i] != 0 && l.Shape[i] != 1 {
+			return false
+		}
+	}
+	return true
+}
+
+// unaryCPU computes out = op(a): Args a, out.
+func unaryCPU(op *UnaryOp, l *Launch) {
+	a, o := &l.Args[0], &l.Args[1]
+	f := op.F64
+	if a.DType == Float32 && o.DType == Float32 && a.IsContiguous() {
+		n := o.Size()
+		av := F32(a.Data)[a.Offset : a.Offset+n]
+		ov := F32(o.Data)[o.Offset : o.Offset+n]
+		for i, x := range av {
+			ov[i] = float32(f(float64(x)))
+		}
+		return
+	}
+	w := newRowWalk(&o.Layout, &a.Layout, &o.Layout)
+	w.rows(func(n int, off, inc *[4]int) {
+		ia, io := off[0], off[1]
+		for i := 0; i < n; i++ {
+			Store(o.DType, o.Data, io, f(Load(a.DType, a.Data, ia)))
+			ia += inc[0]
+			io += inc[1]
+		}
+	})
+}
+
+// KWhere selects: out = cond ? a : b. Args cond (bool), a, b, out.
+var KWhere = Register(&Kernel{Name: "where", Family: "where", CPU: whereCPU, Broadcasts: true})
+
+func whereCPU(l *Launch) {
+	c, a, b, o := &l.Args[0], &l.Args[1], &l.Args[2], &l.Args[3]
+	w := newRowWalk(&o.Layout, &c.Layout, &a.Layout, &b.Layout, &o.Layout)
+	w.rows(func(n int, off, inc *[4]int) {
+		ic, ia, ib, io := off[0], off[1], off[2], off[3]
+		for i := 0; i < n; i++ {
+			v := Load(b.DType, b.Data, ib)
+			if c.Data[ic] != 0 {
+				v = Load(a.DType, a.Data, ia)
+			}
+			Store(o.DType, o.Data, io, v)
+			ic += inc[0]
+			ia += inc[1]
+			ib += inc[2]
+			io += inc[3]
+		}
+	})
+}
+
+// KCopy copies (and casts) any strided layout into a contiguous output: contiguous copy,
+// slice materialisation, transposition, broadcast and dtype casts all use it. Args in, out.
+var KCopy = Register(&Kernel{Name: "copy", Family: "copy", CPU: copyCPU})
+
+func copyCPU(l *Launch) {
+	a, o := &l.Args[0], &l.Args[1]
+	if a.DType == o.DType && a.IsContiguous() && o.IsContiguous() {
+		sz := a.DType.Size()
+		n := o.Size() * sz
+		copy(o.Data[o.Offset*sz:o.Offset*sz+n], a.Data[a.Offset*sz:a.Offset*sz+n])
+		return
+	}
+	w := newRowWalk(&o.Layout, &a.Layout, &o.Layout)
+	w.rows(func(n int, off, inc *[4]int) {
+		ia, io := off[0], off[1]
+		for i := 0; i < n; i++ {
+			Store(o.DType, o.Data, io, Load(a.DType, a.Data, ia))
+			ia += inc[0]
+			io += inc[1]
+		}
+	})
+}
+
+// ArangeParams is the parameter struct of KArange: out[i] = Start + i*Step.
+type ArangeParams struct{ Start, Step float64 }
+
+// KArange fills a 1-D output. Args out.
+var KArange = Register(&Kernel{Name: "arange", Family: "arange", CPU: func(l *Launch) {
+	p := l.Params.(*ArangeParams)
+	o := l.Out()
+	for i := 0; i < o.Size(); i++ {
+		Store(o.DType, o.Data, o.Offset+i, p.Start+float64(i)*p.Step)
+	}
+}})

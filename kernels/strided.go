@@ -1,0 +1,97 @@
+package kernels
+
+// Strided iteration shared by the elementwise Go twins: an N-d walk is split into rows
+// along the last (collapsed) dimension so the inner loop is a plain strided loop.
+
+// rowWalk describes an iteration over shape with per-argument strides and offsets.
+type rowWalk struct {
+	ndim    int
+	shape   [MaxDims]int
+	strides [4][MaxDims]int
+	offs    [4]int
+	nargs   int
+}
+
+// newRowWalk builds a walk over out's shape; args' layouts must broadcast to it (same
+// rank, stride 0 on broadcast dims: the graph hands kernels broadcast views).
+func newRowWalk(out *Layout, args ...*Layout) rowWalk {
+	w := rowWalk{nargs: len(args)}
+	for a, l := range args {
+		w.offs[a] = l.Offset
+	}
+	// Drop size-1 dims and merge dims that are contiguous for every argument.
+	for i := 0; i < out.NDim; i++ {
+		n := out.Shape[i]
+		if n == 1 {
+			continue
+		}
+		if w.ndim > 0 {
+			j := w.ndim - 1
+			merge := true
+			for a, l := range args {
+				if w.strides[a][j] != l.Strides[i]*n {
+					merge = false
+					break
+				}
+			}
+			if merge {
+				w.shape[j] *= n
+				for a, l := range args {
+					w.strides[a][j] = l.Strides[i]
+				}
+				continue
+			}
+		}
+		w.shape[w.ndim] = n
+		for a, l := range args {
+			w.strides[a][w.ndim] = l.Strides[i]
+		}
+		w.ndim++
+	}
+	if w.ndim == 0 {
+		w.ndim = 1
+		w.shape[0] = 1
+		if out.Size() == 0 {
+			w.shape[0] = 0
+		}
+	}
+	return w
+}
+
+// rows calls fn for each row: n elements, the start offset of each argument and its stride
+// along the row.
+func (w *rowWalk) rows(fn func(n int, off, inc *[4]int)) {
+	last := w.ndim - 1
+	n := w.shape[last]
+	if n == 0 {
+		return
+	}
+	var inc [4]int
+	for a := 0; a < w.nargs; a++ {
+		inc[a] = w.strides[a][last]
+	}
+	var idx [MaxDims]int
+	off := w.offs
+	for {
+		o := off
+		fn(n, &o, &inc)
+		// Advance the outer index (odometer over dims 0..last-1).
+		d := last - 1
+		for ; d >= 0; d-- {
+			idx[d]++
+			for a := 0; a < w.nargs; a++ {
+				off[a] += w.strides[a][d]
+			}
+			if idx[d] < w.shape[d] {
+				break
+			}
+			for a := 0; a < w.nargs; a++ {
+				off[a] -= w.strides[a][d] * w.shape[d]
+			}
+			idx[d] = 0
+		}
+		if d < 0 {
+			return
+		}
+	}
+}
