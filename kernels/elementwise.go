@@ -269,4 +269,14 @@ var KArange = Register(&Kernel{Name: "arange", Family: "arange", CPU: func(l *La
 	for i := 0; i < o.Size(); i++ {
 		Store(o.DType, o.Data, o.Offset+i, p.Start+float64(i)*p.Step)
 	}
+}, Encode: func(l *Launch, e Encoder) {
+	p := l.Params.(*ArangeParams)
+	o := l.Out()
+	e.Entry("arange_" + o.DType.String())
+	e.SetArg(0, o)
+	e.SetBytes(1, Pack(struct {
+		N           int32
+		Start, Step float32
+	}{int32(o.Size()), float32(p.Start), float32(p.Step)}))
+	e.DispatchThreads(Groups1D(o.Size()))
 }})

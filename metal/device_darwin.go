@@ -1,0 +1,117 @@
+//go:build darwin
+
+package metal
+
+/*
+#cgo CFLAGS: -x objective-c
+#cgo LDFLAGS: -framework Metal -framework Foundation
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysctl.h>
+#import <Metal/Metal.h>
+
+// The bindings have no MTLCreateSystemDefaultDevice (a C function, not a
+// message). The result is owned by the caller (+1), or NULL.
+static void *ingot_default_device(void) {
+	return (void *)MTLCreateSystemDefaultDevice();
+}
+
+// ingot_sysctl_int reads an integer sysctl of 4 or 8 bytes; 0 on success.
+static int ingot_sysctl_int(const char *name, int64_t *out) {
+	unsigned char buf[8];
+	size_t len = sizeof(buf);
+	if (sysctlbyname(name, buf, &len, NULL, 0) != 0) {
+		return -1;
+	}
+	if (len == sizeof(int32_t)) {
+		int32_t v;
+		memcpy(&v, buf, sizeof(v));
+		*out = v;
+		return 0;
+	}
+	if (len == sizeof(int64_t)) {
+		memcpy(out, buf, sizeof(*out));
+		return 0;
+	}
+	return -1;
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"sync"
+	"unsafe"
+
+	"github.com/ingotml/ingot/alloc"
+	"github.com/progrium/macdriver/macos/metal"
+	"github.com/progrium/macdriver/objc"
+)
+
+// Device is a Metal GPU: the system's default device, opened once per
+// process and never closed.
+type Device struct {
+	mtl           metal.DeviceWrapper
+	name          string
+	maxBuffer     int64
+	workingSet    int64
+	resourceLimit int
+	provider      *bufferProvider
+}
+
+// Available reports whether Open can succeed.
+func Available() bool {
+	_, err := Open()
+	return err == nil
+}
+
+// Open returns the system's default Metal device. Every call returns the
+// same Device. Without one the error wraps ErrUnavailable.
+func Open() (*Device, error) { return openDefault() }
+
+var openDefault = sync.OnceValues(func() (*Device, error) {
+	ptr := C.ingot_default_device()
+	if ptr == nil {
+		return nil, fmt.Errorf("%w: MTLCreateSystemDefaultDevice returned nil", ErrUnavailable)
+	}
+	d := &Device{mtl: metal.DeviceWrapper{Object: objc.ObjectFrom(unsafe.Pointer(ptr))}}
+	// name hands back an autoreleased NSString; drain it here rather than
+	// leak it into whatever pool the calling thread has (often none).
+	objc.WithAutoreleasePool(func() {
+		d.name = d.mtl.Name()
+		d.maxBuffer = int64(d.mtl.MaxBufferLength())
+		d.workingSet = int64(d.mtl.RecommendedMaxWorkingSetSize())
+	})
+	d.resourceLimit = resourceLimitFrom(sysctlInt("iogpu.rsrc_limit"))
+	d.provider = &bufferProvider{dev: d}
+	return d, nil
+})
+
+// sysctlInt reads an integer sysctl by name; ok is false if it is absent.
+func sysctlInt(name string) (v int64, ok bool) {
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	var out C.int64_t
+	if C.ingot_sysctl_int(cname, &out) != 0 {
+		return 0, false
+	}
+	return int64(out), true
+}
+
+// Name is the device's name, e.g. "Apple M2 Max".
+func (d *Device) Name() string { return d.name }
+
+// MaxBufferLength is the largest buffer the device accepts, in bytes.
+func (d *Device) MaxBufferLength() int64 { return d.maxBuffer }
+
+// RecommendedWorkingSet is the device's recommendedMaxWorkingSetSize in bytes.
+func (d *Device) RecommendedWorkingSet() int64 { return d.workingSet }
+
+// ResourceLimit is the most buffer objects that may be live at once: the
+// iogpu.rsrc_limit sysctl, or DefaultResourceLimit when it is absent or 0.
+func (d *Device) ResourceLimit() int { return d.resourceLimit }
+
+// Provider makes the device's buffers for an alloc.Allocator. Every call
+// returns the same provider, which is safe for concurrent use.
+func (d *Device) Provider() alloc.Provider { return d.provider }
