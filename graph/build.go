@@ -7,7 +7,13 @@ import (
 // Apply builds an unevaluated node that will run kernel k with params on inputs, writing
 // a contiguous output of dtype dt and shape. Nothing is allocated until eval.
 func (g *Graph) Apply(k *kernels.Kernel, params any, dt kernels.DType, shape []int, inputs ...*Handle) *Handle {
-	n := g.newNode(kernels.Contiguous(dt, shape...))
+	return g.ApplyLayout(k, params, kernels.Contiguous(dt, shape...), inputs...)
+}
+
+// ApplyLayout is Apply with the output given as a contiguous layout (saves building a
+// shape slice on hot paths).
+func (g *Graph) ApplyLayout(k *kernels.Kernel, params any, out kernels.Layout, inputs ...*Handle) *Handle {
+	n := g.newNode(out)
 	n.kernel = k
 	n.params = params
 	g.attach(n, inputs)
@@ -26,12 +32,13 @@ func (g *Graph) View(in *Handle, l kernels.Layout) *Handle {
 func (g *Graph) attach(n *Node, inputs []*Handle) {
 	for _, h := range inputs {
 		if h.g != g {
-			graphPanic("input from another graph in %s", n.Op())
+			graphPanic("input from another graph")
 		}
-		h.n.refs++
-		n.inputs = append(n.inputs, h.n)
-		if h.n.err != nil && n.err == nil {
-			n.err = h.n.err
+		in := h.node()
+		in.refs++
+		n.inputs = append(n.inputs, in)
+		if in.err != nil && n.err == nil {
+			n.err = in.err
 		}
 	}
 }
@@ -68,6 +75,7 @@ func (g *Graph) FromBytes(l kernels.Layout, b []byte) *Handle {
 // Bytes waits for h's buffer and returns it with h's layout. A pending node is evaluated
 // first. The bytes belong to the buffer: copy what you keep.
 func (g *Graph) Bytes(h *Handle) ([]byte, kernels.Layout, error) {
+	h.node()
 	if h.n.state == statePending {
 		if err := g.Eval(h); err != nil {
 			return nil, h.n.layout, err

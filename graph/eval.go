@@ -58,6 +58,7 @@ func (g *Graph) buildTape(outs []*Handle) []*Node {
 		if h.g != g {
 			graphPanic("Eval of an array from another graph")
 		}
+		h.node()
 		if h.n.state != statePending || h.n.mark == g.epoch {
 			continue
 		}
@@ -127,8 +128,14 @@ func (g *Graph) schedule(n *Node) error {
 	}
 	n.data = d
 	b := g.exec.current()
-	b.launches = append(b.launches, kernels.Launch{Kernel: n.kernel, Params: n.params})
+	// Grow in place: a Launch is large, so avoid building one and copying it.
+	if k := len(b.launches); k < cap(b.launches) {
+		b.launches = b.launches[:k+1]
+	} else {
+		b.launches = append(b.launches, kernels.Launch{})
+	}
 	l := &b.launches[len(b.launches)-1]
+	l.Kernel, l.Params = n.kernel, n.params
 	for i, in := range n.inputs {
 		src := in.data
 		if src == nil { // donated its buffer to n

@@ -107,7 +107,13 @@ func (e *executor) run(b *batch) {
 		}
 		b.holds[i] = nil
 	}
-	clear(b.launches)
+	for i := range b.launches {
+		l := &b.launches[i]
+		for j := 0; j < l.NArgs; j++ {
+			l.Args[j].Data = nil // drop buffer references; the rest is overwritten on reuse
+		}
+		l.Kernel, l.Params, l.NArgs = nil, nil, 0
+	}
 	b.launches = b.launches[:0]
 	b.holds = b.holds[:0]
 	e.mu.Lock()

@@ -27,6 +27,7 @@ type Graph struct {
 
 	buildErr error // first allocator failure while building, returned by the next Eval
 	sweptGen uint64
+	scopes   []*scope
 
 	exec *executor
 }
@@ -91,12 +92,56 @@ func (g *Graph) newNode(l kernels.Layout) *Node {
 	return n
 }
 
-// handle wraps n in a new handle, which holds one reference.
+// handle wraps n in a new handle: tracked outside a scope, held by the scope inside one.
 func (g *Graph) handle(n *Node) *Handle {
-	h := &Handle{n: n, g: g}
-	n.refs++
-	g.handles = append(g.handles, handleRef{weak.Make(h), n})
+	h := &Handle{n: n, g: g, gen: n.gen}
+	if k := len(g.scopes); k > 0 {
+		s := g.scopes[k-1]
+		s.nodes = append(s.nodes, n)
+		n.refs++
+		return h
+	}
+	g.track(h)
 	return h
+}
+
+// track makes h hold one reference, released once h is found unreachable.
+func (g *Graph) track(h *Handle) {
+	h.tracked = true
+	h.n.refs++
+	g.handles = append(g.handles, handleRef{weak.Make(h), h.n})
+}
+
+// Keep makes h outlive the current scope (a no-op for tracked handles).
+func (g *Graph) Keep(h *Handle) *Handle {
+	h.node()
+	if !h.tracked {
+		g.track(h)
+	}
+	return h
+}
+
+// scope holds the nodes built while it is open.
+type scope struct{ nodes []*Node }
+
+// BeginScope opens a scope: until EndScope, new arrays are held by the scope instead of
+// being tracked by the garbage collector, which is much cheaper (no weak pointer per
+// array). EndScope releases them; what must outlive the scope is passed to Keep. This is
+// how a Python function's locals die at return; the decode loop builds each step in one.
+func (g *Graph) BeginScope() { g.scopes = append(g.scopes, &scope{}) }
+
+// EndScope closes the innermost scope and drops its references.
+func (g *Graph) EndScope() {
+	k := len(g.scopes)
+	if k == 0 {
+		graphPanic("EndScope without BeginScope")
+	}
+	s := g.scopes[k-1]
+	g.scopes = g.scopes[:k-1]
+	for i, n := range s.nodes {
+		s.nodes[i] = nil
+		g.decRef(n)
+	}
 }
 
 // decRef drops one reference and frees what dies, iteratively (chains can be long).
@@ -116,7 +161,8 @@ func (g *Graph) decRef(n *Node) {
 			}
 		}
 		g.dropData(n)
-		*n = Node{}
+		gen := n.gen + 1
+		*n = Node{gen: gen}
 		g.free = append(g.free, n)
 		g.nodes--
 	}

@@ -35,6 +35,7 @@ type Node struct {
 	mark   uint32 // tape-building epoch
 	seq    uint64 // batch that produces the buffer
 	err    error
+	gen    uint32 // bumped when the node is freed, so stale handles are caught
 }
 
 // data is a buffer shared by the nodes that view it. count is owners (nodes whose data
@@ -45,28 +46,41 @@ type data struct {
 	count  atomic.Int32 // owners + in-flight holds; the buffer is freed at zero
 }
 
-// Handle is a program's reference to a node. The Go garbage collector tracks handles:
-// the graph keeps a weak pointer to each and drops the handle's reference once the
-// handle is unreachable (see Graph.Synchronize). Copying a *Handle is free.
+// Handle is a program's reference to a node. Outside a scope every handle is tracked:
+// the graph keeps a weak pointer to it and drops its reference once the garbage
+// collector finds it unreachable (see Graph.Synchronize). Inside a scope a handle is a
+// plain carrier and the scope holds the node until it ends; Keep makes a handle tracked
+// so its array outlives the scope. Copying a *Handle is free.
 type Handle struct {
-	n *Node
-	g *Graph
+	n       *Node
+	g       *Graph
+	gen     uint32
+	tracked bool
+}
+
+// node returns the handle's node, panicking if the node was freed (a handle from an
+// ended scope that was not kept).
+func (h *Handle) node() *Node {
+	if h.gen != h.n.gen {
+		graphPanic("array used after its scope ended (Keep arrays that outlive a scope)")
+	}
+	return h.n
 }
 
 // Layout returns the node's layout (shape, strides, offset, dtype).
-func (h *Handle) Layout() kernels.Layout { return h.n.layout }
+func (h *Handle) Layout() kernels.Layout { return h.node().layout }
 
 // Graph returns the graph the handle belongs to.
 func (h *Handle) Graph() *Graph { return h.g }
 
 // Node returns the node behind the handle (for primitives and the census).
-func (h *Handle) Node() *Node { return h.n }
+func (h *Handle) Node() *Node { return h.node() }
 
 // Evaluated reports whether the node has a buffer (its kernel may still be in flight).
-func (h *Handle) Evaluated() bool { return h.n.state == stateScheduled }
+func (h *Handle) Evaluated() bool { return h.node().state == stateScheduled }
 
 // Err returns the error that made the node fail, if any.
-func (h *Handle) Err() error { return h.n.err }
+func (h *Handle) Err() error { return h.node().err }
 
 // Op returns the name of the node's primitive: a kernel name, "view", or "data".
 func (n *Node) Op() string {

@@ -242,3 +242,22 @@ func (a Array) read(visit func(i int, v float64)) error {
 	}
 	return nil
 }
+
+// Keep makes a outlive the current scope (see WithScope); outside a scope it returns a
+// unchanged. Arrays stored in caches or structs across steps are kept.
+func Keep(a Array) Array {
+	if a.h == nil {
+		return a
+	}
+	return Array{a.Graph().Keep(a.h)}
+}
+
+// WithScope runs f with a scope open on g: arrays built inside are held by the scope
+// and released when f returns, as a Python function's locals die at return, unless
+// they were passed to Keep. It is the cheap way to build a step's graph (no
+// garbage-collector tracking per array); using an unkept array after the scope panics.
+func WithScope(g *graph.Graph, f func()) {
+	g.BeginScope()
+	defer g.EndScope()
+	f()
+}

@@ -69,14 +69,34 @@ func same(op string, a, b Array) {
 
 func binary(op *kernels.BinaryOp, a, b Array) Array {
 	same(op.Name, a, b)
-	dt := promote(a.DType(), b.DType())
-	a, b = a.AsType(dt), b.AsType(dt)
-	shape := BroadcastShapes(op.Name, a.Shape(), b.Shape())
+	la, lb := a.Layout(), b.Layout()
+	dt := promote(la.DType, lb.DType)
+	if la.DType != dt || lb.DType != dt {
+		a, b = a.AsType(dt), b.AsType(dt)
+	}
 	out := dt
 	if op.Cmp {
 		out = Bool
 	}
-	return Array{a.Graph().Apply(kernels.BinaryKernel(op), nil, out, shape, a.h, b.h)}
+	var ol kernels.Layout
+	if kernels.SameShape(&la, &lb) {
+		ol = contiguousLike(out, &la)
+	} else {
+		ol = kernels.Contiguous(out, BroadcastShapes(op.Name, la.Dims(), lb.Dims())...)
+	}
+	return Array{a.Graph().ApplyLayout(kernels.BinaryKernel(op), nil, ol, a.h, b.h)}
+}
+
+// contiguousLike is the dense layout of l's shape with dtype dt.
+func contiguousLike(dt DType, l *kernels.Layout) kernels.Layout {
+	r := kernels.Layout{NDim: l.NDim, DType: dt}
+	st := 1
+	for i := l.NDim - 1; i >= 0; i-- {
+		r.Shape[i] = l.Shape[i]
+		r.Strides[i] = st
+		st *= l.Shape[i]
+	}
+	return r
 }
 
 // Add returns a + b (broadcasting).
@@ -147,7 +167,8 @@ func unary(op *kernels.UnaryOp, a Array) Array {
 		dt = Float32
 		a = a.AsType(dt)
 	}
-	return Array{a.Graph().Apply(kernels.UnaryKernel(op), nil, dt, a.Shape(), a.h)}
+	l := a.Layout()
+	return Array{a.Graph().ApplyLayout(kernels.UnaryKernel(op), nil, contiguousLike(dt, &l), a.h)}
 }
 
 // Neg returns -a.
