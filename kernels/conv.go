@@ -1,0 +1,123 @@
+package kernels
+
+import (
+	"fmt"
+	"math/rand"
+)
+
+// Family "conv": the causal depthwise conv1d of the Gated DeltaNet layers.
+
+// KDepthwiseConv1d is a valid (unpadded) depthwise cross-correlation over time:
+// x [B, T, C], w [C, K] -> out [B, T-K+1, C], out[b,t,c] = sum_j w[c,j] * x[b,t+j,c].
+// Args x, w, out; no Params (the sizes come from the layouts). x and w must be contiguous
+// (any offset) and share out's dtype. Accumulation is in float32, j = 0..K-1 in order,
+// on both twins; the MSL twin has float32, float16 and bfloat16 entries.
+var KDepthwiseConv1d = Register(&Kernel{Name: "depthwise_conv1d", Family: "conv",
+	CPU: depthwiseConv1dCPU, Encode: depthwiseConv1dEncode})
+
+// convDims reads B, T, C, K and the output length from a conv launch.
+func convDims(l *Launch) (b, t, c, k, tout int) {
+	x, w := &l.Args[0].Layout, &l.Args[1].Layout
+	if x.NDim != 3 || w.NDim != 2 || w.Shape[0] != x.Shape[2] || x.Shape[1] < w.Shape[1] || w.Shape[1] < 1 {
+		panic(fmt.Sprintf("kernels: depthwise_conv1d: x %v, w %v", x.Dims(), w.Dims()))
+	}
+	b, t, c, k = x.Shape[0], x.Shape[1], x.Shape[2], w.Shape[1]
+	return b, t, c, k, t - k + 1
+}
+
+func depthwiseConv1dCPU(l *Launch) {
+	nb, nt, nc, nk, tout := convDims(l)
+	x, w, o := &l.Args[0], &l.Args[1], l.Out()
+	if x.DType == Float32 && w.DType == Float32 && o.DType == Float32 {
+		xv := F32(x.Data)[x.Offset : x.Offset+nb*nt*nc]
+		wv := F32(w.Data)[w.Offset : w.Offset+nc*nk]
+		ov := F32(o.Data)[o.Offset : o.Offset+nb*tout*nc]
+		for b := 0; b < nb; b++ {
+			for t := 0; t < tout; t++ {
+				orow := ov[(b*tout+t)*nc:][:nc]
+				xs := xv[(b*nt+t)*nc:][:nk*nc] // the K input rows of this output row
+				if nk == 4 {                   // the model's kernel size: no inner loop
+					x0, x1, x2, x3 := xs[:nc], xs[nc:2*nc], xs[2*nc:3*nc], xs[3*nc:4*nc]
+					for c := range orow {
+						wc := wv[c*4 : c*4+4]
+						var acc float32
+						acc += wc[0] * x0[c]
+						acc += wc[1] * x1[c]
+						acc += wc[2] * x2[c]
+						acc += wc[3] * x3[c]
+						orow[c] = acc
+					}
+					continue
+				}
+				for c := range orow {
+					wc := wv[c*nk : c*nk+nk]
+					var acc float32
+					for j, wj := range wc {
+						acc += wj * xs[j*nc+c]
+					}
+					orow[c] = acc
+				}
+			}
+		}
+		return
+	}
+	// Half types: widen each element, accumulate in float32 like the MSL twin.
+	for b := 0; b < nb; b++ {
+		for t := 0; t < tout; t++ {
+			for c := 0; c < nc; c++ {
+				var acc float32
+				for j := 0; j < nk; j++ {
+					wj := float32(Load(w.DType, w.Data, w.Offset+c*nk+j))
+					xj := float32(Load(x.DType, x.Data, x.Offset+(b*nt+t+j)*nc+c))
+					acc += wj * xj
+				}
+				Store(o.DType, o.Data, o.Offset+(b*tout+t)*nc+c, float64(acc))
+			}
+		}
+	}
+}
+
+// convMSLParams matches the MSL struct ConvParams in conv.metal.
+type convMSLParams struct{ B, T, C, K, Tout int32 }
+
+func depthwiseConv1dEncode(l *Launch, e Encoder) {
+	nb, nt, nc, nk, tout := convDims(l)
+	o := l.Out()
+	e.Entry("depthwise_conv1d_" + o.DType.String())
+	e.SetArg(0, &l.Args[0])
+	e.SetArg(1, &l.Args[1])
+	e.SetArg(2, o)
+	e.SetBytes(3, Pack(&convMSLParams{int32(nb), int32(nt), int32(nc), int32(nk), int32(tout)}))
+	e.DispatchThreads(Groups1D(nb * tout * nc))
+}
+
+func init() { RegisterSamples("conv", convSamples) }
+
+// convSamples covers the decode shape (T = K), a prefill shape with odd sizes, K = 1 and
+// the half entries.
+func convSamples(rng *rand.Rand) []*Launch {
+	type tc struct {
+		dt         DType
+		b, t, c, k int
+	}
+	cases := []tc{
+		{Float32, 1, 4, 128, 4},
+		{Float32, 2, 13, 37, 4},
+		{Float32, 2, 6, 5, 3},
+		{Float32, 1, 3, 9, 1},
+		{Float16, 2, 7, 33, 4},
+		{BFloat16, 1, 9, 40, 4},
+	}
+	out := make([]*Launch, 0, len(cases))
+	for _, s := range cases {
+		l := &Launch{Kernel: KDepthwiseConv1d, NArgs: 3}
+		l.Args[0] = NewArg(Contiguous(s.dt, s.b, s.t, s.c))
+		l.Args[1] = NewArg(Contiguous(s.dt, s.c, s.k))
+		l.Args[2] = NewArg(Contiguous(s.dt, s.b, s.t-s.k+1, s.c))
+		Fill(rng, &l.Args[0], -2, 2)
+		Fill(rng, &l.Args[1], -1, 1)
+		Poison(&l.Args[2])
+		out = append(out, l)
+	}
+	return out
+}

@@ -1,0 +1,49 @@
+// where family: out = cond ? a : b over broadcast, strided inputs; out is contiguous.
+#include <metal_stdlib>
+using namespace metal;
+
+struct Strided {
+    int ndim;
+    int offset;
+    int shape[8];
+    int strides[8];
+};
+
+struct WhereParams {
+    int n;
+    Strided c;
+    Strided a;
+    Strided b;
+};
+
+inline int loc(uint i, constant Strided& s) {
+    int idx = 0;
+    uint r = i;
+    for (int d = s.ndim - 1; d >= 0; d--) {
+        int k = int(r % uint(s.shape[d]));
+        r /= uint(s.shape[d]);
+        idx += k * s.strides[d];
+    }
+    return idx;
+}
+
+kernel void where_float32(const device uchar* c [[buffer(0)]], const device float* a [[buffer(1)]],
+                          const device float* b [[buffer(2)]], device float* out [[buffer(3)]],
+                          constant WhereParams& p [[buffer(4)]], uint i [[thread_position_in_grid]]) {
+    if (int(i) >= p.n) return;
+    out[i] = c[loc(i, p.c)] != 0 ? a[loc(i, p.a)] : b[loc(i, p.b)];
+}
+
+kernel void where_int32(const device uchar* c [[buffer(0)]], const device int* a [[buffer(1)]],
+                        const device int* b [[buffer(2)]], device int* out [[buffer(3)]],
+                        constant WhereParams& p [[buffer(4)]], uint i [[thread_position_in_grid]]) {
+    if (int(i) >= p.n) return;
+    out[i] = c[loc(i, p.c)] != 0 ? a[loc(i, p.a)] : b[loc(i, p.b)];
+}
+
+kernel void where_bool(const device uchar* c [[buffer(0)]], const device uchar* a [[buffer(1)]],
+                       const device uchar* b [[buffer(2)]], device uchar* out [[buffer(3)]],
+                       constant WhereParams& p [[buffer(4)]], uint i [[thread_position_in_grid]]) {
+    if (int(i) >= p.n) return;
+    out[i] = c[loc(i, p.c)] != 0 ? a[loc(i, p.a)] : b[loc(i, p.b)];
+}
