@@ -30,6 +30,8 @@ type Graph struct {
 	scopes   []*scope
 
 	exec *executor
+
+	cen *census // creation sites of nodes, when the census is on
 }
 
 type handleRef struct {
@@ -89,6 +91,9 @@ func (g *Graph) newNode(l kernels.Layout) *Node {
 	n.layout = l
 	n.inputs = n.inl[:0]
 	g.nodes++
+	if g.cen != nil {
+		g.cen.created(n)
+	}
 	return n
 }
 
@@ -159,6 +164,9 @@ func (g *Graph) decRef(n *Node) {
 			if in.refs == 0 {
 				stack = append(stack, in)
 			}
+		}
+		if g.cen != nil {
+			g.cen.freed(n)
 		}
 		g.dropData(n)
 		gen := n.gen + 1

@@ -36,6 +36,7 @@ type Node struct {
 	seq    uint64 // batch that produces the buffer
 	err    error
 	gen    uint32 // bumped when the node is freed, so stale handles are caught
+	site   int32  // census site index (0: created while the census was off)
 }
 
 // data is a buffer shared by the nodes that view it. count is owners (nodes whose data

@@ -117,7 +117,7 @@ func binaryCPU(op *BinaryOp, l *Launch) {
 	}
 	w := newRowWalk(&o.Layout, &a.Layout, &b.Layout, &o.Layout)
 	f := op.F64
-	w.rows(func(n int, off, inc *[4]int) {
+	w.rows(func(n int, off, inc [4]int) {
 		ia, ib, io := off[0], off[1], off[2]
 		for i := 0; i < n; i++ {
 			Store(o.DType, o.Data, io, f(Load(a.DType, a.Data, ia), Load(b.DType, b.Data, ib)))
@@ -204,7 +204,7 @@ func unaryCPU(op *UnaryOp, l *Launch) {
 		return
 	}
 	w := newRowWalk(&o.Layout, &a.Layout, &o.Layout)
-	w.rows(func(n int, off, inc *[4]int) {
+	w.rows(func(n int, off, inc [4]int) {
 		ia, io := off[0], off[1]
 		for i := 0; i < n; i++ {
 			Store(o.DType, o.Data, io, f(Load(a.DType, a.Data, ia)))
@@ -220,7 +220,7 @@ var KWhere = Register(&Kernel{Name: "where", Family: "where", CPU: whereCPU, Bro
 func whereCPU(l *Launch) {
 	c, a, b, o := &l.Args[0], &l.Args[1], &l.Args[2], &l.Args[3]
 	w := newRowWalk(&o.Layout, &c.Layout, &a.Layout, &b.Layout, &o.Layout)
-	w.rows(func(n int, off, inc *[4]int) {
+	w.rows(func(n int, off, inc [4]int) {
 		ic, ia, ib, io := off[0], off[1], off[2], off[3]
 		for i := 0; i < n; i++ {
 			v := Load(b.DType, b.Data, ib)
@@ -249,7 +249,7 @@ func copyCPU(l *Launch) {
 		return
 	}
 	w := newRowWalk(&o.Layout, &a.Layout, &o.Layout)
-	w.rows(func(n int, off, inc *[4]int) {
+	w.rows(func(n int, off, inc [4]int) {
 		ia, io := off[0], off[1]
 		for i := 0; i < n; i++ {
 			Store(o.DType, o.Data, io, Load(a.DType, a.Data, ia))

@@ -60,7 +60,7 @@ func newRowWalk(out *Layout, args ...*Layout) rowWalk {
 
 // rows calls fn for each row: n elements, the start offset of each argument and its stride
 // along the row.
-func (w *rowWalk) rows(fn func(n int, off, inc *[4]int)) {
+func (w *rowWalk) rows(fn func(n int, off, inc [4]int)) {
 	last := w.ndim - 1
 	n := w.shape[last]
 	if n == 0 {
@@ -73,8 +73,7 @@ func (w *rowWalk) rows(fn func(n int, off, inc *[4]int)) {
 	var idx [MaxDims]int
 	off := w.offs
 	for {
-		o := off
-		fn(n, &o, &inc)
+		fn(n, off, inc) // by value: pointers would escape to fn and allocate per row
 		// Advance the outer index (odometer over dims 0..last-1).
 		d := last - 1
 		for ; d >= 0; d-- {

@@ -40,6 +40,10 @@ type bufferProvider struct {
 	heap        *smallHeap // current small-buffer heap; nil until needed
 	liveBuffers int        // MTLBuffers, from heaps or not
 	liveHeaps   int        // the current heap plus full ones still in use
+	// byBase finds the MTLBuffer behind a kernel argument: arguments carry
+	// only the contents (shared storage), whose first byte is unique to a
+	// live buffer.
+	byBase map[*byte]*buffer
 }
 
 // smallHeap is one MTLHeap. A full heap is retired: no new buffers come from
@@ -98,7 +102,19 @@ func (p *bufferProvider) Alloc(n int) (alloc.Raw, error) {
 		return nil, fmt.Errorf("metal: buffer of %d bytes has no CPU-visible contents", n)
 	}
 	b.data = unsafe.Slice((*byte)(ptr), n)
+	if p.byBase == nil {
+		p.byBase = map[*byte]*buffer{}
+	}
+	p.byBase[&b.data[0]] = b
 	return b, nil
+}
+
+// lookup returns the live buffer whose contents start at base.
+func (p *bufferProvider) lookup(base *byte) (*buffer, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	b, ok := p.byBase[base]
+	return b, ok
 }
 
 // newSmallLocked sub-allocates n bytes from the current heap, starting a new
@@ -175,6 +191,9 @@ func (b *buffer) releaseLocked() {
 	}
 	b.mtl.Release()
 	b.mtl = metal.BufferWrapper{}
+	if len(b.data) > 0 {
+		delete(b.p.byBase, &b.data[0])
+	}
 	b.data = nil
 	b.p.liveBuffers--
 	if h := b.heap; h != nil {

@@ -10,7 +10,23 @@
 // sub-allocated from 1 MiB MTLHeaps, as MLX does; each is still its own
 // MTLBuffer object, and so still one object for the allocator's count.
 //
-// All Metal code is built only for darwin. Elsewhere Available reports false
-// and Open returns an error wrapping ErrUnavailable, and the Device type keeps
-// the same methods so that callers compile on every platform.
+// NewGPU makes the graph device: a *GPU has graph.Device's methods (this
+// package sits below graph and cannot name the interface). Its Run encodes
+// each launch's MSL twin (the kernel's Encode) into a serial compute pass,
+// commits a command buffer every GPUOptions.CommitEvery dispatches (50 by
+// default, as MLX on Max and Ultra chips) and at the end of the batch, and
+// waits for all of them; a fence orders the passes, since the buffers are
+// untracked. A kernel family's MSL is compiled when it is first needed, with
+// fast math off, and each pipeline is made once. Arguments are bound by the
+// MTLBuffer whose contents they are (the provider indexes its live buffers by
+// their first byte), at Offset times the element size. Whatever Metal would
+// reject or crash on (host memory, an out-of-range binding, a threadgroup
+// larger than the pipeline allows, a kernel without a Metal twin, MSL that
+// does not compile) is returned as a *KernelError naming the kernel.
+//
+// All Metal code is built only for darwin. Elsewhere Available reports false,
+// Open and NewGPU return an error wrapping ErrUnavailable, and the Device and
+// GPU types keep the same methods so that callers compile on every platform.
+// The bookkeeping of Run (caching, cadence, checks, errors) is platform
+// independent and tested everywhere against a recording backend.
 package metal

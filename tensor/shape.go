@@ -260,38 +260,3 @@ func Arange(g *graph.Graph, start, stop, step float64, dt DType) Array {
 	n := max(0, int(math.Ceil((stop-start)/step)))
 	return Array{g.Apply(kernels.KArange, &kernels.ArangeParams{Start: start, Step: step}, dt, []int{n})}
 }
-
-func reduce(op *kernels.ReduceOp, a Array, ax int, keep bool) Array {
-	nd := a.NDim()
-	ax = axis(ax, nd)
-	if ax != nd-1 {
-		// Move ax last; the remaining axes keep their order.
-		perm := make([]int, 0, nd)
-		for i := 0; i < nd; i++ {
-			if i != ax {
-				perm = append(perm, i)
-			}
-		}
-		a = Transpose(a, append(perm, ax)...)
-	}
-	a = Contiguous(a)
-	shape := a.Shape()[:nd-1]
-	dt := a.DType()
-	if op == kernels.RedSum && dt == Bool {
-		dt = Int32
-	}
-	r := Array{a.Graph().Apply(kernels.ReduceKernel(op), nil, dt, shape, a.h)}
-	if keep {
-		r = ExpandDims(r, ax)
-	}
-	return r
-}
-
-// Sum reduces along ax.
-func Sum(a Array, ax int, keepDims bool) Array { return reduce(kernels.RedSum, a, ax, keepDims) }
-
-// Max reduces along ax.
-func Max(a Array, ax int, keepDims bool) Array { return reduce(kernels.RedMax, a, ax, keepDims) }
-
-// Min reduces along ax.
-func Min(a Array, ax int, keepDims bool) Array { return reduce(kernels.RedMin, a, ax, keepDims) }

@@ -1,12 +1,108 @@
-// Command decode reproduces MLX's "[metal::malloc] Resource limit (499000) exceeded."
-// crash of hybrid Qwen3.5 models, and its fix, from first principles.
+// Command decode reproduces, from first principles, the crash MLX servers hit when a
+// hybrid Qwen3.5 / Qwen3-Next model decodes long completions:
 //
-// This is a placeholder until the decode issue lands: it says so and exits 0.
+//	[metal::malloc] Resource limit (499000) exceeded.
+//
+// It builds a random Qwen3.5-MoE model (50 layers: 49 Gated-DeltaNet + 1 attention by
+// default), decodes greedily through mlx-lm's batch path (or the plain path), and
+// samples the allocator's live buffer objects every --report-every tokens. With the
+// stock lazy cache bookkeeping every GDN cache but layer 0's grows a dead chain of
+// `left_padding - 1` nodes, one 4-byte buffer per layer per token, until the limit is
+// hit; with --cache eager the count stays flat. The flags, printed lines, JSON keys and
+// exit codes follow the seed repro (repro_leak.py):
+//
+//	0  flat (survived)       1  leak detected      2  resource-limit crash reproduced
+//	64 bad command line      69 --device metal without a Metal device
+//	70 any other failure
 package main
 
-import "fmt"
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
 
-func main() {
-	fmt.Println("ingot decode: not built yet. The engine core (alloc, graph, tensor) is in;")
-	fmt.Println("the model, caches and batch generator come next. Run `go test ./...` meanwhile.")
+	"github.com/ingotml/ingot/cache"
+)
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// run is the command, testable: it returns the exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	o, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "decode: %v\n", err)
+		return exitUsage
+	}
+	if o.disableCompile {
+		fmt.Fprintln(stdout, "[note] --disable-compile: ingot has no mx.compile, nothing to disable")
+	}
+	specs := []runSpec{{label: o.cache.String(), policy: o.cache, attentionOnly: o.attentionOnly}}
+	if o.compare {
+		specs = []runSpec{
+			{label: "lazy (stock mlx-lm bookkeeping)", policy: cache.Lazy},
+			{label: "eager (host-integer fix)", policy: cache.Eager},
+			{label: "attention-only (control)", policy: cache.Lazy, attentionOnly: true},
+		}
+	}
+	prog := newProgress(stdout)
+	var results []*result
+	code := exitFlat
+	for i, spec := range specs {
+		if o.compare {
+			fmt.Fprintf(stdout, "=== %s\n", spec.label)
+		}
+		var r *result
+		if o.mode == "server" {
+			r, err = serverRun(o, spec, stdout, prog)
+		} else {
+			r, err = decodeRun(o, spec, stdout, prog)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "decode: %v\n", err)
+			switch {
+			case errors.Is(err, errUsage):
+				return exitUsage
+			case errors.Is(err, errNoDevice):
+				return exitNoDev
+			}
+			return exitFailure
+		}
+		if o.mode == "server" {
+			printServerVerdict(stdout, r, o.failSlope)
+		} else {
+			printVerdict(stdout, r, o.failSlope)
+		}
+		printDrift(stdout, r)
+		printCensus(stdout, r)
+		printRun(stdout, r)
+		if i == 0 {
+			code = r.exitCode(o.failSlope)
+		}
+		results = append(results, r)
+	}
+	if o.plot != "" {
+		if err := writePlot(o.plot, results); err != nil {
+			fmt.Fprintf(stderr, "decode: %v\n", err)
+			return exitFailure
+		}
+		fmt.Fprintf(stdout, "[plot] wrote %s\n", o.plot)
+	}
+	if o.jsonOut != "" {
+		j := results[0].json(append([]string{"decode"}, args...), o.failSlope)
+		if o.compare {
+			for _, r := range results[1:] {
+				j.Runs = append(j.Runs, r.json(nil, o.failSlope))
+			}
+		}
+		if err := writeJSON(o.jsonOut, j); err != nil {
+			fmt.Fprintf(stderr, "decode: %v\n", err)
+			return exitFailure
+		}
+	}
+	return code
 }

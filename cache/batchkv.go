@@ -1,0 +1,378 @@
+package cache
+
+import (
+	"github.com/ingotml/ingot/graph"
+	"github.com/ingotml/ingot/tensor"
+)
+
+// BatchKVCache is a batched attention cache whose rows are left-padded to a common
+// length (mlx-lm's BatchKVCache). Row b's valid positions are [leftPad[b], stored); its
+// RoPE position of the next token is stored - leftPad[b].
+type BatchKVCache struct {
+	p   Policy
+	g   *graph.Graph
+	s   kvStore
+	idx int // positions stored per row, padding included (mlx-lm's _idx)
+
+	leftPad meta
+	// offset is Lazy's device copy of stored - leftPad, updated lazily as mlx-lm does;
+	// RoPE reads it every step, so its chain never grows. Eager derives it on demand.
+	offset tensor.Array
+
+	// end is set by Prepare: key positions >= end[b] are row b's right padding.
+	end     meta
+	endHost []int // host copy of end for Finalize; nil unless prepared
+}
+
+// NewBatchKVCache returns an empty batch cache with one left padding per row, on the
+// graph of the first keys it gets (Lazy: on graph.Default(), since its metadata are
+// device arrays from the start; use NewBatchKVCacheOn to choose).
+func NewBatchKVCache(p Policy, leftPadding []int) *BatchKVCache {
+	return NewBatchKVCacheOn(nil, p, leftPadding)
+}
+
+// NewBatchKVCacheOn is NewBatchKVCache on graph g.
+func NewBatchKVCacheOn(g *graph.Graph, p Policy, leftPadding []int) *BatchKVCache {
+	p.check("NewBatchKVCache")
+	if len(leftPadding) == 0 {
+		usagePanic("NewBatchKVCache", "no rows (one left padding per row)")
+	}
+	for _, x := range leftPadding {
+		if x < 0 {
+			usagePanic("NewBatchKVCache", "negative left padding in %v", leftPadding)
+		}
+	}
+	c := &BatchKVCache{p: p, g: g, end: meta{p: p}}
+	if p == Lazy {
+		c.g = orDefault(g)
+		neg := make([]int, len(leftPadding))
+		for i, x := range leftPadding {
+			neg[i] = -x
+		}
+		c.leftPad = newMeta(p, c.g, leftPadding)
+		c.offset = keep(tensor.FromInt32(c.g, int32s(neg), len(neg)))
+	} else {
+		c.leftPad = newMeta(p, g, leftPadding)
+	}
+	return c
+}
+
+// Policy returns the cache's bookkeeping policy.
+func (c *BatchKVCache) Policy() Policy { return c.p }
+
+func (c *BatchKVCache) graph() *graph.Graph {
+	return orDefault(firstGraph(c.g, c.s.keys, c.offset))
+}
+
+// Empty reports whether nothing is stored yet.
+func (c *BatchKVCache) Empty() bool { return !c.s.keys.Valid() }
+
+// Len is the number of rows.
+func (c *BatchKVCache) Len() int { return c.leftPad.len() }
+
+// UpdateAndFetch appends k, v [B, Hkv, S, D] and returns all keys and values stored so
+// far, padding included: [B, Hkv, stored+S, D].
+func (c *BatchKVCache) UpdateAndFetch(k, v tensor.Array) (keys, values tensor.Array) {
+	const op = "BatchKVCache.UpdateAndFetch"
+	if k.Valid() && k.Dim(0) != c.Len() {
+		usagePanic(op, "keys %v for a batch of %d", k.Shape(), c.Len())
+	}
+	if k.Valid() && c.g != nil && k.Graph() != c.g {
+		usagePanic(op, "keys from another graph")
+	}
+	keys, values = c.s.write(op, c.idx, k, v)
+	n := k.Dim(2)
+	c.idx += n
+	if c.p == Lazy {
+		c.offset = keep(tensor.AddScalar(c.offset, float64(n)))
+	}
+	return keys, values
+}
+
+// Offsets returns int32 [B]: the RoPE position of the first new token of each row.
+// Lazy returns the device array itself (the model reads it every step, which consumes
+// its chain); Eager makes a fresh array from host ints.
+func (c *BatchKVCache) Offsets() tensor.Array {
+	if c.p == Lazy {
+		return c.offset
+	}
+	off := make([]int, len(c.leftPad.host))
+	for b, lp := range c.leftPad.host {
+		off[b] = c.idx - lp
+	}
+	return tensor.FromInt32(c.graph(), int32s(off), len(off))
+}
+
+// MakeMask returns bool [B, 1, n, stored+n], the attention mask for n new tokens: key
+// position j is visible to query i of row b iff j <= stored+i (causal), j >=
+// leftPad[b], and, when prepared, j < end[b] = (positions stored at Prepare) +
+// lengths[b], i.e. not right padding. For a batch merged from empty caches end[b] is
+// leftPad[b] + lengths[b] (both paddings 0).
+func (c *BatchKVCache) MakeMask(n int) tensor.Array {
+	if n < 1 {
+		usagePanic("BatchKVCache.MakeMask", "%d new tokens", n)
+	}
+	g := c.graph()
+	t := c.idx + n
+	if c.p == Eager {
+		lp, end := c.leftPad.host, c.end.host
+		vals := make([]bool, 0, len(lp)*n*t)
+		for b := range lp {
+			for i := 0; i < n; i++ {
+				for j := 0; j < t; j++ {
+					vals = append(vals, j <= c.idx+i && j >= lp[b] && (end == nil || j < end[b]))
+				}
+			}
+		}
+		return tensor.FromBool(g, vals, len(lp), 1, n, t)
+	}
+	rinds := tensor.Arange(g, 0, float64(t), 1, tensor.Int32)
+	linds := rinds
+	if c.idx > 0 {
+		linds = tensor.Arange(g, float64(c.idx), float64(t), 1, tensor.Int32)
+	}
+	m := tensor.GreaterEqual(tensor.ExpandDims(linds, 1), tensor.ExpandDims(rinds, 0))
+	m = tensor.LogicalAnd(m, tensor.GreaterEqual(rinds, perRow4(c.leftPad.dev)))
+	if c.end.set() {
+		m = tensor.LogicalAnd(m, tensor.Less(rinds, perRow4(c.end.dev)))
+	}
+	return m
+}
+
+// perRow4 views a [B] array as [B, 1, 1, 1].
+func perRow4(a tensor.Array) tensor.Array {
+	return tensor.ExpandDims(tensor.ExpandDims(tensor.ExpandDims(a, 1), 2), 3)
+}
+
+// Prepare is called before a right-padded batched prefill: lengths[b] of the coming
+// tokens of row b are real, the rest right padding, masked until Finalize moves it left.
+func (c *BatchKVCache) Prepare(lengths []int) {
+	const op = "BatchKVCache.Prepare"
+	if len(lengths) != c.Len() {
+		usagePanic(op, "%d lengths for %d rows", len(lengths), c.Len())
+	}
+	end := make([]int, len(lengths))
+	for b, n := range lengths {
+		if n < 0 {
+			usagePanic(op, "negative length in %v", lengths)
+		}
+		end[b] = c.idx + n
+	}
+	c.endHost = end
+	c.end = newMeta(c.p, c.graph(), end)
+}
+
+// Finalize is called after a right-padded prefill: each row's right padding is rolled
+// to its front (keys and values rotate right along time) and added to its left padding.
+func (c *BatchKVCache) Finalize() {
+	if c.endHost == nil {
+		return
+	}
+	pad := make([]int, len(c.endHost))
+	padded := false
+	for b, e := range c.endHost {
+		pad[b] = max(0, c.idx-e)
+		padded = padded || pad[b] > 0
+	}
+	c.endHost, c.end = nil, meta{p: c.p}
+	if !padded {
+		return
+	}
+	if !c.Empty() {
+		c.s.keys = keep(rollRows(c.s.keys, pad))
+		c.s.values = keep(rollRows(c.s.values, pad))
+	}
+	if c.p == Lazy {
+		pa := tensor.FromInt32(c.graph(), int32s(pad), len(pad))
+		c.offset = keep(tensor.Sub(c.offset, pa))
+		c.leftPad.add(pad, pa)
+		return
+	}
+	c.leftPad.add(pad, tensor.Array{})
+}
+
+// rollRows rotates row b of a [B, H, T, D] right by shifts[b] along time (as mlx-lm's
+// dynamic_roll over the whole storage).
+func rollRows(a tensor.Array, shifts []int) tensor.Array {
+	n := a.Dim(2)
+	rows := make([]tensor.Array, len(shifts))
+	for b, s := range shifts {
+		r := tensor.SliceAxis(a, 0, b, b+1)
+		if s %= n; s > 0 {
+			r = tensor.Concatenate(2, tensor.SliceAxis(r, 2, n-s, n), tensor.SliceAxis(r, 2, 0, n-s))
+		}
+		rows[b] = r
+	}
+	return tensor.Concatenate(0, rows...)
+}
+
+// Filter keeps rows, in this order, then drops the padding columns every kept row has.
+func (c *BatchKVCache) Filter(rows []int) {
+	checkRows("BatchKVCache.Filter", rows, c.Len())
+	idx := &rowIndex{g: c.graph(), rows: rows}
+	c.s.keys, c.s.values = keep(idx.take(c.s.keys)), keep(idx.take(c.s.values))
+	c.leftPad = c.leftPad.take(idx)
+	if c.p == Lazy {
+		c.offset = keep(idx.take(c.offset))
+	}
+	if c.endHost != nil {
+		end := make([]int, len(rows))
+		for i, r := range rows {
+			end[i] = c.endHost[r]
+		}
+		c.endHost, c.end = end, c.end.take(idx)
+	}
+	if c.Empty() {
+		return
+	}
+	minPad := 0
+	if c.p == Lazy {
+		// mlx-lm reads the minimum back (.item()); a failure here is an allocator error
+		// carried by the gathered metadata, which the next step's eval reports.
+		if v, err := tensor.Min(c.leftPad.dev, 0, false).Item(); err == nil {
+			minPad = int(v)
+		}
+	} else {
+		minPad = c.leftPad.host[0]
+		for _, x := range c.leftPad.host {
+			minPad = min(minPad, x)
+		}
+	}
+	if minPad <= 0 {
+		return
+	}
+	cp := c.s.keys.Dim(2)
+	c.s.keys = keep(tensor.SliceAxis(c.s.keys, 2, minPad, cp))
+	c.s.values = keep(tensor.SliceAxis(c.s.values, 2, minPad, cp))
+	c.idx -= minPad
+	c.leftPad.sub(minPad)
+	if c.endHost != nil {
+		c.endHost = shifted(c.endHost, -minPad)
+		c.end.sub(minPad)
+	}
+}
+
+// Extend appends other's rows (a *BatchKVCache of the same policy), right-aligning both
+// at the longer stored length with extra left padding, as mlx-lm does.
+func (c *BatchKVCache) Extend(other Cache) {
+	const op = "BatchKVCache.Extend"
+	o, ok := other.(*BatchKVCache)
+	if !ok {
+		usagePanic(op, "cannot extend with a %T", other)
+	}
+	if o.p != c.p {
+		usagePanic(op, "policies differ (%v and %v)", c.p, o.p)
+	}
+	if c.endHost != nil || o.endHost != nil {
+		usagePanic(op, "a prepared cache cannot be extended (Finalize first)")
+	}
+	g := c.graph()
+	if c.Empty() && o.Empty() {
+		c.leftPad = catMeta(g, c.leftPad, o.leftPad, c.Len(), o.Len())
+		if c.p == Lazy {
+			c.offset = keep(tensor.Concatenate(0, c.offset, o.offset))
+		}
+		return
+	}
+	ref := c.s
+	if c.Empty() {
+		ref = o.s
+	}
+	ks, vs := ref.keys.Shape(), ref.values.Shape()
+	if !c.Empty() && !o.Empty() {
+		oks, ovs := o.s.keys.Shape(), o.s.values.Shape()
+		if oks[1] != ks[1] || oks[3] != ks[3] || ovs[3] != vs[3] {
+			usagePanic(op, "keys %v / values %v do not fit %v / %v", oks, ovs, ks, vs)
+		}
+	}
+	maxIdx := max(c.idx, o.idx)
+	maxSize := 0
+	for _, x := range []*BatchKVCache{c, o} {
+		if !x.Empty() {
+			maxSize = max(maxSize, x.s.keys.Dim(2))
+		}
+	}
+	pad := func(x *BatchKVCache) (k, v tensor.Array, lp meta) {
+		left := maxIdx - x.idx
+		k, v = x.s.keys, x.s.values
+		size := 0
+		if !x.Empty() {
+			size = k.Dim(2)
+		}
+		right := maxSize - size - left
+		if right < 0 {
+			k = tensor.SliceAxis(k, 2, 0, size+right)
+			v = tensor.SliceAxis(v, 2, 0, size+right)
+			right = 0
+		}
+		k = padTime(g, k, ref.keys, x.Len(), ks[3], left, right)
+		v = padTime(g, v, ref.values, x.Len(), vs[3], left, right)
+		lp = x.leftPad
+		lp.addScalar(left)
+		return k, v, lp
+	}
+	kc, vc, lc := pad(c)
+	ko, vo, lo := pad(o)
+	c.s.keys = keep(tensor.Concatenate(0, kc, ko))
+	c.s.values = keep(tensor.Concatenate(0, vc, vo))
+	if c.p == Lazy {
+		c.offset = keep(tensor.Concatenate(0, c.offset, o.offset))
+	}
+	c.leftPad = catMeta(g, lc, lo, 0, 0)
+	c.idx = maxIdx
+}
+
+// padTime adds left and right zero columns along time to a (invalid: rows x 0
+// columns), shaped and typed like ref in the other dimensions.
+func padTime(g *graph.Graph, a, ref tensor.Array, rows, d, left, right int) tensor.Array {
+	h, dt := ref.Dim(1), ref.DType()
+	var parts []tensor.Array
+	if left > 0 {
+		parts = append(parts, tensor.Zeros(g, dt, rows, h, left, d))
+	}
+	if a.Valid() {
+		parts = append(parts, a)
+	}
+	if right > 0 {
+		parts = append(parts, tensor.Zeros(g, dt, rows, h, right, d))
+	}
+	return tensor.Concatenate(2, parts...)
+}
+
+// Extract returns a plain KVCache holding a copy of row's valid positions. Lazy reads
+// the left padding back (evaluating it), as mlx-lm does; an allocator failure there
+// panics with the wrapped error.
+func (c *BatchKVCache) Extract(row int) Cache {
+	checkRow("BatchKVCache.Extract", row, c.Len())
+	out := NewKVCacheOn(c.graph())
+	if c.Empty() {
+		return out
+	}
+	lp, err := c.leftPad.ints()
+	if err != nil {
+		panic(err)
+	}
+	p := min(max(lp[row], 0), c.idx)
+	if p == c.idx {
+		return out
+	}
+	ks := c.s.keys.Shape()
+	vs := c.s.values.Shape()
+	out.s.keys = keep(tensor.Contiguous(tensor.Slice(c.s.keys, []int{row, 0, p}, []int{row + 1, ks[1], c.idx})))
+	out.s.values = keep(tensor.Contiguous(tensor.Slice(c.s.values, []int{row, 0, p}, []int{row + 1, vs[1], c.idx})))
+	out.offset = c.idx - p
+	return out
+}
+
+// State returns the stored keys and values and, under Lazy, the metadata arrays.
+func (c *BatchKVCache) State() []tensor.Array {
+	out := c.s.arrays()
+	if c.p == Lazy {
+		if c.offset.Valid() {
+			out = append(out, c.offset)
+		}
+		out = append(out, c.leftPad.arrays()...)
+		out = append(out, c.end.arrays()...)
+	}
+	return out
+}

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// decode runs the command in-process and returns its exit code, output and JSON report.
+func decode(t *testing.T, args ...string) (int, string, map[string]any) {
+	t.Helper()
+	js := filepath.Join(t.TempDir(), "run.json")
+	var out, errb bytes.Buffer
+	code := run(append(args, "--json-out", js), &out, &errb)
+	var j map[string]any
+	if b, err := os.ReadFile(js); err == nil {
+		require.NoError(t, json.Unmarshal(b, &j))
+	}
+	return code, out.String() + errb.String(), j
+}
+
+func tokens(j map[string]any) []any { return j["tokens"].([]any) }
+
+// Small shapes keep the suite fast; the figures scale exactly (slope = GDN layers - 1).
+func TestLazyLeaksEagerFlat(t *testing.T) {
+	code, out, j := decode(t, "--layers", "12", "--tokens", "400", "--report-every", "25")
+	require.Equal(t, exitLeak, code, out)
+	require.Equal(t, 10.0, j["slope_per_token"], out) // 11 GDN layers - 1
+	require.Equal(t, true, j["leaking"])
+	require.Contains(t, out, "[predict] leak ~10 objects/token")
+	require.Contains(t, out, "[verdict] LEAKING: +10.0 LIVE buffer objects/token")
+	// The growth is in the 4-byte class: one int32 scalar per link, 10 links per token
+	// between the first sample (token 25) and the last (400). Other classes move only by
+	// the attention layer's KV storage growing in 256-token blocks.
+	rows := regexp.MustCompile(`(?m)^\s+(\d+ \S+)\s+\d+ ->\s+\d+\s+([+-]\d+)`).FindAllStringSubmatch(out, -1)
+	require.NotEmpty(t, rows, out)
+	for _, r := range rows {
+		d, err := strconv.Atoi(r[2])
+		require.NoError(t, err)
+		if r[1] == "4 B" {
+			require.Equal(t, 10*(400-25), d, out)
+		} else {
+			require.LessOrEqual(t, abs(d), 2, "class %s drifted by %d\n%s", r[1], d, out)
+		}
+	}
+
+	code, out, je := decode(t, "--layers", "12", "--tokens", "400", "--report-every", "25", "--cache", "eager")
+	require.Equal(t, exitFlat, code, out)
+	require.LessOrEqual(t, math.Abs(je["slope_per_token"].(float64)), 0.01)
+	require.Equal(t, tokens(j), tokens(je), "the fix changes no token")
+	require.Equal(t, "eager", je["cache"])
+}
+
+func TestControlsAreFlat(t *testing.T) {
+	for _, args := range [][]string{
+		{"--attention-only", "--layers", "6"},
+		{"--mode", "plain", "--layers", "12"},
+		{"--layers", "12", "--eval-cache-every", "25"},
+	} {
+		code, out, j := decode(t, append(args, "--tokens", "300", "--report-every", "25")...)
+		require.Equal(t, exitFlat, code, "%v\n%s", args, out)
+		require.LessOrEqual(t, math.Abs(j["slope_per_token"].(float64)), 0.01, "%v", args)
+	}
+}
+
+func TestIntervalFourSlope(t *testing.T) {
+	// 16 layers with interval 4: 12 GDN layers -> 11 objects/token (48/4 gives 35).
+	code, out, j := decode(t, "--layers", "16", "--interval", "4", "--tokens", "300", "--report-every", "25")
+	require.Equal(t, exitLeak, code, out)
+	require.Equal(t, 11.0, j["slope_per_token"])
+	require.EqualValues(t, 12, j["n_ssm"])
+}
+
+func TestCrashAtPredictedToken(t *testing.T) {
+	code, out, j := decode(t, "--layers", "12", "--limit", "8000", "--tokens", "5000", "--report-every", "100")
+	require.Equal(t, exitCrash, code, out)
+	require.Contains(t, out, "[verdict] CRASH REPRODUCED: [metal::malloc] Resource limit (8000) exceeded.")
+	base := j["baseline_live"].(float64)
+	want := (8000 - base) / 10
+	got := j["crash_token"].(float64)
+	require.InDelta(t, want, got, want*0.01, "crash token %v, predicted %v", got, want)
+	require.Equal(t, true, j["crashed"])
+	require.EqualValues(t, 8000, j["resource_limit"])
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"--mode", "nope"}, {"--cache", "sometimes"}, {"--tokens", "0"}, {"--layers", "-1"},
+		{"--device", "tpu"}, {"--hidden", "50"}, {"--bogus"}, {"extra"},
+	} {
+		var out, errb bytes.Buffer
+		code := run(args, &out, &errb)
+		require.Equal(t, exitUsage, code, "%v: %s", args, errb.String())
+		require.True(t, strings.HasPrefix(errb.String(), "decode: usage: ") || strings.Contains(errb.String(), "flag provided but not defined"), "%v: %q", args, errb.String())
+	}
+}
+
+func TestMetalUnavailableHere(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run([]string{"--device", "metal", "--tokens", "10"}, &out, &errb)
+	require.Equal(t, exitNoDev, code, errb.String())
+	require.Contains(t, errb.String(), "metal")
+}
+
+func TestComparePlot(t *testing.T) {
+	svg := filepath.Join(t.TempDir(), "cmp.svg")
+	code, out, j := decode(t, "--compare", "--layers", "8", "--tokens", "200", "--report-every", "25", "--plot", svg)
+	require.Equal(t, exitLeak, code, out)
+	runs := j["runs"].([]any)
+	require.Len(t, runs, 2)
+	b, err := os.ReadFile(svg)
+	require.NoError(t, err)
+	require.Equal(t, 3, strings.Count(string(b), "<polyline"), "one line per run")
+	require.Contains(t, string(b), "resource limit")
+}
+
+func TestSlopeWindow(t *testing.T) {
+	// samples[len/4 : len-1]: the first quarter and the last sample are ignored.
+	ss := []sample{{Token: 0, Live: 999}, {Token: 1, Live: 10}, {Token: 2, Live: 12}, {Token: 3, Live: 14}, {Token: 4, Live: 0}}
+	require.InDelta(t, 2.0, slope(ss), 1e-12)
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}

@@ -1,0 +1,314 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ingotml/ingot/alloc"
+	"github.com/ingotml/ingot/cache"
+	"github.com/ingotml/ingot/generate"
+	"github.com/ingotml/ingot/graph"
+	"github.com/ingotml/ingot/nn/qwen35"
+	"github.com/ingotml/ingot/tensor"
+)
+
+// sample is one report point.
+type sample struct {
+	Token      int     `json:"-"`
+	ActiveMB   float64 `json:"active_mb"`
+	CacheMB    float64 `json:"cache_mb"`
+	RSSMB      float64 `json:"rss_mb"`
+	Count      int     `json:"count"`
+	CacheCount int     `json:"cache_count"`
+	Live       int     `json:"live"`
+}
+
+// result is what one run measured.
+type result struct {
+	label      string
+	policy     cache.Policy
+	mode       string
+	device     string
+	layers     int
+	nSSM       int
+	nAttn      int
+	interval   int
+	limit      int
+	rate       int // predicted leak objects/token on the stock path (0: none expected)
+	baseline   int // live buffers before decoding
+	samples    []sample
+	histFirst  []alloc.SizeClass
+	histLast   []alloc.SizeClass
+	tokens     []int32
+	crashed    bool
+	crashErr   error
+	crashToken int
+	seconds    float64
+	census     *censusReport
+	perRequest []sample // server mode: one sample per completed request
+}
+
+// predictedCrash is the token at which the stock path hits the limit.
+func (r *result) predictedCrash() int {
+	if r.rate <= 0 {
+		return 0
+	}
+	return (r.limit - r.baseline) / r.rate
+}
+
+func (r *result) tokensPerSecond() float64 {
+	if r.seconds <= 0 {
+		return 0
+	}
+	return float64(len(r.tokens)) / r.seconds
+}
+
+// comma formats n with thousands separators, as the repro prints.
+func comma(n int) string {
+	s := strconv.Itoa(n)
+	if n < 0 {
+		return "-" + comma(-n)
+	}
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// rssMB reads the resident set size (Linux /proc; 0 elsewhere).
+func rssMB() float64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, _ := strconv.Atoi(f[1])
+	return float64(pages) * float64(os.Getpagesize()) / (1 << 20)
+}
+
+func takeSample(g *graph.Graph, tok int) (sample, error) {
+	err := g.Synchronize()
+	a := g.Allocator()
+	st := a.Stats()
+	return sample{
+		Token:      tok,
+		ActiveMB:   float64(st.ActiveMemory) / (1 << 20),
+		CacheMB:    float64(st.CacheMemory) / (1 << 20),
+		RSSMB:      rssMB(),
+		Count:      st.ActiveBufferCount,
+		CacheCount: st.CacheBufferCount,
+		Live:       st.LiveBufferCount,
+	}, err
+}
+
+// runSpec is one run's configuration (compare mode runs three).
+type runSpec struct {
+	label         string
+	policy        cache.Policy
+	attentionOnly bool
+}
+
+// decoder abstracts the plain and batch paths for the report loop.
+type decoder interface {
+	next() ([]int32, error) // tokens emitted this step (possibly none)
+	caches() []cache.Cache
+}
+
+type plainDecoder struct{ p *generate.PlainGenerator }
+
+func (d plainDecoder) next() ([]int32, error) {
+	t, err := d.p.Next()
+	if err != nil {
+		return nil, err
+	}
+	return []int32{t}, nil
+}
+func (d plainDecoder) caches() []cache.Cache { return d.p.Caches() }
+
+type batchDecoder struct{ b *generate.BatchGenerator }
+
+func (d batchDecoder) next() ([]int32, error) {
+	toks, err := d.b.Next()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int32, len(toks))
+	for i, t := range toks {
+		out[i] = t.Token
+	}
+	return out, nil
+}
+func (d batchDecoder) caches() []cache.Cache { return d.b.Caches() }
+
+// setup builds the graph and the random model for a run.
+func setup(o *options, spec runSpec, out io.Writer) (*graph.Graph, *qwen35.Model, *result, error) {
+	cfg, err := qwen35.ReproConfig(qwen35.ReproOptions{Layers: o.layers, Interval: o.interval,
+		Experts: o.experts, Hidden: o.hidden, AttentionOnly: spec.attentionOnly})
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	dev, name, err := openDevice(o.device)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	g := graph.New(dev, graph.Options{Alloc: alloc.Config{ResourceLimit: o.limit}})
+	m, err := qwen35.NewRandom(cfg, g, o.seed, qwen35.Options{OpsGatedDelta: o.ops})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	r := &result{label: spec.label, policy: spec.policy, mode: o.mode, device: name,
+		layers: cfg.NumLayers, nSSM: cfg.NumGDN(), interval: interval(cfg), limit: o.limit}
+	r.nAttn = r.layers - r.nSSM
+	// The stock batch path leaks one link per GDN layer but layer 0's per token.
+	if o.mode != "plain" && r.nSSM > 1 && !cfg.IsAttention(0) {
+		r.rate = r.nSSM - 1
+	}
+	fmt.Fprintf(out, "[model] layers=%d (ssm=%d attn=%d) interval=%d experts=%d hidden=%d cache=%s device=%s\n",
+		r.layers, r.nSSM, r.nAttn, r.interval, o.experts, o.hidden, spec.policy, name)
+	return g, m, r, nil
+}
+
+// interval recovers full_attention_interval from the layer pattern (0 when irregular).
+func interval(cfg *qwen35.Config) int {
+	first := cfg.FirstAttention()
+	if first < 0 {
+		return 0
+	}
+	return first + 1
+}
+
+func printPredict(out io.Writer, r *result) {
+	switch {
+	case r.mode == "plain":
+		fmt.Fprintf(out, "[predict] plain path (generate_step): caches never armed -> no leak expected\n")
+	case r.rate == 0:
+		fmt.Fprintf(out, "[predict] %d GDN layers -> no leak expected\n", r.nSSM)
+	default:
+		fmt.Fprintf(out, "[predict] leak ~%d objects/token -> resource-limit crash near token ~%s (if unpatched)\n",
+			r.rate, comma(r.predictedCrash()))
+	}
+}
+
+// decodeRun runs the plain or batch repro and samples it.
+func decodeRun(o *options, spec runSpec, out io.Writer, prog *progress) (*result, error) {
+	g, m, r, err := setup(o, spec, out)
+	if err != nil {
+		return nil, err
+	}
+	prompt := []int32{1, 2, 3, 4, 5, 6, 7, 8}
+	var d decoder
+	if o.mode == "plain" {
+		p, err := generate.NewPlain(m, spec.policy, prompt)
+		if err != nil {
+			return nil, err
+		}
+		d = plainDecoder{p}
+	} else {
+		b := generate.NewBatchGenerator(m, spec.policy, 0)
+		// One more token than we decode: the batch is still live when we stop (not drained).
+		if err := b.Insert(generate.Request{ID: 0, Prompt: prompt, MaxTokens: o.tokens + 1}); err != nil {
+			return nil, err
+		}
+		d = batchDecoder{b}
+	}
+	var cen *censusTracker
+	if o.census {
+		cen = startCensus(g)
+	}
+	prog.start(r)
+	start := time.Now()
+	next := o.reportEvery
+	for len(r.tokens) < o.tokens {
+		toks, err := d.next()
+		if err != nil {
+			var rle *alloc.ResourceLimitError
+			if errors.As(err, &rle) {
+				r.crashed, r.crashErr, r.crashToken = true, err, len(r.tokens)
+				break
+			}
+			return nil, err
+		}
+		r.tokens = append(r.tokens, toks...)
+		n := len(r.tokens)
+		if n > 0 && n == len(toks) {
+			// The baseline: live buffers once the prompt is in and decoding has begun,
+			// less the links the first tokens already added.
+			s, err := takeSample(g, n)
+			if err != nil {
+				return nil, err
+			}
+			r.baseline = s.Live - r.rate*n
+			printPredict(out, r)
+		}
+		if o.evalCacheEvery > 0 && n%o.evalCacheEvery == 0 && len(toks) > 0 {
+			if err := evalCaches(d.caches()); err != nil {
+				return nil, err
+			}
+		}
+		prog.update(n, g)
+		if n >= next || n >= o.tokens {
+			next += o.reportEvery
+			s, err := takeSample(g, n)
+			if err != nil {
+				return nil, err
+			}
+			r.addSample(g, s)
+			prog.clear()
+			printSample(out, s)
+			if cen != nil {
+				cen.report(out, n)
+			}
+		}
+	}
+	r.seconds = time.Since(start).Seconds()
+	prog.clear()
+	if r.crashed {
+		// A last sample at the crash: the chains are still live (the caches hold them).
+		s, _ := takeSample(g, r.crashToken) // returns the recorded limit error again
+		r.addSample(g, s)
+		printSample(out, s)
+	}
+	if cen != nil {
+		r.census = cen.finish()
+	}
+	return r, nil
+}
+
+func (r *result) addSample(g *graph.Graph, s sample) {
+	h := g.Allocator().Histogram()
+	if len(r.samples) == 0 {
+		r.histFirst = h
+	}
+	r.histLast = h
+	r.samples = append(r.samples, s)
+}
+
+// evalCaches evaluates every array every cache holds (the --eval-cache-every probe).
+func evalCaches(cs []cache.Cache) error {
+	var all []tensor.Array
+	for _, c := range cs {
+		for _, a := range c.State() {
+			if a.Valid() {
+				all = append(all, a)
+			}
+		}
+	}
+	return tensor.Eval(all...)
+}
+
+func printSample(out io.Writer, s sample) {
+	fmt.Fprintf(out, "tok %6d live=%d (+cached=%d = %d) active=%.1fMB cache=%.1fMB rss=%.1fMB\n",
+		s.Token, s.Live, s.CacheCount, s.Count, s.ActiveMB, s.CacheMB, s.RSSMB)
+}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math/rand"
+	"time"
+
+	"github.com/ingotml/ingot/alloc"
+	"github.com/ingotml/ingot/generate"
+)
+
+// serverRun is the churn variant: requests of a fixed length arrive at a steady pace
+// (one every request-tokens/concurrency steps), so the generation batch never drains:
+// rows finish and are filtered out, new ones are merged and extended in. Live buffers
+// are sampled after every completed request.
+func serverRun(o *options, spec runSpec, out io.Writer, prog *progress) (*result, error) {
+	g, m, r, err := setup(o, spec, out)
+	if err != nil {
+		return nil, err
+	}
+	b := generate.NewBatchGenerator(m, spec.policy, o.concurrency)
+	rng := rand.New(rand.NewSource(o.seed + 1))
+	vocab := int32(m.Config().VocabSize)
+	newReq := func(id int) generate.Request {
+		p := make([]int32, 1+id%o.promptLen) // prompt lengths differ: right-padded prefills
+		for i := range p {
+			p[i] = 1 + rng.Int31n(vocab-1)
+		}
+		return generate.Request{ID: id, Prompt: p, MaxTokens: o.reqTokens}
+	}
+	base, err := takeSample(g, 0)
+	if err != nil {
+		return nil, err
+	}
+	r.baseline = base.Live
+	fmt.Fprintf(out, "[predict] churn: %d requests x %d tokens, %d at a time; every request stays below the per-completion threshold (%s tokens)\n",
+		o.requests, o.reqTokens, o.concurrency, comma(r.predictedCrash()))
+	gap := max(o.reqTokens/o.concurrency, 1)
+	inserted, completed, steps := 0, 0, 0
+	prog.start(r)
+	start := time.Now()
+	for completed < o.requests {
+		if inserted < o.requests && steps%gap == 0 && b.Active()+b.Pending() < o.concurrency {
+			if err := b.Insert(newReq(inserted)); err != nil {
+				return nil, err
+			}
+			inserted++
+		}
+		steps++
+		toks, err := b.Next()
+		if errors.Is(err, generate.ErrIdle) {
+			continue
+		}
+		if err != nil {
+			var rle *alloc.ResourceLimitError
+			if errors.As(err, &rle) {
+				r.crashed, r.crashErr, r.crashToken = true, err, len(r.tokens)
+				break
+			}
+			return nil, err
+		}
+		for _, t := range toks {
+			r.tokens = append(r.tokens, t.Token)
+			if !t.Finished {
+				continue
+			}
+			completed++
+			s, err := takeSample(g, completed)
+			if err != nil {
+				return nil, err
+			}
+			r.addSample(g, s)
+			prog.clear()
+			fmt.Fprintf(out, "req %4d done (active %d) live=%d (+cached=%d = %d) active=%.1fMB rss=%.1fMB\n",
+				completed, b.Active(), s.Live, s.CacheCount, s.Count, s.ActiveMB, s.RSSMB)
+		}
+		prog.update(len(r.tokens), g)
+	}
+	r.seconds = time.Since(start).Seconds()
+	prog.clear()
+	return r, nil
+}
+
+func printServerVerdict(out io.Writer, r *result, failSlope float64) {
+	sl := slope(r.samples)
+	switch {
+	case r.crashed:
+		fmt.Fprintf(out, "[verdict] CRASH REPRODUCED under churn: %v after %s tokens\n", r.crashErr, comma(r.crashToken))
+	case sl > failSlope:
+		fmt.Fprintf(out, "[verdict] LEAKING across churn: %+.1f LIVE buffer objects per completed request (the batch never drained)\n", sl)
+	default:
+		fmt.Fprintf(out, "[verdict] FLAT across churn: %+.3f live buffer objects per completed request\n", sl)
+	}
+}

@@ -1,0 +1,235 @@
+package generate
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/ingotml/ingot/cache"
+	"github.com/ingotml/ingot/graph"
+	"github.com/ingotml/ingot/nn/qwen35"
+	"github.com/ingotml/ingot/tensor"
+)
+
+// Request is one completion to generate.
+type Request struct {
+	ID        int
+	Prompt    []int32
+	MaxTokens int // tokens to generate (>= 1)
+}
+
+// Token is one generated token of a request.
+type Token struct {
+	ID       int   // the request
+	Index    int   // 0 for the first generated token
+	Token    int32 // the token id
+	Finished bool  // the request's last token
+}
+
+// row is one active request of the generation batch.
+type row struct {
+	req  Request
+	done int // tokens emitted
+}
+
+// BatchGenerator is mlx-lm's BatchGenerator: continuous batching over merged caches.
+type BatchGenerator struct {
+	m        *qwen35.Model
+	g        *graph.Graph
+	policy   cache.Policy
+	maxBatch int
+
+	queue  []Request
+	caches []cache.Cache // the generation batch's caches, one per layer
+	rows   []row
+	y      tensor.Array // int32 [B]: each row's newest token, not yet emitted, fed to the next step
+}
+
+// NewBatchGenerator makes a generator whose generation batch holds up to maxBatch rows
+// (<= 0: unbounded).
+func NewBatchGenerator(m *qwen35.Model, policy cache.Policy, maxBatch int) *BatchGenerator {
+	return &BatchGenerator{m: m, g: m.Graph(), policy: policy, maxBatch: maxBatch}
+}
+
+// Insert queues requests; they join the generation batch at the next step.
+func (b *BatchGenerator) Insert(reqs ...Request) error {
+	for _, r := range reqs {
+		if len(r.Prompt) == 0 || r.MaxTokens < 1 {
+			return fmt.Errorf("generate: request %d: need a prompt and MaxTokens >= 1", r.ID)
+		}
+	}
+	b.queue = append(b.queue, reqs...)
+	return nil
+}
+
+// Active is the number of rows in the generation batch.
+func (b *BatchGenerator) Active() int { return len(b.rows) }
+
+// Pending is the number of queued requests.
+func (b *BatchGenerator) Pending() int { return len(b.queue) }
+
+// Caches returns the generation batch's caches (for eval-cache-every and probes).
+func (b *BatchGenerator) Caches() []cache.Cache { return b.caches }
+
+// ErrIdle is returned by Next when there is nothing to do.
+var ErrIdle = errors.New("generate: no requests")
+
+// Next runs one step: admits queued requests (prefill) if there is room, otherwise
+// decodes one token for every active row. It returns the tokens it emitted: a decode
+// step emits the tokens computed by the step before it.
+func (b *BatchGenerator) Next() ([]Token, error) {
+	if len(b.queue) > 0 && (b.maxBatch <= 0 || len(b.rows) < b.maxBatch) {
+		return b.admit()
+	}
+	if len(b.rows) == 0 {
+		return nil, ErrIdle
+	}
+	return b.decode()
+}
+
+// admit prefills queued requests as one prompt batch and extends them into the
+// generation batch. Their first tokens are scheduled here and emitted by the next step.
+func (b *BatchGenerator) admit() ([]Token, error) {
+	n := len(b.queue)
+	if b.maxBatch > 0 {
+		n = min(n, b.maxBatch-len(b.rows))
+	}
+	reqs := append([]Request(nil), b.queue[:n]...)
+	b.queue = b.queue[n:]
+
+	fresh := make([][]cache.Cache, n)
+	for i := range reqs {
+		fresh[i] = b.m.MakeCache(b.policy)
+	}
+	merged, err := cache.Merge(b.policy, fresh) // all empty: arms left_padding
+	if err != nil {
+		return nil, err
+	}
+	lengths := make([]int, n)
+	maxLen := 0
+	for i, r := range reqs {
+		lengths[i] = len(r.Prompt)
+		maxLen = max(maxLen, len(r.Prompt))
+	}
+	padded := make([][]int32, n)
+	ragged := false
+	for i, r := range reqs {
+		padded[i] = make([]int32, maxLen) // right padding with token 0
+		copy(padded[i], r.Prompt)
+		ragged = ragged || len(r.Prompt) != maxLen
+	}
+	var y tensor.Array
+	tensor.WithScope(b.g, func() {
+		if ragged {
+			for _, c := range merged {
+				c.Prepare(lengths)
+			}
+		}
+		logits := b.m.Forward(tokensArray(b.g, padded), merged)
+		if ragged {
+			for _, c := range merged {
+				c.Finalize()
+			}
+		}
+		// Each row's first token comes from its last real position.
+		last := make([]int32, n)
+		for i, l := range lengths {
+			last[i] = int32(l - 1)
+		}
+		idx := tensor.Reshape(tensor.FromInt32(b.g, last, n), n, 1, 1)
+		at := tensor.TakeAlongAxis(logits, idx, 1) // [n, 1, V]
+		y = tensor.Keep(Greedy(at))
+		keepCaches(merged)
+	})
+	if err := tensor.AsyncEval(y); err != nil {
+		return nil, err
+	}
+	if b.caches == nil {
+		b.caches = merged
+		// The prompt batch becomes the generation batch (mlx-lm filters it in).
+		all := make([]int, n)
+		for i := range all {
+			all[i] = i
+		}
+		for _, c := range b.caches {
+			c.Filter(all)
+		}
+		b.y = y
+	} else {
+		for l, c := range b.caches {
+			c.Extend(merged[l])
+		}
+		b.y = tensor.Keep(tensor.Concatenate(0, b.y, y))
+	}
+	for _, r := range reqs {
+		b.rows = append(b.rows, row{req: r})
+	}
+	// Their first tokens are emitted by the next decode step, which reads them while
+	// the device computes the second (the pipelining of mlx-lm's generator).
+	return nil, nil
+}
+
+// decode runs one generation step for every row.
+func (b *BatchGenerator) decode() ([]Token, error) {
+	prev := b.y
+	var next tensor.Array
+	bsz := len(b.rows)
+	tensor.WithScope(b.g, func() {
+		next = tensor.Keep(Greedy(b.m.Forward(tensor.Reshape(prev, bsz, 1), b.caches)))
+		keepCaches(b.caches)
+	})
+	// Schedule the next token before reading this one: the device computes it while
+	// the caller consumes prev.
+	if err := tensor.AsyncEval(next); err != nil {
+		return nil, err
+	}
+	b.y = next
+	return b.emit(prev)
+}
+
+// emit reads y (one token per row, in row order), records the tokens, and retires
+// finished rows from the batch.
+func (b *BatchGenerator) emit(y tensor.Array) ([]Token, error) {
+	v, err := y.Int32s()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Token, 0, len(v))
+	keep := make([]int, 0, len(b.rows))
+	for i := range b.rows {
+		r := &b.rows[i]
+		t := Token{ID: r.req.ID, Index: r.done, Token: v[i]}
+		r.done++
+		t.Finished = r.done >= r.req.MaxTokens
+		out = append(out, t)
+		if r.done < r.req.MaxTokens {
+			keep = append(keep, i)
+		}
+	}
+	if len(keep) < len(b.rows) {
+		b.retire(keep)
+	}
+	return out, nil
+}
+
+// retire keeps only the given rows: finished rows are filtered out of every cache and
+// of the pending next-token array. An empty batch drops its caches (the chains die).
+func (b *BatchGenerator) retire(keep []int) {
+	rows := make([]row, len(keep))
+	for i, k := range keep {
+		rows[i] = b.rows[k]
+	}
+	b.rows = rows
+	if len(keep) == 0 {
+		b.caches = nil
+		b.y = tensor.Array{}
+		return
+	}
+	for _, c := range b.caches {
+		c.Filter(keep)
+	}
+	k32 := make([]int32, len(keep))
+	for i, k := range keep {
+		k32[i] = int32(k)
+	}
+	b.y = tensor.Keep(tensor.Take(b.y, tensor.FromInt32(b.g, k32, len(k32)), 0))
+}

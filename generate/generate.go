@@ -1,0 +1,91 @@
+package generate
+
+import (
+	"fmt"
+
+	"github.com/ingotml/ingot/cache"
+	"github.com/ingotml/ingot/graph"
+	"github.com/ingotml/ingot/nn/qwen35"
+	"github.com/ingotml/ingot/tensor"
+)
+
+// Greedy returns the argmax token of each row's last position: logits [B, S, V] -> int32 [B].
+func Greedy(logits tensor.Array) tensor.Array {
+	s := logits.Dim(1)
+	last := tensor.Squeeze(tensor.SliceAxis(logits, 1, s-1, s), 1)
+	return tensor.Argmax(last, -1, false)
+}
+
+// tokensArray makes an int32 [B, S] array.
+func tokensArray(g *graph.Graph, rows [][]int32) tensor.Array {
+	b, s := len(rows), len(rows[0])
+	flat := make([]int32, 0, b*s)
+	for _, r := range rows {
+		flat = append(flat, r...)
+	}
+	return tensor.FromInt32(g, flat, b, s)
+}
+
+// PlainGenerator decodes one sequence greedily over fresh caches (mlx-lm generate_step
+// with make_prompt_cache): the first Next prefills the prompt; every Next returns one
+// token while the device already computes the one after it.
+type PlainGenerator struct {
+	m       *qwen35.Model
+	g       *graph.Graph
+	caches  []cache.Cache
+	prompt  []int32
+	y       tensor.Array // newest token, not yet returned
+	started bool
+}
+
+// NewPlain makes a plain generator; policy only matters if something arms the caches
+// (nothing does on this path).
+func NewPlain(m *qwen35.Model, policy cache.Policy, prompt []int32) (*PlainGenerator, error) {
+	if len(prompt) == 0 {
+		return nil, fmt.Errorf("generate: empty prompt")
+	}
+	return &PlainGenerator{m: m, g: m.Graph(), caches: m.MakeCache(policy), prompt: prompt}, nil
+}
+
+// Caches returns the sequence's caches.
+func (p *PlainGenerator) Caches() []cache.Cache { return p.caches }
+
+// step schedules the token after in.
+func (p *PlainGenerator) step(in tensor.Array) error {
+	var y tensor.Array
+	tensor.WithScope(p.g, func() {
+		y = tensor.Keep(Greedy(p.m.Forward(in, p.caches)))
+		keepCaches(p.caches)
+	})
+	p.y = y
+	return tensor.AsyncEval(y)
+}
+
+// Next returns the next generated token.
+func (p *PlainGenerator) Next() (int32, error) {
+	if !p.started {
+		p.started = true
+		if err := p.step(tokensArray(p.g, [][]int32{p.prompt})); err != nil {
+			return 0, err
+		}
+	}
+	prev := p.y
+	if err := p.step(tensor.Reshape(prev, 1, 1)); err != nil {
+		return 0, err
+	}
+	v, err := prev.Int32s()
+	if err != nil {
+		return 0, err
+	}
+	return v[0], nil
+}
+
+// keepCaches marks every array the caches hold as outliving the step's scope (the
+// forward replaced some of them).
+func keepCaches(caches []cache.Cache) {
+	for _, c := range caches {
+		for _, a := range c.State() {
+			tensor.Keep(a)
+		}
+	}
+}

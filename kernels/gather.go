@@ -1,0 +1,264 @@
+package kernels
+
+import (
+	"math/rand"
+)
+
+// The gather family: take, take_along_axis and gather_mm. Indices are int32 and come
+// from computed data, so a bad one must not crash the process: an index i into an axis
+// of length n means i when 0 <= i < n and i+n when -n <= i < 0 (numpy's wrap, as MLX
+// does); any other index selects nothing and its output elements are written as zero
+// (all-zero bits: 0, 0.0 or false). Both twins follow this rule.
+
+// TakeParams is the parameter struct of KTake: the source viewed as [Outer, Axis, Inner],
+// NIdx indices, the output [Outer, NIdx, Inner].
+type TakeParams struct{ Outer, Axis, Inner, NIdx int }
+
+// KTake gathers along one axis: out[o, j, i] = a[o, idx[j], i]. Args a (any dtype), idx
+// (int32), out (a's dtype); a and idx must be dense from their offsets.
+var KTake = Register(&Kernel{Name: "take", Family: "gather", CPU: takeCPU, Encode: takeEncode})
+
+// TakeAlongParams is the parameter struct of KTakeAlongAxis: the source viewed as
+// [Outer, Axis, Inner], the indices and output as [Outer, M, Inner].
+type TakeAlongParams struct{ Outer, Axis, M, Inner int }
+
+// KTakeAlongAxis gathers with per-position indices: out[o, j, i] = a[o, idx[o, j, i], i].
+// Args a (any dtype), idx (int32), out (a's dtype); a and idx dense from their offsets.
+var KTakeAlongAxis = Register(&Kernel{Name: "take_along_axis", Family: "gather",
+	CPU: takeAlongCPU, Encode: takeAlongEncode})
+
+// GatherMMParams is the parameter struct of KGatherMM: x [Rows, K], w [Experts, O, K],
+// idx [Rows, TopK], out [Rows, TopK, O].
+type GatherMMParams struct{ Rows, TopK, Experts, O, K int }
+
+// KGatherMM applies a chosen expert matrix to each row: out[t, j, :] = w[idx[t, j]] @ x[t]
+// (the MoE experts of SwitchGLU). Args x, w (one float dtype), idx (int32), out; all
+// dense from their offsets. Each element is a dot of a w row and an x row with the same
+// arithmetic as KLinear, so it equals the matching Linear result bit for bit.
+var KGatherMM = Register(&Kernel{Name: "gather_mm", Family: "gather", CPU: gatherMMCPU, Encode: gatherMMEncode})
+
+// gatherIndex resolves index i into an axis of length n; ok is false when out of range.
+func gatherIndex(i int32, n int) (int, bool) {
+	j := int(i)
+	if j < 0 {
+		j += n
+	}
+	return j, j >= 0 && j < n
+}
+
+// gatherCopy copies cnt elements of size sz from src element s to dst element d, or
+// zeroes the destination when ok is false.
+func gatherCopy(dst, src []byte, d, s, cnt, sz int, ok bool) {
+	dd := dst[d*sz : (d+cnt)*sz]
+	if !ok {
+		clear(dd)
+		return
+	}
+	copy(dd, src[s*sz:(s+cnt)*sz])
+}
+
+func takeCPU(l *Launch) {
+	p := l.Params.(*TakeParams)
+	a, ix, o := &l.Args[0], &l.Args[1], &l.Args[2]
+	mmCheckDense("take", a, ix)
+	sz := a.DType.Size()
+	idx := I32(ix.Data)[ix.Offset : ix.Offset+p.NIdx]
+	if a.DType == Float32 && p.Inner == 1 {
+		// Picking single elements: skip the per-element byte copies.
+		av, ov := F32(a.Data), F32(o.Data)
+		for r := 0; r < p.Outer; r++ {
+			src := a.Offset + r*p.Axis
+			dst := ov[o.Offset+r*p.NIdx : o.Offset+(r+1)*p.NIdx]
+			for j, i := range idx {
+				dst[j] = 0
+				if k, ok := gatherIndex(i, p.Axis); ok {
+					dst[j] = av[src+k]
+				}
+			}
+		}
+		return
+	}
+	for r := 0; r < p.Outer; r++ {
+		for j, i := range idx {
+			k, ok := gatherIndex(i, p.Axis)
+			gatherCopy(o.Data, a.Data, o.Offset+(r*p.NIdx+j)*p.Inner, a.Offset+(r*p.Axis+k)*p.Inner, p.Inner, sz, ok)
+		}
+	}
+}
+
+func takeAlongCPU(l *Launch) {
+	p := l.Params.(*TakeAlongParams)
+	a, ix, o := &l.Args[0], &l.Args[1], &l.Args[2]
+	mmCheckDense("take_along_axis", a, ix)
+	sz := a.DType.Size()
+	n := p.Outer * p.M * p.Inner
+	idx := I32(ix.Data)[ix.Offset : ix.Offset+n]
+	for r := 0; r < p.Outer; r++ {
+		for j := 0; j < p.M; j++ {
+			row := (r*p.M + j) * p.Inner
+			for i := 0; i < p.Inner; i++ {
+				k, ok := gatherIndex(idx[row+i], p.Axis)
+				gatherCopy(o.Data, a.Data, o.Offset+row+i, a.Offset+(r*p.Axis+k)*p.Inner+i, 1, sz, ok)
+			}
+		}
+	}
+}
+
+func gatherMMCPU(l *Launch) {
+	p := l.Params.(*GatherMMParams)
+	x, w, ix, o := &l.Args[0], &l.Args[1], &l.Args[2], &l.Args[3]
+	mmCheckDense("gather_mm", x, w, ix)
+	idx := I32(ix.Data)[ix.Offset : ix.Offset+p.Rows*p.TopK]
+	mat := p.O * p.K
+	if x.DType == Float32 && w.DType == Float32 && o.DType == Float32 {
+		xs, ws, os := F32(x.Data), F32(w.Data), F32(o.Data)
+		for t := 0; t < p.Rows; t++ {
+			xr := xs[x.Offset+t*p.K : x.Offset+(t+1)*p.K]
+			for j := 0; j < p.TopK; j++ {
+				or := os[o.Offset+(t*p.TopK+j)*p.O : o.Offset+(t*p.TopK+j+1)*p.O]
+				e, ok := gatherIndex(idx[t*p.TopK+j], p.Experts)
+				if !ok {
+					clear(or)
+					continue
+				}
+				we := ws[w.Offset+e*mat : w.Offset+(e+1)*mat]
+				for n := range or {
+					or[n] = mmDot(xr, we[n*p.K:(n+1)*p.K])
+				}
+			}
+		}
+		return
+	}
+	// Half types: widen the row and the expert matrix, same arithmetic, round on store.
+	xr := make([]float32, p.K)
+	we := make([]float32, mat)
+	for t := 0; t < p.Rows; t++ {
+		mmWiden(xr, x, x.Offset+t*p.K)
+		for j := 0; j < p.TopK; j++ {
+			base := o.Offset + (t*p.TopK+j)*p.O
+			e, ok := gatherIndex(idx[t*p.TopK+j], p.Experts)
+			if ok {
+				mmWiden(we, w, w.Offset+e*mat)
+			}
+			for n := 0; n < p.O; n++ {
+				v := float32(0)
+				if ok {
+					v = mmDot(xr, we[n*p.K:(n+1)*p.K])
+				}
+				Store(o.DType, o.Data, base+n, float64(v))
+			}
+		}
+	}
+}
+
+// gatherEntry names a copy-only gather entry by element width: the MSL moves bits, so
+// one entry per size serves every dtype of that size.
+func gatherEntry(base string, dt DType) string {
+	switch dt.Size() {
+	case 4:
+		return base + "_b32"
+	case 2:
+		return base + "_b16"
+	}
+	return base + "_b8"
+}
+
+func takeEncode(l *Launch, e Encoder) {
+	p := l.Params.(*TakeParams)
+	e.Entry(gatherEntry("take", l.Args[0].DType))
+	for i := 0; i < 3; i++ {
+		e.SetArg(i, &l.Args[i])
+	}
+	e.SetBytes(3, Pack(struct{ Outer, Axis, Inner, NIdx int32 }{
+		int32(p.Outer), int32(p.Axis), int32(p.Inner), int32(p.NIdx)}))
+	// x = inner position, y = index, z = outer row.
+	e.DispatchThreads([3]int{max(p.Inner, 1), max(p.NIdx, 1), max(p.Outer, 1)}, [3]int{min(max(p.Inner, 1), 64), 1, 1})
+}
+
+func takeAlongEncode(l *Launch, e Encoder) {
+	p := l.Params.(*TakeAlongParams)
+	e.Entry(gatherEntry("take_along_axis", l.Args[0].DType))
+	for i := 0; i < 3; i++ {
+		e.SetArg(i, &l.Args[i])
+	}
+	e.SetBytes(3, Pack(struct{ Outer, Axis, M, Inner int32 }{
+		int32(p.Outer), int32(p.Axis), int32(p.M), int32(p.Inner)}))
+	e.DispatchThreads([3]int{max(p.Inner, 1), max(p.M, 1), max(p.Outer, 1)}, [3]int{min(max(p.Inner, 1), 64), 1, 1})
+}
+
+func gatherMMEncode(l *Launch, e Encoder) {
+	p := l.Params.(*GatherMMParams)
+	e.Entry(mmEntry("gather_mm", l.Out().DType))
+	for i := 0; i < 4; i++ {
+		e.SetArg(i, &l.Args[i])
+	}
+	e.SetBytes(4, Pack(struct{ Rows, TopK, Experts, O, K int32 }{
+		int32(p.Rows), int32(p.TopK), int32(p.Experts), int32(p.O), int32(p.K)}))
+	// x = output column, y = slot j, z = row t.
+	e.DispatchThreads([3]int{max(p.O, 1), max(p.TopK, 1), max(p.Rows, 1)}, [3]int{min(max(p.O, 1), 64), 1, 1})
+}
+
+func init() { RegisterSamples("gather", gatherSamples) }
+
+// gatherFillIndex writes indices in [-n-2, n+2): mostly valid, some negative (wrapped)
+// and some out of range (zeroed), so both rules are exercised.
+func gatherFillIndex(rng *rand.Rand, a *Arg, n int) {
+	v := I32(a.Data)
+	for i := range v {
+		v[i] = int32(rng.Intn(n+4) - 2)
+		if rng.Intn(3) == 0 {
+			v[i] = int32(rng.Intn(2*n+4) - n - 2)
+		}
+	}
+}
+
+// gatherSamples covers every element width of take and take_along_axis, index and
+// source offsets, and gather_mm in float32 and float16 (with out-of-range experts).
+func gatherSamples(rng *rand.Rand) []*Launch {
+	var out []*Launch
+	newLaunch := func(k *Kernel, p any, args ...Layout) *Launch {
+		l := &Launch{Kernel: k, Params: p, NArgs: len(args)}
+		for i, al := range args {
+			l.Args[i] = NewArg(al)
+		}
+		Poison(&l.Args[len(args)-1])
+		return l
+	}
+	withOffset := func(la Layout, off int) Layout { la.Offset = off; return la }
+	for _, c := range []struct {
+		dt                       DType
+		outer, axis, inner, nidx int
+	}{
+		{Float32, 1, 11, 6, 5}, {Float32, 3, 7, 1, 9}, {Int32, 2, 4, 3, 4},
+		{Float16, 2, 5, 5, 3}, {Bool, 3, 6, 2, 4},
+	} {
+		p := &TakeParams{Outer: c.outer, Axis: c.axis, Inner: c.inner, NIdx: c.nidx}
+		l := newLaunch(KTake, p, withOffset(Contiguous(c.dt, c.outer, c.axis, c.inner), 3),
+			withOffset(Contiguous(Int32, c.nidx), 1), Contiguous(c.dt, c.outer, c.nidx, c.inner))
+		Fill(rng, &l.Args[0], -4, 4)
+		gatherFillIndex(rng, &l.Args[1], c.axis)
+		out = append(out, l)
+
+		pa := &TakeAlongParams{Outer: c.outer, Axis: c.axis, M: c.nidx, Inner: c.inner}
+		la := newLaunch(KTakeAlongAxis, pa, Contiguous(c.dt, c.outer, c.axis, c.inner),
+			withOffset(Contiguous(Int32, c.outer, c.nidx, c.inner), 2), Contiguous(c.dt, c.outer, c.nidx, c.inner))
+		Fill(rng, &la.Args[0], -4, 4)
+		gatherFillIndex(rng, &la.Args[1], c.axis)
+		out = append(out, la)
+	}
+	for _, c := range []struct {
+		dt                    DType
+		rows, topk, exp, o, k int
+	}{
+		{Float32, 1, 2, 8, 64, 64}, {Float32, 5, 3, 4, 7, 13}, {Float16, 3, 2, 3, 5, 9},
+	} {
+		p := &GatherMMParams{Rows: c.rows, TopK: c.topk, Experts: c.exp, O: c.o, K: c.k}
+		l := newLaunch(KGatherMM, p, withOffset(Contiguous(c.dt, c.rows, c.k), 1),
+			Contiguous(c.dt, c.exp, c.o, c.k), Contiguous(Int32, c.rows, c.topk), Contiguous(c.dt, c.rows, c.topk, c.o))
+		Fill(rng, &l.Args[0], -1, 1)
+		Fill(rng, &l.Args[1], -1, 1)
+		gatherFillIndex(rng, &l.Args[2], c.exp)
+		out = append(out, l)
+	}
+	return out
+}

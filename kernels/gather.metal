@@ -1,0 +1,162 @@
+// gather family: take, take_along_axis (bit copies, one entry per element width) and
+// gather_mm (one expert matrix per (row, slot), float32 and float16).
+// Index rule (same as the Go twin): i in [0, n) selects i, i in [-n, 0) selects i + n,
+// anything else selects nothing and writes zero bits.
+#include <metal_stdlib>
+using namespace metal;
+
+struct TakeParams {
+    int outer;
+    int axis;
+    int inner;
+    int nidx;
+};
+
+struct TakeAlongParams {
+    int outer;
+    int axis;
+    int m;
+    int inner;
+};
+
+struct GatherMMParams {
+    int rows;
+    int topk;
+    int experts;
+    int o;
+    int k;
+};
+
+// gather_index resolves i against an axis of length n, or returns -1.
+inline int gather_index(int i, int n) {
+    if (i < 0) {
+        i += n;
+    }
+    return (i >= 0 && i < n) ? i : -1;
+}
+
+// out[o, j, i] = a[o, idx[j], i]; thread (i, j, o).
+template <typename T>
+inline void take_impl(const device T* a, const device int* idx, device T* out,
+                      constant TakeParams& p, uint3 gid) {
+    int i = int(gid.x), j = int(gid.y), r = int(gid.z);
+    if (i >= p.inner || j >= p.nidx || r >= p.outer) {
+        return;
+    }
+    int k = gather_index(idx[j], p.axis);
+    int dst = (r * p.nidx + j) * p.inner + i;
+    out[dst] = k < 0 ? T(0) : a[(r * p.axis + k) * p.inner + i];
+}
+
+// out[o, j, i] = a[o, idx[o, j, i], i]; thread (i, j, o).
+template <typename T>
+inline void take_along_impl(const device T* a, const device int* idx, device T* out,
+                            constant TakeAlongParams& p, uint3 gid) {
+    int i = int(gid.x), j = int(gid.y), r = int(gid.z);
+    if (i >= p.inner || j >= p.m || r >= p.outer) {
+        return;
+    }
+    int dst = (r * p.m + j) * p.inner + i;
+    int k = gather_index(idx[dst], p.axis);
+    out[dst] = k < 0 ? T(0) : a[(r * p.axis + k) * p.inner + i];
+}
+
+kernel void take_b32(const device uint* a [[buffer(0)]],
+                     const device int* idx [[buffer(1)]],
+                     device uint* out [[buffer(2)]],
+                     constant TakeParams& p [[buffer(3)]],
+                     uint3 gid [[thread_position_in_grid]]) {
+    take_impl(a, idx, out, p, gid);
+}
+
+kernel void take_b16(const device ushort* a [[buffer(0)]],
+                     const device int* idx [[buffer(1)]],
+                     device ushort* out [[buffer(2)]],
+                     constant TakeParams& p [[buffer(3)]],
+                     uint3 gid [[thread_position_in_grid]]) {
+    take_impl(a, idx, out, p, gid);
+}
+
+kernel void take_b8(const device uchar* a [[buffer(0)]],
+                    const device int* idx [[buffer(1)]],
+                    device uchar* out [[buffer(2)]],
+                    constant TakeParams& p [[buffer(3)]],
+                    uint3 gid [[thread_position_in_grid]]) {
+    take_impl(a, idx, out, p, gid);
+}
+
+kernel void take_along_axis_b32(const device uint* a [[buffer(0)]],
+                                const device int* idx [[buffer(1)]],
+                                device uint* out [[buffer(2)]],
+                                constant TakeAlongParams& p [[buffer(3)]],
+                                uint3 gid [[thread_position_in_grid]]) {
+    take_along_impl(a, idx, out, p, gid);
+}
+
+kernel void take_along_axis_b16(const device ushort* a [[buffer(0)]],
+                                const device int* idx [[buffer(1)]],
+                                device ushort* out [[buffer(2)]],
+                                constant TakeAlongParams& p [[buffer(3)]],
+                                uint3 gid [[thread_position_in_grid]]) {
+    take_along_impl(a, idx, out, p, gid);
+}
+
+kernel void take_along_axis_b8(const device uchar* a [[buffer(0)]],
+                               const device int* idx [[buffer(1)]],
+                               device uchar* out [[buffer(2)]],
+                               constant TakeAlongParams& p [[buffer(3)]],
+                               uint3 gid [[thread_position_in_grid]]) {
+    take_along_impl(a, idx, out, p, gid);
+}
+
+// The dot of the matmul family, in its fixed order (see matmul.metal).
+template <typename T>
+inline float gmm_dot(const device T* x, const device T* w, int k) {
+    float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+    int i = 0;
+    for (; i + 4 <= k; i += 4) {
+        s0 += float(x[i]) * float(w[i]);
+        s1 += float(x[i + 1]) * float(w[i + 1]);
+        s2 += float(x[i + 2]) * float(w[i + 2]);
+        s3 += float(x[i + 3]) * float(w[i + 3]);
+    }
+    for (; i < k; i++) {
+        s0 += float(x[i]) * float(w[i]);
+    }
+    return (s0 + s1) + (s2 + s3);
+}
+
+// out[t, j, n] = dot(w[idx[t, j]] row n, x row t); thread (n, j, t).
+template <typename T>
+inline void gather_mm_impl(const device T* x, const device T* w, const device int* idx,
+                           device T* out, constant GatherMMParams& p, uint3 gid) {
+    int n = int(gid.x), j = int(gid.y), t = int(gid.z);
+    if (n >= p.o || j >= p.topk || t >= p.rows) {
+        return;
+    }
+    int e = gather_index(idx[t * p.topk + j], p.experts);
+    int dst = (t * p.topk + j) * p.o + n;
+    if (e < 0) {
+        out[dst] = T(0);
+        return;
+    }
+    out[dst] = T(gmm_dot(x + t * p.k, w + (e * p.o + n) * p.k, p.k));
+}
+
+kernel void gather_mm_float32(const device float* x [[buffer(0)]],
+                              const device float* w [[buffer(1)]],
+                              const device int* idx [[buffer(2)]],
+                              device float* out [[buffer(3)]],
+                              constant GatherMMParams& p [[buffer(4)]],
+                              uint3 gid [[thread_position_in_grid]]) {
+    gather_mm_impl(x, w, idx, out, p, gid);
+}
+
+kernel void gather_mm_float16(const device half* x [[buffer(0)]],
+                              const device half* w [[buffer(1)]],
+                              const device int* idx [[buffer(2)]],
+                              device half* out [[buffer(3)]],
+                              constant GatherMMParams& p [[buffer(4)]],
+                              uint3 gid [[thread_position_in_grid]]) {
+    gather_mm_impl(x, w, idx, out, p, gid);
+}

@@ -1,0 +1,216 @@
+package kernels_test
+
+import (
+	"fmt"
+	"math/rand"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ingotml/ingot/kernels"
+)
+
+// gtResolve is the documented index rule, written independently of the kernels.
+func gtResolve(i int32, n int) int {
+	switch {
+	case int(i) >= 0 && int(i) < n:
+		return int(i)
+	case int(i) < 0 && int(i) >= -n:
+		return int(i) + n
+	}
+	return -1
+}
+
+// gtElem returns the bytes of element i of a (from its offset), or zero bytes for i < 0.
+func gtElem(a *kernels.Arg, i int) []byte {
+	sz := a.DType.Size()
+	if i < 0 {
+		return make([]byte, sz)
+	}
+	o := (a.Offset + i) * sz
+	return a.Data[o : o+sz]
+}
+
+func gtIndices(a *kernels.Arg, n int) []int32 {
+	return kernels.I32(a.Data)[a.Offset : a.Offset+n]
+}
+
+// gtRefTake and gtRefTakeAlong build the expected output bytes element by element.
+func gtRefTake(l *kernels.Launch) []byte {
+	p := l.Params.(*kernels.TakeParams)
+	a := &l.Args[0]
+	idx := gtIndices(&l.Args[1], p.NIdx)
+	var out []byte
+	for r := 0; r < p.Outer; r++ {
+		for j := 0; j < p.NIdx; j++ {
+			k := gtResolve(idx[j], p.Axis)
+			for i := 0; i < p.Inner; i++ {
+				src := -1
+				if k >= 0 {
+					src = (r*p.Axis+k)*p.Inner + i
+				}
+				out = append(out, gtElem(a, src)...)
+			}
+		}
+	}
+	return out
+}
+
+func gtRefTakeAlong(l *kernels.Launch) []byte {
+	p := l.Params.(*kernels.TakeAlongParams)
+	a := &l.Args[0]
+	idx := gtIndices(&l.Args[1], p.Outer*p.M*p.Inner)
+	var out []byte
+	for r := 0; r < p.Outer; r++ {
+		for j := 0; j < p.M; j++ {
+			for i := 0; i < p.Inner; i++ {
+				src := -1
+				if k := gtResolve(idx[(r*p.M+j)*p.Inner+i], p.Axis); k >= 0 {
+					src = (r*p.Axis+k)*p.Inner + i
+				}
+				out = append(out, gtElem(a, src)...)
+			}
+		}
+	}
+	return out
+}
+
+func gtRefGatherMM(l *kernels.Launch) (want, scale []float64) {
+	p := l.Params.(*kernels.GatherMMParams)
+	x, w := &l.Args[0], &l.Args[1]
+	idx := gtIndices(&l.Args[2], p.Rows*p.TopK)
+	for t := 0; t < p.Rows; t++ {
+		xr := mmLoad(x, x.Offset+t*p.K, p.K)
+		for j := 0; j < p.TopK; j++ {
+			e := gtResolve(idx[t*p.TopK+j], p.Experts)
+			for n := 0; n < p.O; n++ {
+				if e < 0 {
+					want, scale = append(want, 0), append(scale, 0)
+					continue
+				}
+				d, s := mmDotRef(xr, mmLoad(w, w.Offset+(e*p.O+n)*p.K, p.K))
+				want, scale = append(want, d), append(scale, s)
+			}
+		}
+	}
+	return want, scale
+}
+
+func gtOutBytes(l *kernels.Launch) []byte {
+	o := l.Out()
+	sz := o.DType.Size()
+	return o.Data[o.Offset*sz : (o.Offset+o.Size())*sz]
+}
+
+func TestGatherSamplesMatchReference(t *testing.T) {
+	counts := map[string]int{}
+	zeroed, wrapped := 0, 0
+	for i, l := range mmSamples(t, "gather", 11) {
+		what := fmt.Sprintf("sample %d %s %+v %s", i, l.Kernel.Name, l.Params, l.Out().DType)
+		counts[l.Kernel.Name]++
+		var nIdx, axisLen int
+		switch p := l.Params.(type) {
+		case *kernels.TakeParams:
+			nIdx, axisLen = p.NIdx, p.Axis
+		case *kernels.TakeAlongParams:
+			nIdx, axisLen = p.Outer*p.M*p.Inner, p.Axis
+		case *kernels.GatherMMParams:
+			nIdx, axisLen = p.Rows*p.TopK, p.Experts
+		}
+		idxArg := 1
+		if l.Kernel == kernels.KGatherMM {
+			idxArg = 2
+		}
+		for _, v := range gtIndices(&l.Args[idxArg], nIdx) {
+			if gtResolve(v, axisLen) < 0 {
+				zeroed++
+			} else if v < 0 {
+				wrapped++
+			}
+		}
+		switch l.Kernel {
+		case kernels.KTake:
+			want := gtRefTake(l)
+			kernels.Run(l)
+			require.Equal(t, want, gtOutBytes(l), what)
+		case kernels.KTakeAlongAxis:
+			want := gtRefTakeAlong(l)
+			kernels.Run(l)
+			require.Equal(t, want, gtOutBytes(l), what)
+		case kernels.KGatherMM:
+			want, scale := gtRefGatherMM(l)
+			kernels.Run(l)
+			o := l.Out()
+			mmCheckDots(t, what, o.DType, mmLoad(o, o.Offset, o.Size()), want, scale)
+		default:
+			t.Fatalf("unexpected kernel %s in the gather samples", l.Kernel.Name)
+		}
+	}
+	require.Equal(t, map[string]int{"take": 5, "take_along_axis": 5, "gather_mm": 3}, counts)
+	require.Positive(t, zeroed, "samples exercise out-of-range indices")
+	require.Positive(t, wrapped, "samples exercise negative indices")
+}
+
+// gtGatherMMLaunch builds a float32 gather_mm launch.
+func gtGatherMMLaunch(x, w []float32, idx []int32, rows, topk, e, o, k int) *kernels.Launch {
+	l := &kernels.Launch{Kernel: kernels.KGatherMM, NArgs: 4,
+		Params: &kernels.GatherMMParams{Rows: rows, TopK: topk, Experts: e, O: o, K: k}}
+	l.Args[0] = kernels.NewArg(kernels.Contiguous(kernels.Float32, rows, k))
+	l.Args[1] = kernels.NewArg(kernels.Contiguous(kernels.Float32, e, o, k))
+	l.Args[2] = kernels.NewArg(kernels.Contiguous(kernels.Int32, rows, topk))
+	l.Args[3] = kernels.NewArg(kernels.Contiguous(kernels.Float32, rows, topk, o))
+	copy(kernels.F32(l.Args[0].Data), x)
+	copy(kernels.F32(l.Args[1].Data), w)
+	copy(kernels.I32(l.Args[2].Data), idx)
+	kernels.Poison(&l.Args[3])
+	return l
+}
+
+// TestGatherMMEqualsLinearPerExpert: each (row, slot) equals the linear kernel run on
+// that row and that expert's matrix, bit for bit (one dot arithmetic for both).
+func TestGatherMMEqualsLinearPerExpert(t *testing.T) {
+	rng := rand.New(rand.NewSource(5))
+	const rows, topk, e, o, k = 3, 2, 8, 64, 64
+	x, w := mmRandF32(rng, rows*k), mmRandF32(rng, e*o*k)
+	idx := []int32{3, 7, 0, -1, 5, 5}
+	l := gtGatherMMLaunch(x, w, idx, rows, topk, e, o, k)
+	kernels.Run(l)
+	got := kernels.F32(l.Out().Data)[:rows*topk*o]
+	for t0 := 0; t0 < rows; t0++ {
+		for j := 0; j < topk; j++ {
+			ex := gtResolve(idx[t0*topk+j], e)
+			lin := mmLinearLaunch(x[t0*k:(t0+1)*k], w[ex*o*k:(ex+1)*o*k], 1, o, k)
+			kernels.Run(lin)
+			require.Equalf(t, kernels.F32(lin.Out().Data)[:o], got[(t0*topk+j)*o:(t0*topk+j+1)*o], "row %d slot %d", t0, j)
+		}
+	}
+}
+
+func TestGatherMSLMatchesGoTwin(t *testing.T) { mmCheckMSLFamily(t, "gather") }
+
+func BenchmarkGatherMM(b *testing.B) {
+	rng := rand.New(rand.NewSource(6))
+	const rows, topk, e, o, k = 1, 2, 8, 64, 64
+	l := gtGatherMMLaunch(mmRandF32(rng, rows*k), mmRandF32(rng, e*o*k), []int32{6, 1}, rows, topk, e, o, k)
+	b.Run("T1_k2_E8_O64_K64", func(b *testing.B) {
+		for b.Loop() {
+			kernels.Run(l)
+		}
+		mmGFLOPs(b, 2*rows*topk*o*k)
+	})
+}
+
+func BenchmarkTake(b *testing.B) {
+	// Embedding lookup of one token from a [128, 64] table.
+	l := &kernels.Launch{Kernel: kernels.KTake, NArgs: 3,
+		Params: &kernels.TakeParams{Outer: 1, Axis: 128, Inner: 64, NIdx: 1}}
+	l.Args[0] = kernels.NewArg(kernels.Contiguous(kernels.Float32, 128, 64))
+	l.Args[1] = kernels.NewArg(kernels.Contiguous(kernels.Int32, 1))
+	l.Args[2] = kernels.NewArg(kernels.Contiguous(kernels.Float32, 1, 64))
+	kernels.I32(l.Args[1].Data)[0] = 77
+	b.Run("embed_1x64", func(b *testing.B) {
+		for b.Loop() {
+			kernels.Run(l)
+		}
+	})
+}

@@ -1,0 +1,225 @@
+package kernels
+
+import (
+	"fmt"
+	"math/rand"
+)
+
+// The matmul family: products of row-major matrices in the "linear" form x @ w^T, where
+// every output element is the dot product of two contiguous rows (an x row and a w row,
+// as Hugging Face stores weights [out, in]). Matmul of a @ b is brought to this form by
+// the tensor op, which copies b transposed.
+//
+// Every dot product, on every path and in both twins, uses the same arithmetic: float32
+// accumulation in four interleaved lanes (lane j takes k = j mod 4), the tail k >= K&^3
+// added to lane 0, then (lane0 + lane1) + (lane2 + lane3). So a row gives bit-identical
+// results whether it is computed alone (decode) or among many rows (prefill).
+
+// MatmulParams is the parameter struct of KLinear: Batch independent products
+// out[b] = x[b] @ w[b]^T, with x[b] an [M, K] and w[b] an [N, K] dense row-major matrix
+// starting XStride*b (WStride*b) elements after the argument's offset; a stride of 0
+// uses one matrix for every batch (broadcast). The output is [Batch, M, N] contiguous
+// (any shape with that many elements).
+type MatmulParams struct {
+	Batch, M, N, K   int
+	XStride, WStride int
+}
+
+// KLinear computes out = x @ w^T. Args x, w, out (one float dtype for all three). Both
+// inputs must be dense row-major from their offsets (the tensor ops copy views first).
+// The Go twin takes a GEMV path for one to three rows (decode) and a register- and
+// cache-blocked GEMM path for more (prefill); both compute each dot as described above.
+var KLinear = Register(&Kernel{Name: "linear", Family: "matmul", CPU: linearCPU, Encode: linearEncode})
+
+// mmLinearMinGEMM is the smallest row count that takes the blocked GEMM path.
+const mmLinearMinGEMM = 4
+
+// mmTileFloats bounds the w rows one GEMM tile keeps hot in L1 (32 KiB of float32).
+const mmTileFloats = 8192
+
+func linearCPU(l *Launch) {
+	p := l.Params.(*MatmulParams)
+	x, w, o := &l.Args[0], &l.Args[1], &l.Args[2]
+	mmCheckDense("linear", x, w)
+	if p.Batch*p.M*p.N == 0 {
+		return
+	}
+	if x.DType == Float32 && w.DType == Float32 && o.DType == Float32 {
+		xs, ws, os := F32(x.Data), F32(w.Data), F32(o.Data)
+		for b := 0; b < p.Batch; b++ {
+			xo, wo := x.Offset+b*p.XStride, w.Offset+b*p.WStride
+			oo := o.Offset + b*p.M*p.N
+			mmLinearF32(xs[xo:xo+p.M*p.K], ws[wo:wo+p.N*p.K], os[oo:oo+p.M*p.N], p.M, p.N, p.K)
+		}
+		return
+	}
+	// Half types: widen to float32 (exact), run the same arithmetic, round once on store.
+	xf := make([]float32, p.M*p.K)
+	wf := make([]float32, p.N*p.K)
+	of := make([]float32, p.M*p.N)
+	for b := 0; b < p.Batch; b++ {
+		mmWiden(xf, x, x.Offset+b*p.XStride)
+		mmWiden(wf, w, w.Offset+b*p.WStride)
+		mmLinearF32(xf, wf, of, p.M, p.N, p.K)
+		oo := o.Offset + b*p.M*p.N
+		for i, v := range of {
+			Store(o.DType, o.Data, oo+i, float64(v))
+		}
+	}
+}
+
+// mmCheckDense rejects views a kernel that indexes rows directly cannot read: the
+// tensor ops never pass them, so this is a bug in a caller (the device reports it).
+func mmCheckDense(op string, args ...*Arg) {
+	for i, a := range args {
+		if !a.IsContiguous() {
+			panic(fmt.Sprintf("kernels: %s: argument %d is not dense (shape %v, strides %v)",
+				op, i, a.Dims(), a.Strides[:a.NDim]))
+		}
+	}
+}
+
+// mmWiden loads len(dst) elements of a starting at element off as float32.
+func mmWiden(dst []float32, a *Arg, off int) {
+	for i := range dst {
+		dst[i] = float32(Load(a.DType, a.Data, off+i))
+	}
+}
+
+// mmLinearF32 writes out[m*n+j] = dot(x row m, w row j) for x [m, k], w [n, k].
+func mmLinearF32(x, w, out []float32, m, n, k int) {
+	if m < mmLinearMinGEMM || k == 0 {
+		// GEMV: two w rows against the same x row keep eight accumulators in flight (the
+		// products commute, so each output is still exactly mmDot(x row, w row)).
+		for i := 0; i < m; i++ {
+			xr := x[i*k : i*k+k]
+			or := out[i*n : i*n+n]
+			j := 0
+			for ; j+2 <= n; j += 2 {
+				or[j], or[j+1] = mmDot2(w[j*k:j*k+k], w[j*k+k:j*k+2*k], xr)
+			}
+			if j < n {
+				or[j] = mmDot(xr, w[j*k:j*k+k])
+			}
+		}
+		return
+	}
+	// GEMM: a tile of w rows stays in L1 while every x row passes over it, two rows at
+	// a time so each loaded w element serves both.
+	tile := max(1, mmTileFloats/k)
+	for j0 := 0; j0 < n; j0 += tile {
+		j1 := min(n, j0+tile)
+		i := 0
+		for ; i+2 <= m; i += 2 {
+			x0, x1 := x[i*k:i*k+k], x[i*k+k:i*k+2*k]
+			o0, o1 := out[i*n:i*n+n], out[i*n+n:i*n+2*n]
+			for j := j0; j < j1; j++ {
+				o0[j], o1[j] = mmDot2(x0, x1, w[j*k:j*k+k])
+			}
+		}
+		if i < m {
+			xr, or := x[i*k:i*k+k], out[i*n:i*n+n]
+			for j := j0; j < j1; j++ {
+				or[j] = mmDot(xr, w[j*k:j*k+k])
+			}
+		}
+	}
+}
+
+// mmDot is the dot product of two equal-length rows in the family's fixed order.
+func mmDot(x, w []float32) float32 {
+	w = w[:len(x)]
+	var s0, s1, s2, s3 float32
+	// Checking both lengths in the loop condition lets the compiler drop bounds checks.
+	for ; len(x) >= 4 && len(w) >= 4; x, w = x[4:], w[4:] {
+		s0 += x[0] * w[0]
+		s1 += x[1] * w[1]
+		s2 += x[2] * w[2]
+		s3 += x[3] * w[3]
+	}
+	w = w[:len(x)]
+	for i, v := range x {
+		s0 += v * w[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// mmDot2 is mmDot of x0 and of x1 with the same w, sharing the loads of w.
+func mmDot2(x0, x1, w []float32) (float32, float32) {
+	x1, w = x1[:len(x0)], w[:len(x0)]
+	var a0, a1, a2, a3, b0, b1, b2, b3 float32
+	for ; len(x0) >= 4 && len(x1) >= 4 && len(w) >= 4; x0, x1, w = x0[4:], x1[4:], w[4:] {
+		a0 += x0[0] * w[0]
+		b0 += x1[0] * w[0]
+		a1 += x0[1] * w[1]
+		b1 += x1[1] * w[1]
+		a2 += x0[2] * w[2]
+		b2 += x1[2] * w[2]
+		a3 += x0[3] * w[3]
+		b3 += x1[3] * w[3]
+	}
+	x1, w = x1[:len(x0)], w[:len(x0)]
+	for i, v := range x0 {
+		a0 += v * w[i]
+		b0 += x1[i] * w[i]
+	}
+	return (a0 + a1) + (a2 + a3), (b0 + b1) + (b2 + b3)
+}
+
+// mmEntry is the MSL entry of a matmul-family kernel for dtype dt (float32 and float16
+// have MSL twins; bfloat16 runs on the Go twin only, so its entry does not exist).
+func mmEntry(base string, dt DType) string { return base + "_" + dt.String() }
+
+func linearEncode(l *Launch, e Encoder) {
+	p := l.Params.(*MatmulParams)
+	e.Entry(mmEntry("linear", l.Out().DType))
+	for i := 0; i < 3; i++ {
+		e.SetArg(i, &l.Args[i])
+	}
+	e.SetBytes(3, Pack(struct{ Batch, M, N, K, XStride, WStride int32 }{
+		int32(p.Batch), int32(p.M), int32(p.N), int32(p.K), int32(p.XStride), int32(p.WStride)}))
+	// One thread per output element: x = column (w row), y = x row, z = batch.
+	e.DispatchThreads([3]int{max(p.N, 1), max(p.M, 1), max(p.Batch, 1)}, [3]int{min(max(p.N, 1), 64), 1, 1})
+}
+
+func init() { RegisterSamples("matmul", matmulSamples) }
+
+// matmulSamples covers GEMV and GEMM row counts, K with and without a tail, batches with
+// both strides and a broadcast weight, an input offset, and float16.
+func matmulSamples(rng *rand.Rand) []*Launch {
+	type shape struct {
+		dt                     DType
+		batch, m, n, k, xOff   int
+		xBroadcast, wBroadcast bool
+	}
+	shapes := []shape{
+		{Float32, 1, 1, 7, 13, 0, false, false},
+		{Float32, 1, 1, 192, 64, 5, false, false},
+		{Float32, 1, 6, 9, 37, 0, false, false},
+		{Float32, 3, 5, 4, 8, 2, false, true},
+		{Float32, 2, 3, 5, 3, 0, true, false},
+		{Float16, 2, 2, 5, 11, 1, false, false},
+	}
+	var out []*Launch
+	for _, s := range shapes {
+		p := &MatmulParams{Batch: s.batch, M: s.m, N: s.n, K: s.k, XStride: s.m * s.k, WStride: s.n * s.k}
+		xb, wb := s.batch, s.batch
+		if s.xBroadcast {
+			xb, p.XStride = 1, 0
+		}
+		if s.wBroadcast {
+			wb, p.WStride = 1, 0
+		}
+		l := &Launch{Kernel: KLinear, Params: p, NArgs: 3}
+		xl := Contiguous(s.dt, xb, s.m, s.k)
+		xl.Offset = s.xOff
+		l.Args[0] = NewArg(xl)
+		l.Args[1] = NewArg(Contiguous(s.dt, wb, s.n, s.k))
+		l.Args[2] = NewArg(Contiguous(s.dt, s.batch, s.m, s.n))
+		Fill(rng, &l.Args[0], -1, 1)
+		Fill(rng, &l.Args[1], -1, 1)
+		Poison(&l.Args[2])
+		out = append(out, l)
+	}
+	return out
+}

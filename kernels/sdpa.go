@@ -1,0 +1,228 @@
+package kernels
+
+import (
+	"math"
+	"math/rand"
+)
+
+// SDPAParams is the parameter struct of KSDPA.
+type SDPAParams struct{ Scale float64 }
+
+// SDPAMaxHeadDim is the largest query/key and value head size the MSL twin takes.
+const SDPAMaxHeadDim = 256
+
+// KSDPA is scaled dot-product attention, softmax in float32:
+// out[b,h,i] = sum_j softmax_j(Scale * q[b,h,i] . k[b,h/G,j]) v[b,h/G,j], G = Hq/Hkv.
+// Args q (contiguous float32 [B, Hq, Sq, D]), k ([B, Hkv, Skv, D]) and v
+// ([B, Hkv, Skv, Dv]) float32 with a unit stride on the last axis (any strides and
+// offset otherwise, so a slice of a preallocated cache needs no copy), an optional bool
+// mask ([B, Hq, Sq, Skv], any strides: true = attend), out [B, Hq, Sq, Dv]. A fully
+// masked row outputs 0. D and Dv are at most SDPAMaxHeadDim.
+var KSDPA = Register(&Kernel{Name: "sdpa", Family: "sdpa", CPU: sdpaCPU, Encode: sdpaEncode})
+
+func init() { RegisterSamples("sdpa", sdpaSamples) }
+
+// sdpaArgs splits a launch: q, k, v, the mask (nil if absent), out.
+func sdpaArgs(l *Launch) (q, k, v, m, o *Arg) {
+	q, k, v, o = &l.Args[0], &l.Args[1], &l.Args[2], l.Out()
+	if l.NArgs == 5 {
+		m = &l.Args[3]
+	}
+	return q, k, v, m, o
+}
+
+func sdpaCPU(l *Launch) {
+	qa, ka, va, ma, oa := sdpaArgs(l)
+	mustFloat32("sdpa", qa, ka, va, oa)
+	B, Hq, Sq, D := qa.Shape[0], qa.Shape[1], qa.Shape[2], qa.Shape[3]
+	Hkv, Skv, Dv := ka.Shape[1], ka.Shape[2], va.Shape[3]
+	if B*Hq*Sq*Dv == 0 {
+		return
+	}
+	q := F32(qa.Data)[qa.Offset : qa.Offset+B*Hq*Sq*D]
+	o := F32(oa.Data)[oa.Offset : oa.Offset+B*Hq*Sq*Dv]
+	k, v := F32(ka.Data), F32(va.Data)
+	scale := float32(l.Params.(*SDPAParams).Scale)
+	group := Hq / Hkv
+	var sbuf [1024]float32 // scores of one query row; on the stack for decode-sized caches
+	scores := sbuf[:0]
+	if Skv > len(sbuf) {
+		scores = make([]float32, 0, Skv)
+	}
+	scores = scores[:Skv]
+	negInf := float32(math.Inf(-1))
+	for b := 0; b < B; b++ {
+		for h := 0; h < Hq; h++ {
+			kh := ka.Offset + b*ka.Strides[0] + (h/group)*ka.Strides[1]
+			vh := va.Offset + b*va.Strides[0] + (h/group)*va.Strides[1]
+			for i := 0; i < Sq; i++ {
+				row := (b*Hq+h)*Sq + i
+				qr, or := q[row*D:row*D+D], o[row*Dv:row*Dv+Dv]
+				// Scores of the attended keys; masked keys are marked -Inf and skipped.
+				mx, any := negInf, false
+				var mrow []byte
+				mst := 0
+				if ma != nil {
+					mrow = ma.Data[ma.Offset+b*ma.Strides[0]+h*ma.Strides[1]+i*ma.Strides[2]:]
+					mst = ma.Strides[3]
+				}
+				for j := range scores {
+					if mrow != nil && mrow[j*mst] == 0 {
+						scores[j] = negInf
+						continue
+					}
+					kr := k[kh+j*ka.Strides[2]:]
+					s := dot32(qr, kr[:D]) * scale
+					scores[j] = s
+					if s > mx {
+						mx = s
+					}
+					any = true
+				}
+				clear(or)
+				if !any {
+					continue
+				}
+				var sum float64
+				for j, s := range scores {
+					if s == negInf {
+						continue
+					}
+					w := float32(expF64(float64(s) - float64(mx)))
+					sum += float64(w)
+					vr := v[vh+j*va.Strides[2]:]
+					axpy32(or, w, vr[:Dv])
+				}
+				inv := float32(1 / sum)
+				for d := range or {
+					or[d] *= inv
+				}
+			}
+		}
+	}
+}
+
+// dot32 is a . b (len(b) >= len(a)) with four independent float32 accumulators.
+func dot32(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// axpy32 is y += a * x (len(x) >= len(y)).
+func axpy32(y []float32, a float32, x []float32) {
+	x = x[:len(y)]
+	for i := range y {
+		y[i] += a * x[i]
+	}
+}
+
+// sdpaMSLParams matches the MSL SDPAParams struct.
+type sdpaMSLParams struct {
+	B, Hq, Hkv, Sq, Skv, D, Dv int32
+	KStrides, VStrides         [3]int32 // batch, head, position
+	MStrides                   [4]int32 // batch, head, query, key
+	HasMask                    int32
+	Scale                      float32
+}
+
+// sdpaSimdgroups is the number of simdgroups sharing one query row's keys in the MSL twin.
+const sdpaSimdgroups = 4
+
+func sdpaEncode(l *Launch, e Encoder) {
+	q, k, v, m, o := sdpaArgs(l)
+	p := sdpaMSLParams{
+		B: int32(q.Shape[0]), Hq: int32(q.Shape[1]), Hkv: int32(k.Shape[1]), Sq: int32(q.Shape[2]),
+		Skv: int32(k.Shape[2]), D: int32(q.Shape[3]), Dv: int32(v.Shape[3]),
+		Scale: float32(l.Params.(*SDPAParams).Scale),
+	}
+	for i := 0; i < 3; i++ {
+		p.KStrides[i], p.VStrides[i] = int32(k.Strides[i]), int32(v.Strides[i])
+	}
+	e.Entry("sdpa_float32")
+	e.SetArg(0, q)
+	e.SetArg(1, k)
+	e.SetArg(2, v)
+	if m != nil {
+		p.HasMask = 1
+		for i := 0; i < 4; i++ {
+			p.MStrides[i] = int32(m.Strides[i])
+		}
+		e.SetArg(3, m)
+	} else {
+		e.SetArg(3, q) // bound but never read: has_mask is 0
+	}
+	e.SetArg(4, o)
+	e.SetBytes(5, Pack(p))
+	e.DispatchThreadgroups([3]int{max(q.Shape[2], 1), max(q.Shape[1], 1), max(q.Shape[0], 1)},
+		[3]int{32 * sdpaSimdgroups, 1, 1})
+}
+
+// sdpaSamples covers decode (Sq 1) and prefill with a causal mask, GQA, D 16 and 32 and
+// an odd size, keys and values read from a larger cache buffer (offset, strided), and a
+// padding mask that blanks every key of one row.
+func sdpaSamples(rng *rand.Rand) []*Launch {
+	var out []*Launch
+	for _, c := range []struct {
+		B, Hq, Hkv, Sq, Skv, D, Dv, MaxS int
+		mask                             string
+	}{
+		{1, 4, 2, 1, 128, 32, 32, 128, ""},
+		{2, 4, 2, 1, 9, 16, 16, 16, "pad"},
+		{1, 4, 2, 7, 7, 32, 32, 7, "causal"},
+		{2, 2, 1, 3, 40, 20, 12, 64, "pad"},
+	} {
+		l := &Launch{Kernel: KSDPA, Params: &SDPAParams{Scale: 1 / math.Sqrt(float64(c.D))}}
+		q := NewArg(Contiguous(Float32, c.B, c.Hq, c.Sq, c.D))
+		Fill(rng, &q, -1, 1)
+		cache := func(d int) Arg {
+			full := Contiguous(Float32, c.B, c.Hkv, c.MaxS, d)
+			a := NewArg(full)
+			Fill(rng, &a, -1, 1)
+			a.Shape[2] = c.Skv // a window of the cache, from position 1 when it fits
+			if c.MaxS > c.Skv {
+				a.Offset = d
+			}
+			return a
+		}
+		l.Args[0], l.Args[1], l.Args[2], l.NArgs = q, cache(c.D), cache(c.Dv), 3
+		switch c.mask {
+		case "causal": // [Sq, Skv] broadcast over batch and heads
+			ml := Contiguous(Bool, 1, 1, c.Sq, c.Skv)
+			m := NewArg(ml)
+			for i := 0; i < c.Sq; i++ {
+				for j := 0; j < c.Skv; j++ {
+					if j <= i+c.Skv-c.Sq {
+						m.Data[i*c.Skv+j] = 1
+					}
+				}
+			}
+			m.Layout = BroadcastLayout(&ml, &Layout{NDim: 4, Shape: [MaxDims]int{c.B, c.Hq, c.Sq, c.Skv}})
+			l.Args[3], l.NArgs = m, 4
+		case "pad": // left padding per batch row, [B, 1, 1, Skv]; row 1 fully padded
+			ml := Contiguous(Bool, c.B, 1, 1, c.Skv)
+			m := NewArg(ml)
+			for j := 2; j < c.Skv; j++ {
+				m.Data[j] = 1
+			}
+			m.Layout = BroadcastLayout(&ml, &Layout{NDim: 4, Shape: [MaxDims]int{c.B, c.Hq, c.Sq, c.Skv}})
+			l.Args[3], l.NArgs = m, 4
+		}
+		o := NewArg(Contiguous(Float32, c.B, c.Hq, c.Sq, c.Dv))
+		Poison(&o)
+		l.Args[l.NArgs] = o
+		l.NArgs++
+		out = append(out, l)
+	}
+	return out
+}

@@ -1,0 +1,159 @@
+package metal
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/ingotml/ingot/kernels"
+)
+
+// Metal's limits that the encoder checks, since breaking them aborts the
+// process (or silently misbehaves) instead of returning an error.
+const (
+	// maxBufferIndex is the size of a compute encoder's buffer table.
+	maxBufferIndex = 31
+	// maxSetBytes is the most setBytes:length:atIndex: accepts.
+	maxSetBytes = 4096
+	// maxGroupDim is the largest threadgroup side.
+	maxGroupDim = 1024
+)
+
+// encoder is the kernels.Encoder of GPU.Run: it checks what a kernel's Encode
+// asks for and passes it on to the backend. The first problem is kept and
+// everything after it in the launch is ignored; Run then reports it.
+type encoder struct {
+	r          *runner
+	kernel     *kernels.Kernel
+	pipe       pipeline // nil until Entry succeeds
+	entry      string
+	dispatches int
+	err        error
+}
+
+// start readies the encoder for one launch of k.
+func (e *encoder) start(k *kernels.Kernel) {
+	e.kernel, e.pipe, e.entry, e.dispatches, e.err = k, nil, "", 0, nil
+}
+
+func (e *encoder) fail(format string, args ...any) {
+	if e.err == nil {
+		e.err = fmt.Errorf(format, args...)
+	}
+}
+
+// Entry selects the MSL function, compiling the kernel's family on first use.
+func (e *encoder) Entry(name string) {
+	if e.err != nil {
+		return
+	}
+	p, err := e.r.cache.get(e.r.b, e.kernel.Family, name)
+	if err != nil {
+		e.err = err
+		return
+	}
+	e.pipe, e.entry = p, name
+	e.r.b.setPipeline(p)
+}
+
+func (e *encoder) checkIndex(index int) bool {
+	if index < 0 || index >= maxBufferIndex {
+		e.fail("buffer index %d is not in 0..%d", index, maxBufferIndex-1)
+		return false
+	}
+	return true
+}
+
+// SetArg binds the MTLBuffer behind a.Data at a.Offset elements. a.Data must
+// be the contents of a buffer the GPU's provider made (it is, for arrays the
+// graph allocates); host memory cannot be bound.
+func (e *encoder) SetArg(index int, a *kernels.Arg) {
+	if e.err != nil || !e.checkIndex(index) {
+		return
+	}
+	if a == nil {
+		e.fail("buffer(%d): nil argument", index)
+		return
+	}
+	if !a.DType.Valid() {
+		e.fail("buffer(%d): unknown dtype %v", index, a.DType)
+		return
+	}
+	n := a.Size()
+	if len(a.Data) == 0 {
+		if n == 0 {
+			e.r.b.setBuffer(index, nil, 0) // an empty array: nothing to read or write
+			return
+		}
+		e.fail("buffer(%d): a %v array of %d elements has no data", index, a.DType, n)
+		return
+	}
+	buf, ok := e.r.b.buffer(&a.Data[0])
+	if !ok {
+		e.fail("buffer(%d): the argument's data is not a live Metal buffer of this GPU", index)
+		return
+	}
+	sz := a.DType.Size()
+	if a.Offset < 0 || (n > 0 && (a.Offset+a.Span())*sz > buf.size()) || a.Offset*sz > buf.size() {
+		e.fail("buffer(%d): %v array of shape %v at element offset %d reaches past the end of its %d-byte buffer",
+			index, a.DType, a.Dims(), a.Offset, buf.size())
+		return
+	}
+	e.r.b.setBuffer(index, buf, a.Offset*sz)
+}
+
+// SetBytes binds a small constant block (setBytes:length:atIndex:).
+func (e *encoder) SetBytes(index int, b []byte) {
+	if e.err != nil || !e.checkIndex(index) {
+		return
+	}
+	if len(b) == 0 || len(b) > maxSetBytes {
+		e.fail("buffer(%d): a constant block of %d bytes; Metal takes 1 to %d", index, len(b), maxSetBytes)
+		return
+	}
+	e.r.b.setBytes(index, b)
+}
+
+// DispatchThreads launches a grid of threads (dispatchThreads:threadsPerThreadgroup:).
+func (e *encoder) DispatchThreads(grid, group [3]int) { e.dispatch(dispatchThreads, grid, group) }
+
+// DispatchThreadgroups launches groups of threads
+// (dispatchThreadgroups:threadsPerThreadgroup:).
+func (e *encoder) DispatchThreadgroups(groups, group [3]int) {
+	e.dispatch(dispatchThreadgroups, groups, group)
+}
+
+func (e *encoder) dispatch(kind dispatchKind, size, group [3]int) {
+	if e.err != nil {
+		return
+	}
+	if e.pipe == nil {
+		e.fail("dispatch before Entry selected a function")
+		return
+	}
+	what := "grid"
+	if kind == dispatchThreadgroups {
+		what = "threadgroup count"
+	}
+	threads := 1
+	for i := range 3 {
+		if group[i] < 1 || group[i] > maxGroupDim {
+			e.fail("%s: threadgroup %v: every side must be 1 to %d", e.entry, group, maxGroupDim)
+			return
+		}
+		total := size[i] // threads along this side, which Metal counts in 32 bits
+		if kind == dispatchThreadgroups && size[i] <= math.MaxUint32 {
+			total *= group[i]
+		}
+		if size[i] < 1 || total > math.MaxUint32 {
+			e.fail("%s: %s %v: every side must be at least 1 and the grid under 2^32 threads a side", e.entry, what, size)
+			return
+		}
+		threads *= group[i]
+	}
+	if limit := e.pipe.maxThreads(); threads > limit {
+		e.fail("%s: threadgroup %v has %d threads; its pipeline allows at most %d", e.entry, group, threads, limit)
+		return
+	}
+	e.r.b.dispatch(kind, size, group)
+	e.dispatches++
+}

@@ -1,0 +1,285 @@
+//go:build darwin
+
+package metal
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/ingotml/ingot/alloc"
+	"github.com/ingotml/ingot/kernels"
+	"github.com/progrium/macdriver/macos/foundation"
+	"github.com/progrium/macdriver/macos/metal"
+	"github.com/progrium/macdriver/objc"
+)
+
+// Every message is sent with objc.Call. The generated wrappers do not fit:
+// those taking a protocol argument (setBuffer:, setComputePipelineState:,
+// waitForFence:, ...) hand Metal a Go-implemented adaptor object instead of
+// the object itself, the "new..." ones autorelease what we mean to own, the
+// "...error:" ones pass the error object instead of its address, and MTLSize
+// is an empty placeholder struct in the bindings.
+var (
+	selNewCommandQueue = objc.Sel("newCommandQueue")
+	selNewFence        = objc.Sel("newFence")
+	selNewLibrary      = objc.Sel("newLibraryWithSource:options:error:")
+	selNewFunction     = objc.Sel("newFunctionWithName:")
+	selNewPipeline     = objc.Sel("newComputePipelineStateWithFunction:error:")
+	selCommandBuffer   = objc.Sel("commandBufferWithUnretainedReferences")
+	selComputeEncoder  = objc.Sel("computeCommandEncoder")
+	selWaitForFence    = objc.Sel("waitForFence:")
+	selUpdateFence     = objc.Sel("updateFence:")
+	selEndEncoding     = objc.Sel("endEncoding")
+	selSetPipeline     = objc.Sel("setComputePipelineState:")
+	selSetBuffer       = objc.Sel("setBuffer:offset:atIndex:")
+	selSetBytes        = objc.Sel("setBytes:length:atIndex:")
+	selDispatchThreads = objc.Sel("dispatchThreads:threadsPerThreadgroup:")
+	selDispatchGroups  = objc.Sel("dispatchThreadgroups:threadsPerThreadgroup:")
+)
+
+// mtlSize is MTLSize: three NSUIntegers, passed by value.
+type mtlSize struct{ Width, Height, Depth uint }
+
+func sizeOf(v [3]int) mtlSize { return mtlSize{uint(v[0]), uint(v[1]), uint(v[2])} }
+
+// GPU is the Metal graph device: it runs kernel launches by encoding their
+// MSL twins into command buffers on its own command queue. Its method set is
+// graph.Device's, so a *GPU can be passed wherever a graph.Device is wanted.
+type GPU struct {
+	dev *Device
+	mu  sync.Mutex // one batch at a time, even from several graphs
+	q   *commandQueue
+	r   *runner
+}
+
+// NewGPU makes a graph device on the system's default Metal device, with its
+// own command queue and pipeline cache. Without a device the error wraps
+// ErrUnavailable.
+func NewGPU(opt GPUOptions) (*GPU, error) {
+	opt, err := opt.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	dev, err := Open()
+	if err != nil {
+		return nil, err
+	}
+	q := &commandQueue{dev: dev}
+	q.queue = objc.Call[metal.CommandQueueWrapper](dev.mtl, selNewCommandQueue)
+	if q.queue.IsNil() {
+		return nil, fmt.Errorf("%w: %s made no command queue", ErrUnavailable, dev.Name())
+	}
+	q.fence = objc.Call[metal.FenceWrapper](dev.mtl, selNewFence)
+	if q.fence.IsNil() {
+		q.queue.Release()
+		return nil, fmt.Errorf("%w: %s made no fence", ErrUnavailable, dev.Name())
+	}
+	return &GPU{dev: dev, q: q, r: newRunner(q, opt)}, nil
+}
+
+// Name is "metal".
+func (g *GPU) Name() string { return "metal" }
+
+// Provider makes the device's buffers (the Device's provider, shared by every
+// GPU of the process).
+func (g *GPU) Provider() alloc.Provider { return g.dev.Provider() }
+
+// Device is the Metal device the GPU runs on.
+func (g *GPU) Device() *Device { return g.dev }
+
+// Run encodes the batch's launches in order, committing a command buffer
+// every CommitEvery dispatches and at the end, and returns when all of them
+// have completed. Every argument must be the contents of a buffer from
+// Provider. The first launch that cannot be encoded ends the batch with a
+// *KernelError; a command buffer the GPU fails is reported with the kernels
+// it held.
+func (g *GPU) Run(batch []kernels.Launch) (err error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	// The pool must be drained on the thread that pushed it.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	objc.WithAutoreleasePool(func() {
+		// A panic must not unwind through the pool's C frame.
+		defer func() {
+			if p := recover(); p != nil {
+				g.q.reset()
+				err = fmt.Errorf("metal: run failed: %v", p)
+			}
+		}()
+		err = g.r.run(batch)
+	})
+	return err
+}
+
+// commandQueue is the darwin backend: one MTLCommandQueue and the command
+// buffer being encoded. Its buffers are untracked, so Metal orders nothing
+// between command buffers; a single fence does: each compute pass waits for
+// the previous one's update. Within a pass the encoder is serial, so each
+// dispatch sees the writes of the ones before it.
+type commandQueue struct {
+	dev       *Device
+	queue     metal.CommandQueueWrapper
+	fence     metal.FenceWrapper
+	fenced    bool // some pass has updated the fence (waiting on a fresh one is not defined)
+	cb        metal.CommandBufferWrapper
+	enc       metal.ComputeCommandEncoderWrapper
+	committed []metal.CommandBufferWrapper
+}
+
+// nsErrorText is the description of an NSError returned through an error:
+// argument, or fallback when there is none.
+func nsErrorText(p unsafe.Pointer, fallback string) string {
+	if p == nil {
+		return fallback
+	}
+	return foundation.ErrorFrom(p).LocalizedDescription()
+}
+
+func (q *commandQueue) newLibrary(family, source string) (library, error) {
+	opts := metal.CompileOptions_Alloc().Init()
+	defer opts.Release()
+	// Fast math may reassociate, approximate and assume no NaN or infinity:
+	// the twins must agree with the Go ones, NaN included, so it is off (as
+	// MLX compiles its kernels).
+	opts.SetFastMathEnabled(false)
+	var nsErr unsafe.Pointer
+	lib := objc.Call[metal.LibraryWrapper](q.dev.mtl, selNewLibrary, source, opts.Ptr(), unsafe.Pointer(&nsErr))
+	if lib.IsNil() { // an error with a library holds only warnings
+		return nil, errors.New(nsErrorText(nsErr, "the compiler returned no library and no error"))
+	}
+	return &mtlLibrary{dev: q.dev, mtl: lib}, nil
+}
+
+// mtlLibrary is a compiled family, kept for the life of the process.
+type mtlLibrary struct {
+	dev *Device
+	mtl metal.LibraryWrapper
+}
+
+func (l *mtlLibrary) newPipeline(entry string) (pipeline, error) {
+	fn := objc.Call[metal.FunctionWrapper](l.mtl, selNewFunction, entry)
+	if fn.IsNil() {
+		names := l.mtl.FunctionNames()
+		sort.Strings(names)
+		return nil, fmt.Errorf("no function named %s (it has %s)", entry, strings.Join(names, ", "))
+	}
+	defer fn.Release() // the pipeline keeps what it needs
+	var nsErr unsafe.Pointer
+	pso := objc.Call[metal.ComputePipelineStateWrapper](l.dev.mtl, selNewPipeline, fn.Ptr(), unsafe.Pointer(&nsErr))
+	if pso.IsNil() {
+		return nil, errors.New(nsErrorText(nsErr, "no pipeline and no error"))
+	}
+	return &mtlPipeline{mtl: pso, max: int(pso.MaxTotalThreadsPerThreadgroup())}, nil
+}
+
+// mtlPipeline is a compute pipeline state, kept for the life of the process.
+type mtlPipeline struct {
+	mtl metal.ComputePipelineStateWrapper
+	max int
+}
+
+func (p *mtlPipeline) maxThreads() int { return p.max }
+
+func (q *commandQueue) buffer(base *byte) (deviceBuffer, bool) {
+	b, ok := q.dev.provider.lookup(base)
+	if !ok {
+		return nil, false
+	}
+	return b, true
+}
+
+// size is the buffer's length in bytes.
+func (b *buffer) size() int { return len(b.data) }
+
+// open starts a command buffer and its compute pass if none is open.
+func (q *commandQueue) open() {
+	if !q.enc.IsNil() {
+		return
+	}
+	q.cb = objc.Call[metal.CommandBufferWrapper](q.queue, selCommandBuffer)
+	if q.cb.IsNil() {
+		panic("metal: the command queue gave no command buffer")
+	}
+	q.enc = objc.Call[metal.ComputeCommandEncoderWrapper](q.cb, selComputeEncoder)
+	if q.enc.IsNil() {
+		panic("metal: the command buffer gave no compute encoder")
+	}
+	if q.fenced {
+		objc.Call[objc.Void](q.enc, selWaitForFence, q.fence.Ptr())
+	}
+}
+
+func (q *commandQueue) setPipeline(p pipeline) {
+	q.open()
+	objc.Call[objc.Void](q.enc, selSetPipeline, p.(*mtlPipeline).mtl.Ptr())
+}
+
+func (q *commandQueue) setBuffer(index int, b deviceBuffer, offset int) {
+	q.open()
+	var ptr unsafe.Pointer
+	if b != nil {
+		ptr = b.(*buffer).mtl.Ptr()
+	}
+	objc.Call[objc.Void](q.enc, selSetBuffer, ptr, uint(offset), uint(index))
+}
+
+func (q *commandQueue) setBytes(index int, b []byte) {
+	q.open()
+	// Metal copies the bytes before setBytes returns.
+	objc.Call[objc.Void](q.enc, selSetBytes, unsafe.Pointer(&b[0]), uint(len(b)), uint(index))
+	runtime.KeepAlive(b)
+}
+
+func (q *commandQueue) dispatch(kind dispatchKind, size, group [3]int) {
+	q.open()
+	sel := selDispatchThreads
+	if kind == dispatchThreadgroups {
+		sel = selDispatchGroups
+	}
+	objc.Call[objc.Void](q.enc, sel, sizeOf(size), sizeOf(group))
+}
+
+func (q *commandQueue) commit() bool {
+	if q.enc.IsNil() {
+		return false
+	}
+	objc.Call[objc.Void](q.enc, selUpdateFence, q.fence.Ptr())
+	objc.Call[objc.Void](q.enc, selEndEncoding)
+	q.cb.Commit()
+	q.fenced = true
+	q.committed = append(q.committed, q.cb)
+	q.cb, q.enc = metal.CommandBufferWrapper{}, metal.ComputeCommandEncoderWrapper{}
+	return true
+}
+
+// reset forgets the command buffers of a batch that broke down (a nil object
+// from Metal); the autorelease pool frees them.
+func (q *commandQueue) reset() {
+	q.cb, q.enc = metal.CommandBufferWrapper{}, metal.ComputeCommandEncoderWrapper{}
+	clear(q.committed)
+	q.committed = q.committed[:0]
+}
+
+func (q *commandQueue) wait() (int, error) {
+	failed, err := -1, error(nil)
+	for i, cb := range q.committed {
+		cb.WaitUntilCompleted()
+		if st := cb.Status(); st != metal.CommandBufferStatusCompleted && failed < 0 {
+			failed = i
+			msg := fmt.Sprintf("status %d", st)
+			if e := cb.Error(); !e.IsNil() {
+				msg = e.LocalizedDescription()
+			}
+			err = errors.New(msg)
+		}
+	}
+	clear(q.committed)
+	q.committed = q.committed[:0]
+	return failed, err
+}

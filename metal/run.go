@@ -1,0 +1,239 @@
+package metal
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/ingotml/ingot/kernels"
+)
+
+// This file and encoder.go hold everything GPU.Run does apart from the Metal
+// calls themselves: pipeline caching, command-buffer cadence, argument checks
+// and error reporting. The calls go through the small backend interface, which
+// the darwin code implements over a command queue and the tests implement with
+// a recorder, so that all of this is tested on every platform.
+
+// DefaultCommitEvery is the number of dispatches per command buffer when
+// GPUOptions.CommitEvery is 0: MLX's figure for Max and Ultra chips.
+const DefaultCommitEvery = 50
+
+// GPUOptions configure NewGPU.
+type GPUOptions struct {
+	// CommitEvery is how many dispatches go into one command buffer before
+	// it is committed (0 means DefaultCommitEvery). Run also commits at the
+	// end of every batch.
+	CommitEvery int
+}
+
+func (o GPUOptions) withDefaults() (GPUOptions, error) {
+	if o.CommitEvery < 0 {
+		return o, fmt.Errorf("metal: GPUOptions.CommitEvery is %d; want 0 (for %d) or more", o.CommitEvery, DefaultCommitEvery)
+	}
+	if o.CommitEvery == 0 {
+		o.CommitEvery = DefaultCommitEvery
+	}
+	return o, nil
+}
+
+// backend is the Metal side of a batch. All calls come from one goroutine,
+// inside GPU.Run.
+type backend interface {
+	// newLibrary compiles a family's MSL source.
+	newLibrary(family, source string) (library, error)
+	// buffer finds the live device buffer whose contents start at base.
+	buffer(base *byte) (deviceBuffer, bool)
+
+	// The encoding calls go to the open command buffer; the first of them
+	// opens one. b is nil for an empty argument.
+	setPipeline(p pipeline)
+	setBuffer(index int, b deviceBuffer, offset int)
+	setBytes(index int, b []byte)
+	dispatch(kind dispatchKind, size, group [3]int)
+
+	// commit ends and commits the open command buffer without waiting; it
+	// reports false when none was open.
+	commit() bool
+	// wait blocks until every command buffer committed since the last wait
+	// has completed. It returns the position (in commit order) and error of
+	// the first one that failed, or -1 and nil.
+	wait() (int, error)
+}
+
+// library is a compiled family.
+type library interface {
+	// newPipeline makes the compute pipeline of the named function.
+	newPipeline(entry string) (pipeline, error)
+}
+
+// pipeline is a compute pipeline state.
+type pipeline interface {
+	// maxThreads is its maxTotalThreadsPerThreadgroup.
+	maxThreads() int
+}
+
+// deviceBuffer is an MTLBuffer the provider made.
+type deviceBuffer interface {
+	// size is its length in bytes.
+	size() int
+}
+
+type dispatchKind uint8
+
+const (
+	dispatchThreads      dispatchKind = iota // dispatchThreads: size is the grid in threads
+	dispatchThreadgroups                     // dispatchThreadgroups: size is the grid in groups
+)
+
+// pipelineCache compiles each family at its first use and makes each
+// pipeline once. Failures are kept too: the embedded source cannot change,
+// so a retry would only fail again, slowly.
+type pipelineCache struct {
+	source func(family string) (string, error)
+	libs   map[string]libEntry
+	pipes  map[pipeKey]pipeEntry
+}
+
+type libEntry struct {
+	lib library
+	err error
+}
+
+// pipeKey names a function within its family, since two families may use the
+// same function name.
+type pipeKey struct{ family, entry string }
+
+type pipeEntry struct {
+	p   pipeline
+	err error
+}
+
+func (c *pipelineCache) get(b backend, family, entry string) (pipeline, error) {
+	k := pipeKey{family, entry}
+	if e, ok := c.pipes[k]; ok {
+		return e.p, e.err
+	}
+	l, ok := c.libs[family]
+	if !ok {
+		src, err := c.source(family)
+		if err == nil {
+			l.lib, err = b.newLibrary(family, src)
+		}
+		if err != nil {
+			l.err = &CompileError{Family: family, Err: err}
+		}
+		if c.libs == nil {
+			c.libs = map[string]libEntry{}
+		}
+		c.libs[family] = l
+	}
+	var e pipeEntry
+	if e.err = l.err; e.err == nil {
+		e.p, e.err = l.lib.newPipeline(entry)
+		if e.err != nil {
+			e.err = &CompileError{Family: family, Entry: entry, Err: e.err}
+		}
+	}
+	if c.pipes == nil {
+		c.pipes = map[pipeKey]pipeEntry{}
+	}
+	c.pipes[k] = e
+	return e.p, e.err
+}
+
+// runner runs batches on a backend.
+type runner struct {
+	b           backend
+	commitEvery int
+	cache       pipelineCache
+	enc         encoder
+}
+
+func newRunner(b backend, opt GPUOptions) *runner {
+	r := &runner{b: b, commitEvery: opt.CommitEvery}
+	r.cache.source = kernels.Source
+	r.enc.r = r
+	return r
+}
+
+// span is the launches [first, last] encoded into one command buffer.
+type span struct{ first, last int }
+
+// run encodes the batch in order, committing a command buffer every
+// commitEvery dispatches and at the end, and waits for all of them. The first
+// launch that cannot be encoded stops the batch: what was encoded before it
+// still runs (and is waited for, since its buffers are about to be freed),
+// and its error is returned.
+func (r *runner) run(batch []kernels.Launch) error {
+	var (
+		encErr  error
+		spans   []span
+		first   = 0 // first launch of the open command buffer
+		pending = 0 // dispatches in it
+	)
+	commit := func(last int) {
+		if r.b.commit() {
+			spans = append(spans, span{first, last})
+		}
+		first, pending = last+1, 0
+	}
+	for i := range batch {
+		n, err := r.encode(&batch[i])
+		pending += n
+		if err != nil {
+			encErr = err
+			commit(i)
+			break
+		}
+		if pending >= r.commitEvery || i == len(batch)-1 {
+			commit(i)
+		}
+	}
+	failed, gpuErr := r.b.wait()
+	if gpuErr != nil {
+		gpuErr = r.gpuError(batch, spans, failed, gpuErr)
+	}
+	return errors.Join(encErr, gpuErr)
+}
+
+// gpuError names the launches of the command buffer that failed.
+func (r *runner) gpuError(batch []kernels.Launch, spans []span, failed int, err error) error {
+	if failed < 0 || failed >= len(spans) {
+		return fmt.Errorf("metal: command buffer failed: %w", err)
+	}
+	s := spans[failed]
+	return fmt.Errorf("metal: command buffer of launches %d to %d of %d (%s to %s) failed: %w",
+		s.first, s.last, len(batch), kernelName(&batch[s.first]), kernelName(&batch[s.last]), err)
+}
+
+func kernelName(l *kernels.Launch) string {
+	if l.Kernel == nil {
+		return "no kernel"
+	}
+	return l.Kernel.Name
+}
+
+// encode runs l's Encode on the encoder and returns the dispatches it made.
+// A panic in Encode (a bug in a Metal twin, or a bad Params type) becomes the
+// launch's error, so the batch still commits and waits for its earlier work.
+func (r *runner) encode(l *kernels.Launch) (n int, err error) {
+	k := l.Kernel
+	if k == nil {
+		return 0, errors.New("metal: a launch has no kernel")
+	}
+	if k.Encode == nil {
+		return 0, &KernelError{Kernel: k.Name, Err: ErrNoEncode}
+	}
+	e := &r.enc
+	e.start(k)
+	defer func() {
+		if p := recover(); p != nil {
+			err = &KernelError{Kernel: k.Name, Err: fmt.Errorf("Encode panicked: %v", p)}
+		}
+		n = e.dispatches
+	}()
+	k.Encode(l, e)
+	if e.err != nil {
+		return 0, &KernelError{Kernel: k.Name, Err: e.err}
+	}
+	return 0, nil
+}

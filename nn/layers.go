@@ -1,0 +1,110 @@
+package nn
+
+import (
+	"github.com/ingotml/ingot/tensor"
+)
+
+// Linear is a dense layer: y = x @ Weight^T (+ Bias). Weight is [out, in], the layout
+// Hugging Face and MLX checkpoints store.
+type Linear struct {
+	Weight tensor.Array // [out, in]
+	Bias   tensor.Array // [out], or invalid (Array{}) for no bias
+}
+
+// Forward maps x [..., in] to [..., out].
+func (l *Linear) Forward(x tensor.Array) tensor.Array {
+	y := tensor.Linear(x, l.Weight)
+	if l.Bias.Valid() {
+		y = tensor.Add(y, l.Bias)
+	}
+	return y
+}
+
+// Embedding looks up rows of a [vocab, dim] table.
+type Embedding struct {
+	Weight tensor.Array // [vocab, dim]
+}
+
+// Forward maps int32 ids of any shape to ids.shape + [dim].
+func (e *Embedding) Forward(ids tensor.Array) tensor.Array {
+	return tensor.Take(e.Weight, ids, 0)
+}
+
+// AsLinear projects x [..., dim] onto the table: [..., vocab] (a tied output head).
+func (e *Embedding) AsLinear(x tensor.Array) tensor.Array {
+	return tensor.Linear(x, e.Weight)
+}
+
+// RMSNorm normalises the last axis: x * rsqrt(mean(x^2) + Eps) * Weight. Zero-centred
+// checkpoints (weight stored as w with the scale 1 + w) must be given 1 + w here.
+type RMSNorm struct {
+	Weight tensor.Array // [dim], or invalid for no scale
+	Eps    float64
+}
+
+// Forward normalises x [..., dim].
+func (n *RMSNorm) Forward(x tensor.Array) tensor.Array {
+	return tensor.RMSNorm(x, n.Weight, n.Eps)
+}
+
+// GatedRMSNorm is RMSNorm(x) * silu(z), Weight used as stored (Qwen3.5's linear_attn.norm).
+type GatedRMSNorm struct {
+	Weight tensor.Array // [dim]
+	Eps    float64
+}
+
+// Forward normalises x [..., dim] and gates it with z of the same shape.
+func (n *GatedRMSNorm) Forward(x, z tensor.Array) tensor.Array {
+	return tensor.GatedRMSNorm(x, z, n.Weight, n.Eps)
+}
+
+// RoPE rotates the first Dims features of each head (rotate-half pairing) by the
+// token's position; the remaining features pass through.
+type RoPE struct {
+	Dims int     // rotated features per head (even)
+	Base float64 // theta base, e.g. 10000
+}
+
+// Forward rotates x [B, H, S, D]; row b's token s sits at position offsets[b] + s
+// (offsets int32 [B]).
+func (r *RoPE) Forward(x, offsets tensor.Array) tensor.Array {
+	return tensor.RoPE(x, r.Dims, r.Base, offsets)
+}
+
+// MLP is the SwiGLU feed-forward block: Down(silu(Gate x) * Up x).
+type MLP struct {
+	Gate, Up, Down Linear
+}
+
+// Forward maps x [..., dim] to [..., dim].
+func (m *MLP) Forward(x tensor.Array) tensor.Array {
+	h := tensor.Mul(tensor.Silu(m.Gate.Forward(x)), m.Up.Forward(x))
+	return m.Down.Forward(h)
+}
+
+// SwitchGLU is a bank of E SwiGLU experts with stacked weights, evaluated only for the
+// experts each token is routed to (one gathered matmul per projection).
+type SwitchGLU struct {
+	Gate tensor.Array // [E, I, H]
+	Up   tensor.Array // [E, I, H]
+	Down tensor.Array // [E, H, I]
+}
+
+// Forward runs token t through experts idx[t, :] and mixes their outputs with
+// scores[t, :]: x [..., H], idx int32 [..., k], scores [..., k] -> [..., H].
+func (s *SwitchGLU) Forward(x, idx, scores tensor.Array) tensor.Array {
+	shape := x.Shape()
+	h := shape[len(shape)-1]
+	k := idx.Dim(-1)
+	flat := tensor.Reshape(x, -1, h)
+	n := flat.Dim(0)
+	fi := tensor.Reshape(idx, n, k)
+	act := tensor.Mul(tensor.Silu(tensor.GatherMM(flat, s.Gate, fi)), tensor.GatherMM(flat, s.Up, fi)) // [n, k, I]
+	// Each (token, slot) pair is its own row for the down projection, with one expert.
+	rows := tensor.Reshape(act, n*k, act.Dim(-1))
+	down := tensor.GatherMM(rows, s.Down, tensor.Reshape(fi, n*k, 1)) // [n*k, 1, H]
+	down = tensor.Reshape(down, n, k, h)
+	w := tensor.ExpandDims(tensor.Reshape(scores, n, k), -1)
+	y := tensor.Sum(tensor.Mul(down, w), 1, false) // [n, H]
+	return tensor.Reshape(y, shape...)
+}

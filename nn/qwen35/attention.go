@@ -1,0 +1,95 @@
+package qwen35
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/ingotml/ingot/cache"
+	"github.com/ingotml/ingot/nn"
+	"github.com/ingotml/ingot/tensor"
+)
+
+// attention is a gated full-attention layer: q_proj yields per head [query | gate],
+// q and k are RMS-normalised per head and rotated on their first RotaryDims features,
+// attention is causal with grouped KV heads, and the result is gated by sigmoid(gate).
+type attention struct {
+	q, k, v, o   nn.Linear
+	qNorm, kNorm nn.RMSNorm // zero-centred: weights hold 1 + w
+	rope         nn.RoPE
+	nh, nkv, hd  int
+	scale        float64
+}
+
+func (b *builder) attention(cfg *Config, p string) *attention {
+	h, nh, nkv, hd := cfg.HiddenSize, cfg.NumHeads, cfg.NumKVHeads, cfg.HeadDim
+	eps := cfg.RMSNormEps
+	bias := cfg.AttentionBias
+	return &attention{
+		q:     b.linear(p+"q_proj", nh*hd*2, h, bias),
+		k:     b.linear(p+"k_proj", nkv*hd, h, bias),
+		v:     b.linear(p+"v_proj", nkv*hd, h, bias),
+		o:     b.linear(p+"o_proj", h, nh*hd, bias),
+		qNorm: nn.RMSNorm{Weight: b.array(p+"q_norm.weight", kindNorm, hd), Eps: eps},
+		kNorm: nn.RMSNorm{Weight: b.array(p+"k_norm.weight", kindNorm, hd), Eps: eps},
+		rope:  nn.RoPE{Dims: cfg.RotaryDims(), Base: cfg.RopeTheta},
+		nh:    nh, nkv: nkv, hd: hd,
+		scale: 1 / math.Sqrt(float64(hd)),
+	}
+}
+
+// forward maps x [B, S, H] to [B, S, H]. c is nil (no cache), a *cache.KVCache or a
+// *cache.BatchKVCache; the RoPE offsets are read from it before it is updated.
+func (a *attention) forward(m *Model, x, mask tensor.Array, c cache.Cache, index int) tensor.Array {
+	bsz, s := x.Dim(0), x.Dim(1)
+	qg := tensor.Reshape(a.q.Forward(x), bsz, s, a.nh, 2*a.hd)
+	q := tensor.SliceAxis(qg, -1, 0, a.hd)
+	gate := tensor.Reshape(tensor.SliceAxis(qg, -1, a.hd, 2*a.hd), bsz, s, a.nh*a.hd)
+	k := tensor.Reshape(a.k.Forward(x), bsz, s, a.nkv, a.hd)
+	v := tensor.Reshape(a.v.Forward(x), bsz, s, a.nkv, a.hd)
+
+	q = tensor.Transpose(a.qNorm.Forward(q), 0, 2, 1, 3) // [B, nh, S, hd]
+	k = tensor.Transpose(a.kNorm.Forward(k), 0, 2, 1, 3)
+	v = tensor.Transpose(v, 0, 2, 1, 3)
+
+	var offsets tensor.Array
+	switch c := c.(type) {
+	case nil:
+		offsets = hostOffsets(m, bsz, 0)
+	case *cache.KVCache:
+		offsets = hostOffsets(m, bsz, c.Offset())
+	case *cache.BatchKVCache:
+		offsets = c.Offsets()
+	default:
+		panic(fmt.Sprintf("qwen35: layer %d is an attention layer; its cache must be *cache.KVCache or *cache.BatchKVCache, got %T", index, c))
+	}
+	q = a.rope.Forward(q, offsets)
+	k = a.rope.Forward(k, offsets)
+	keys, values := k, v
+	if c != nil {
+		keys, values = updateAndFetch(c, k, v)
+	}
+
+	out := tensor.SDPA(q, keys, values, a.scale, mask) // [B, nh, S, hd]
+	out = tensor.Reshape(tensor.Transpose(out, 0, 2, 1, 3), bsz, s, a.nh*a.hd)
+	return a.o.Forward(tensor.Mul(out, tensor.Sigmoid(gate)))
+}
+
+// updateAndFetch stores the new keys and values in an attention cache.
+func updateAndFetch(c cache.Cache, k, v tensor.Array) (keys, values tensor.Array) {
+	switch c := c.(type) {
+	case *cache.KVCache:
+		return c.UpdateAndFetch(k, v)
+	case *cache.BatchKVCache:
+		return c.UpdateAndFetch(k, v)
+	}
+	panic(fmt.Sprintf("qwen35: not an attention cache: %T", c))
+}
+
+// hostOffsets is an int32 [B] array holding offset in every row.
+func hostOffsets(m *Model, b, offset int) tensor.Array {
+	v := make([]int32, b)
+	for i := range v {
+		v[i] = int32(offset)
+	}
+	return tensor.FromInt32(m.g, v, b)
+}

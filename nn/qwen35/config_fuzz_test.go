@@ -1,0 +1,61 @@
+package qwen35
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// FuzzParseHFConfig checks that no config.json makes the parsers panic, that
+// every failure is a *ConfigError, and that Validate and the accessors cope
+// with whatever the unvalidated parser accepts.
+func FuzzParseHFConfig(f *testing.F) {
+	root := os.Getenv("INGOT_GOLDEN_DIR")
+	if root == "" {
+		root = filepath.Join("..", "..", "..", "shared", "golden")
+	}
+	for _, model := range []string{"qwen3_5_moe_text", "qwen3_5_text"} {
+		if data, err := os.ReadFile(filepath.Join(root, model, "config.json")); err == nil {
+			f.Add(data)
+		}
+	}
+	f.Add([]byte(`{"text_config":{"hidden_size":64,"num_hidden_layers":2,"full_attention_interval":2},"model_type":"qwen3_5_moe"}`))
+	f.Add([]byte(`{"num_hidden_layers":3,"layer_types":["full_attention","linear_attention"],"head_dim":null}`))
+	f.Add([]byte(`{"rope_parameters":{"rope_theta":1e308,"partial_rotary_factor":-0.5},"num_experts":-3}`))
+	f.Add([]byte(`{"hidden_size":1e300,"num_attention_heads":0,"num_key_value_heads":0}`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, hf := range []bool{true, false} {
+			c, err := parse(data, hf)
+			if err != nil {
+				cfgFuzzConfigError(t, err)
+				continue
+			}
+			// The unvalidated result may be nonsense; nothing here may panic.
+			verr := c.Validate()
+			if verr != nil {
+				cfgFuzzConfigError(t, verr)
+			}
+			_ = c.IsMoE()
+			_ = c.RotaryDims()
+			first, gdn := c.FirstAttention(), c.NumGDN()
+			for i := -1; i <= len(c.LayerTypes); i++ {
+				_ = c.IsAttention(i)
+			}
+			if verr == nil {
+				if first < 0 || !c.IsAttention(first) || gdn >= c.NumLayers || len(c.LayerTypes) != c.NumLayers {
+					t.Fatalf("valid config with inconsistent layers: first=%d gdn=%d %+v", first, gdn, c)
+				}
+			}
+		}
+	})
+}
+
+func cfgFuzzConfigError(t *testing.T, err error) {
+	t.Helper()
+	var ce *ConfigError
+	if !errors.As(err, &ce) {
+		t.Fatalf("error is not a *ConfigError: %v", err)
+	}
+}

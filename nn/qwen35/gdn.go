@@ -1,0 +1,182 @@
+package qwen35
+
+import (
+	"math"
+
+	"github.com/ingotml/ingot/cache"
+	"github.com/ingotml/ingot/nn"
+	"github.com/ingotml/ingot/tensor"
+)
+
+// gatedDeltaNet is a Gated DeltaNet (linear attention) layer: a causal depthwise conv
+// over the projected [q | k | v] channels, then the gated delta rule over a per-head
+// recurrent state [Dv, Dk] (mlx-lm's layout), a gated RMSNorm with z, and out_proj.
+type gatedDeltaNet struct {
+	qkv, z, b, a, out nn.Linear
+	conv              tensor.Array // [C, K]
+	negA              tensor.Array // [Hv]: -exp(A_log), precomputed at load
+	dtBias            tensor.Array // [Hv]
+	norm              nn.GatedRMSNorm
+
+	hk, hv, dk, dv, kernel int
+	keyDim, valueDim, conC int
+}
+
+func (b *builder) gatedDeltaNet(cfg *Config, p string) *gatedDeltaNet {
+	hk, hv := cfg.LinearNumKeyHeads, cfg.LinearNumValueHeads
+	dk, dv, kk := cfg.LinearKeyHeadDim, cfg.LinearValueHeadDim, cfg.LinearConvKernel
+	h := cfg.HiddenSize
+	keyDim, valueDim := hk*dk, hv*dv
+	c := 2*keyDim + valueDim
+	d := &gatedDeltaNet{
+		hk: hk, hv: hv, dk: dk, dv: dv, kernel: kk,
+		keyDim: keyDim, valueDim: valueDim, conC: c,
+	}
+	d.qkv = b.linear(p+"in_proj_qkv", c, h, false)
+	d.z = b.linear(p+"in_proj_z", valueDim, h, false)
+	d.b = b.linear(p+"in_proj_b", hv, h, false)
+	d.a = b.linear(p+"in_proj_a", hv, h, false)
+	d.conv = b.array(p+"conv1d.weight", kindConv, c, kk)
+	if alog := b.floats(p+"A_log", kindALog, hv); alog != nil {
+		neg := make([]float32, hv)
+		for i, v := range alog {
+			neg[i] = float32(-math.Exp(float64(v)))
+		}
+		d.negA = b.fromFloat32(neg, hv)
+	}
+	d.dtBias = b.array(p+"dt_bias", kindDtBias, hv)
+	d.norm = nn.GatedRMSNorm{Weight: b.array(p+"norm.weight", kindGatedNorm, dv), Eps: cfg.RMSNormEps}
+	d.out = b.linear(p+"out_proj", h, valueDim, false)
+	return d
+}
+
+// forward maps x [B, S, H] to [B, S, H]. mask is the batch's SSM mask (bool [B, S], or
+// invalid: every step valid); c is the layer's cache, or nil for a cache-free forward.
+func (d *gatedDeltaNet) forward(m *Model, x, mask tensor.Array, c *cache.ArraysCache) tensor.Array {
+	bsz, s := x.Dim(0), x.Dim(1)
+	qkv := d.qkv.Forward(x) // [B, S, C]
+	z := tensor.Reshape(d.z.Forward(x), bsz, s, d.hv, d.dv)
+	beta := tensor.Sigmoid(d.b.Forward(x))                                             // [B, S, Hv]
+	decay := tensor.Mul(tensor.Softplus(tensor.Add(d.a.Forward(x), d.dtBias)), d.negA) // log-decay g
+
+	if mask.Valid() {
+		// Padding must not enter the conv window (or the saved conv state).
+		qkv = tensor.Where(tensor.ExpandDims(mask, -1), qkv, m.k.zero)
+	}
+	var convState tensor.Array
+	if c != nil && c.Conv.Valid() {
+		convState = c.Conv
+	} else {
+		convState = tensor.Zeros(m.g, tensor.Float32, bsz, d.kernel-1, d.conC)
+	}
+	window := tensor.Concatenate(1, convState, qkv) // [B, K-1+S, C], oldest first
+	if c != nil {
+		c.Conv = d.nextConvState(m, window, c, s)
+	}
+	conv := tensor.Silu(tensor.DepthwiseConv1d(window, d.conv)) // [B, S, C]
+
+	q := tensor.Reshape(tensor.SliceAxis(conv, -1, 0, d.keyDim), bsz, s, d.hk, d.dk)
+	k := tensor.Reshape(tensor.SliceAxis(conv, -1, d.keyDim, 2*d.keyDim), bsz, s, d.hk, d.dk)
+	v := tensor.Reshape(tensor.SliceAxis(conv, -1, 2*d.keyDim, d.conC), bsz, s, d.hv, d.dv)
+	// l2norm(x) = x * rsqrt(sum(x^2) + 1e-6) = RMSNorm(x, eps 1e-6/Dk) * Dk^-0.5; the
+	// constant weights fold in that factor (and q's extra Dk^-0.5).
+	epsDk := 1e-6 / float64(d.dk)
+	q = tensor.RMSNorm(q, m.k.qScale, epsDk)
+	k = tensor.RMSNorm(k, m.k.kScale, epsDk)
+
+	var state tensor.Array
+	if c != nil && c.SSM.Valid() {
+		state = c.SSM
+	} else {
+		state = tensor.Zeros(m.g, tensor.Float32, bsz, d.hv, d.dv, d.dk)
+	}
+	var y tensor.Array
+	if m.opt.OpsGatedDelta {
+		y, state = gatedDeltaOps(m, q, k, v, decay, beta, state, mask)
+	} else {
+		y, state = tensor.GatedDelta(q, k, v, decay, beta, state, mask)
+	}
+	if c != nil {
+		c.SSM = state
+		c.Advance(s)
+	}
+	out := d.norm.Forward(y, z) // [B, S, Hv, Dv]
+	return d.out.Forward(tensor.Reshape(out, bsz, s, d.valueDim))
+}
+
+// nextConvState returns the K-1 conv inputs the next forward needs. Normally they are
+// the window's last K-1 rows; after a right-padded batched prefill (the cache holds
+// prepared lengths) each row keeps the K-1 inputs ending at its own last valid token,
+// window rows clip(lengths[b], 0, S) + [0 .. K-2].
+func (d *gatedDeltaNet) nextConvState(m *Model, window tensor.Array, c *cache.ArraysCache, s int) tensor.Array {
+	keep := d.kernel - 1
+	host, dev := c.Lengths()
+	switch {
+	case host != nil:
+		pos := make([]int32, len(host)*keep)
+		for b, n := range host {
+			n = min(max(n, 0), s)
+			for j := 0; j < keep; j++ {
+				pos[b*keep+j] = int32(n + j)
+			}
+		}
+		return tensor.TakeAlongAxis(window, tensor.FromInt32(m.g, pos, len(host), keep, 1), 1)
+	case dev.Valid():
+		ends := tensor.Maximum(tensor.Minimum(dev, tensor.Scalar(m.g, float64(s), tensor.Int32)), tensor.Scalar(m.g, 0, tensor.Int32))
+		steps := tensor.Arange(m.g, 0, float64(keep), 1, tensor.Int32)
+		pos := tensor.Add(tensor.ExpandDims(ends, 1), tensor.ExpandDims(steps, 0)) // [B, K-1]
+		return tensor.TakeAlongAxis(window, tensor.ExpandDims(pos, -1), 1)
+	}
+	return tensor.SliceAxis(window, 1, s, s+keep)
+}
+
+// gatedDeltaOps is the recurrence as plain tensor ops, one token at a time (the --ops
+// path): per step, with S [B, Hv, Dv, Dk]:
+//
+//	S = S * exp(g);  kv = S k;  delta = (v - kv) * beta;  S = S + delta (x) k;  y = S q
+//
+// A masked step keeps the old state and outputs 0. Returns y [B, T, Hv, Dv] and S.
+func gatedDeltaOps(m *Model, q, k, v, g, beta, state, mask tensor.Array) (tensor.Array, tensor.Array) {
+	bsz, t, hk := q.Dim(0), q.Dim(1), q.Dim(2)
+	hv := v.Dim(2)
+	if r := hv / hk; r > 1 {
+		// Value head h reads key head h / r.
+		q = repeatHeads(q, r)
+		k = repeatHeads(k, r)
+	}
+	decay := tensor.Exp(g) // [B, T, Hv]
+	ys := make([]tensor.Array, t)
+	for i := 0; i < t; i++ {
+		qt := tensor.ExpandDims(step(q, i), 2) // [B, Hv, 1, Dk]
+		kt := tensor.ExpandDims(step(k, i), 2)
+		vt := step(v, i) // [B, Hv, Dv]
+		dt := tensor.Reshape(step(decay, i), bsz, hv, 1, 1)
+		bt := tensor.ExpandDims(step(beta, i), -1) // [B, Hv, 1]
+
+		s := tensor.Mul(state, dt)
+		kv := tensor.Sum(tensor.Mul(s, kt), -1, false) // [B, Hv, Dv]
+		delta := tensor.Mul(tensor.Sub(vt, kv), bt)
+		s = tensor.Add(s, tensor.Mul(tensor.ExpandDims(delta, -1), kt))
+		y := tensor.Sum(tensor.Mul(s, qt), -1, false) // [B, Hv, Dv]
+		if mask.Valid() {
+			mt := step(mask, i) // [B]
+			s = tensor.Where(tensor.Reshape(mt, bsz, 1, 1, 1), s, state)
+			y = tensor.Where(tensor.Reshape(mt, bsz, 1, 1), y, m.k.zero)
+		}
+		state = s
+		ys[i] = tensor.ExpandDims(y, 1)
+	}
+	return tensor.Concatenate(1, ys...), state
+}
+
+// step views a[:, i] (dropping the time axis) of a [B, T, ...] array.
+func step(a tensor.Array, i int) tensor.Array {
+	return tensor.Squeeze(tensor.SliceAxis(a, 1, i, i+1), 1)
+}
+
+// repeatHeads turns [B, T, Hk, D] into [B, T, Hk*r, D], head h copied to h*r .. h*r+r-1.
+func repeatHeads(a tensor.Array, r int) tensor.Array {
+	sh := a.Shape()
+	e := tensor.BroadcastTo(tensor.ExpandDims(a, 3), sh[0], sh[1], sh[2], r, sh[3])
+	return tensor.Reshape(e, sh[0], sh[1], sh[2]*r, sh[3])
+}

@@ -1,0 +1,248 @@
+package qwen35
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/ingotml/ingot/cache"
+	"github.com/ingotml/ingot/graph"
+	"github.com/ingotml/ingot/nn"
+	"github.com/ingotml/ingot/tensor"
+)
+
+// Options choose between equivalent implementations.
+type Options struct {
+	// OpsGatedDelta runs the gated-delta recurrence as a composition of tensor ops, one
+	// step per token (the --ops path), instead of the fused kernel. Same result within
+	// float32 noise.
+	OpsGatedDelta bool
+}
+
+// Model is a Qwen3.5 model whose weights live on one graph. It holds no per-sequence
+// state: that is in the caches given to Forward. A Model is used from one goroutine at
+// a time (its graph's rule).
+type Model struct {
+	cfg    *Config
+	g      *graph.Graph
+	opt    Options
+	embed  nn.Embedding
+	layers []*layer
+	norm   nn.RMSNorm
+	head   nn.Linear // lm_head; its Weight is the embedding table when tied
+	k      *constants
+}
+
+// constants are small arrays every forward reuses, made once rather than per forward.
+type constants struct {
+	zero   tensor.Array // float32 0-d 0, for Where
+	qScale tensor.Array // [Dk] filled with 1/Dk: turns RMSNorm into Dk^-0.5 * l2norm
+	kScale tensor.Array // [Dk] filled with Dk^-0.5: turns RMSNorm into l2norm
+}
+
+// layer is one decoder block: exactly one mixer and exactly one feed-forward block set.
+type layer struct {
+	index    int
+	inNorm   nn.RMSNorm
+	postNorm nn.RMSNorm
+	gdn      *gatedDeltaNet
+	attn     *attention
+	mlp      *nn.MLP
+	moe      *sparseMoE
+}
+
+// Config returns the model's configuration (do not modify it).
+func (m *Model) Config() *Config { return m.cfg }
+
+// Graph returns the graph the model's weights live on.
+func (m *Model) Graph() *graph.Graph { return m.g }
+
+// MakeCache returns fresh caches, one per layer: a *cache.KVCache for attention layers
+// and a *cache.ArraysCache with policy p for GDN layers (both metadata fields absent: the
+// plain single-sequence path). They are bound to the model's graph, so that merging
+// them while still empty makes the batch metadata there too.
+func (m *Model) MakeCache(p cache.Policy) []cache.Cache {
+	cs := make([]cache.Cache, len(m.layers))
+	for i := range cs {
+		if m.cfg.IsAttention(i) {
+			cs[i] = cache.NewKVCacheOn(m.g)
+		} else {
+			cs[i] = cache.NewArraysCacheOn(m.g, p)
+		}
+	}
+	return cs
+}
+
+// Forward maps int32 tokens [B, S] to float32 logits [B, S, vocab], reading and updating
+// caches (one per layer, as MakeCache or cache.Merge make them; nil runs without any
+// cache). A wrong token array or cache list is a programming error and panics.
+func (m *Model) Forward(tokens tensor.Array, caches []cache.Cache) tensor.Array {
+	logits, _ := m.forward(tokens, caches, false)
+	return logits
+}
+
+// ForwardHidden is Forward that also returns the hidden states as transformers reports
+// them: L+1 arrays [B, S, H], the embeddings, then the output of layers 0 .. L-2, and
+// last the output of layer L-1 after the final norm.
+func (m *Model) ForwardHidden(tokens tensor.Array, caches []cache.Cache) (logits tensor.Array, hidden []tensor.Array) {
+	return m.forward(tokens, caches, true)
+}
+
+func (m *Model) forward(tokens tensor.Array, caches []cache.Cache, keep bool) (tensor.Array, []tensor.Array) {
+	if !tokens.Valid() || tokens.NDim() != 2 || tokens.DType() != tensor.Int32 {
+		panic(fmt.Sprintf("qwen35: Forward wants int32 tokens [B, S], got %v", tokens))
+	}
+	if tokens.Graph() != m.g {
+		panic("qwen35: Forward: tokens are on another graph than the model")
+	}
+	if caches != nil && len(caches) != len(m.layers) {
+		panic(fmt.Sprintf("qwen35: Forward: %d caches for %d layers", len(caches), len(m.layers)))
+	}
+	s := tokens.Dim(1)
+	x := m.embed.Forward(tokens)
+	var hidden []tensor.Array
+	if keep {
+		hidden = append(hidden, x)
+	}
+	// Both masks are made once, from one cache each, before any layer runs (mlx-lm's
+	// ssm_idx = 0 and fa_idx): which cache's metadata gets read decides what leaks.
+	ssmMask := m.ssmMask(caches, s)
+	attnMask := m.attentionMask(caches, s)
+	for i, l := range m.layers {
+		var c cache.Cache
+		if caches != nil {
+			c = caches[i]
+		}
+		x = l.forward(m, x, ssmMask, attnMask, c)
+		if keep && i < len(m.layers)-1 {
+			hidden = append(hidden, x)
+		}
+	}
+	x = m.norm.Forward(x)
+	if keep {
+		hidden = append(hidden, x)
+	}
+	return m.head.Forward(x), hidden
+}
+
+// ssmMask is layer 0's ArraysCache mask for s new tokens, or invalid when layer 0 is
+// not a GDN layer, there are no caches, or its cache is not armed.
+func (m *Model) ssmMask(caches []cache.Cache, s int) tensor.Array {
+	if caches == nil || m.cfg.IsAttention(0) {
+		return tensor.Array{}
+	}
+	return arraysCache(0, caches[0]).MakeMask(s)
+}
+
+// attentionMask is the first attention layer's mask: the batched cache's own mask, or
+// a causal mask when s > 1 (none for a single new token).
+func (m *Model) attentionMask(caches []cache.Cache, s int) tensor.Array {
+	fa := m.cfg.FirstAttention()
+	offset := 0
+	if caches != nil {
+		switch c := caches[fa].(type) {
+		case *cache.BatchKVCache:
+			return c.MakeMask(s)
+		case *cache.KVCache:
+			offset = c.Offset()
+		default:
+			panic(fmt.Sprintf("qwen35: layer %d is an attention layer; its cache must be *cache.KVCache or *cache.BatchKVCache, got %T", fa, c))
+		}
+	}
+	if s == 1 {
+		return tensor.Array{}
+	}
+	return causalMask(m.g, s, offset)
+}
+
+// causalMask is bool [1, 1, s, offset+s]: query i (at position offset+i) sees keys 0..offset+i.
+func causalMask(g *graph.Graph, s, offset int) tensor.Array {
+	n := offset + s
+	v := make([]bool, s*n)
+	for i := 0; i < s; i++ {
+		for j := 0; j <= offset+i; j++ {
+			v[i*n+j] = true
+		}
+	}
+	return tensor.FromBool(g, v, 1, 1, s, n)
+}
+
+// arraysCache returns c as a GDN cache (nil for no cache).
+func arraysCache(i int, c cache.Cache) *cache.ArraysCache {
+	if c == nil {
+		return nil
+	}
+	ac, ok := c.(*cache.ArraysCache)
+	if !ok {
+		panic(fmt.Sprintf("qwen35: layer %d is a GDN layer; its cache must be *cache.ArraysCache, got %T", i, c))
+	}
+	return ac
+}
+
+func (l *layer) forward(m *Model, x, ssmMask, attnMask tensor.Array, c cache.Cache) tensor.Array {
+	h := l.inNorm.Forward(x)
+	var r tensor.Array
+	if l.gdn != nil {
+		r = l.gdn.forward(m, h, ssmMask, arraysCache(l.index, c))
+	} else {
+		r = l.attn.forward(m, h, attnMask, c, l.index)
+	}
+	x = tensor.Add(x, r)
+	h = l.postNorm.Forward(x)
+	if l.moe != nil {
+		return tensor.Add(x, l.moe.forward(h))
+	}
+	return tensor.Add(x, l.mlp.Forward(h))
+}
+
+// build assembles a model, drawing every parameter from src in a fixed order.
+func build(cfg *Config, g *graph.Graph, src source, opt Options) (*Model, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	b := &builder{g: g, src: src}
+	m := &Model{cfg: cfg, g: g, opt: opt}
+	eps := cfg.RMSNormEps
+	m.embed = nn.Embedding{Weight: b.array("model.embed_tokens.weight", kindEmbed, cfg.VocabSize, cfg.HiddenSize)}
+	m.layers = make([]*layer, cfg.NumLayers)
+	for i := range m.layers {
+		p := fmt.Sprintf("model.layers.%d.", i)
+		l := &layer{index: i}
+		l.inNorm = nn.RMSNorm{Weight: b.array(p+"input_layernorm.weight", kindNorm, cfg.HiddenSize), Eps: eps}
+		l.postNorm = nn.RMSNorm{Weight: b.array(p+"post_attention_layernorm.weight", kindNorm, cfg.HiddenSize), Eps: eps}
+		if cfg.IsAttention(i) {
+			l.attn = b.attention(cfg, p+"self_attn.")
+		} else {
+			l.gdn = b.gatedDeltaNet(cfg, p+"linear_attn.")
+		}
+		if cfg.IsMoE() {
+			l.moe = b.sparseMoE(cfg, p+"mlp.")
+		} else {
+			mlp := b.mlp(p+"mlp.", cfg.HiddenSize, cfg.IntermediateSize)
+			l.mlp = &mlp
+		}
+		m.layers[i] = l
+	}
+	m.norm = nn.RMSNorm{Weight: b.array("model.norm.weight", kindNorm, cfg.HiddenSize), Eps: eps}
+	if cfg.TieWordEmbeddings {
+		m.head = nn.Linear{Weight: m.embed.Weight}
+	} else {
+		m.head = nn.Linear{Weight: b.array("lm_head.weight", kindWeight, cfg.VocabSize, cfg.HiddenSize)}
+	}
+	if b.err != nil {
+		return nil, b.err
+	}
+	m.k = &constants{zero: tensor.Scalar(g, 0, tensor.Float32)}
+	if dk := cfg.LinearKeyHeadDim; cfg.NumGDN() > 0 {
+		m.k.qScale = filled(g, dk, 1/float64(dk))
+		m.k.kScale = filled(g, dk, 1/math.Sqrt(float64(dk)))
+	}
+	return m, nil
+}
+
+func filled(g *graph.Graph, n int, v float64) tensor.Array {
+	s := make([]float32, n)
+	for i := range s {
+		s[i] = float32(v)
+	}
+	return tensor.FromFloat32(g, s, n)
+}

@@ -1,0 +1,47 @@
+package qwen35
+
+import (
+	"github.com/ingotml/ingot/nn"
+	"github.com/ingotml/ingot/tensor"
+)
+
+// sparseMoE is the Qwen3.5-MoE feed-forward block: a softmax router over all experts,
+// the top-k experts per token weighted by their (renormalised) router probabilities,
+// plus a shared SwiGLU expert scaled by sigmoid(shared_expert_gate(x)).
+type sparseMoE struct {
+	gate       nn.Linear // [E, H]
+	experts    nn.SwitchGLU
+	shared     nn.MLP
+	sharedGate nn.Linear // [1, H]
+	topK       int
+	renorm     bool
+}
+
+func (b *builder) sparseMoE(cfg *Config, p string) *sparseMoE {
+	h, e, i := cfg.HiddenSize, cfg.NumExperts, cfg.MoEIntermediateSize
+	return &sparseMoE{
+		gate: b.linear(p+"gate", e, h, false),
+		experts: nn.SwitchGLU{
+			Gate: b.array(p+"experts.gate_proj", kindExperts, e, i, h),
+			Up:   b.array(p+"experts.up_proj", kindExperts, e, i, h),
+			Down: b.array(p+"experts.down_proj", kindExperts, e, h, i),
+		},
+		shared:     b.mlp(p+"shared_expert.", h, cfg.SharedExpertIntermediateSize),
+		sharedGate: b.linear(p+"shared_expert_gate", 1, h, false),
+		topK:       cfg.NumExpertsPerTok,
+		renorm:     cfg.NormTopKProb,
+	}
+}
+
+// forward maps x [..., H] to [..., H].
+func (s *sparseMoE) forward(x tensor.Array) tensor.Array {
+	probs := tensor.Softmax(s.gate.Forward(x), -1) // [..., E], float32
+	idx := tensor.ArgTopK(probs, s.topK)
+	scores := tensor.TakeAlongAxis(probs, idx, -1)
+	if s.renorm {
+		scores = tensor.Div(scores, tensor.Sum(scores, -1, true))
+	}
+	y := s.experts.Forward(x, idx, scores)
+	shared := tensor.Mul(s.shared.Forward(x), tensor.Sigmoid(s.sharedGate.Forward(x)))
+	return tensor.Add(y, shared)
+}

@@ -1,0 +1,50 @@
+package qwen35
+
+import (
+	"math"
+	"math/rand"
+
+	"github.com/ingotml/ingot/graph"
+)
+
+// NewRandom builds a model of cfg with deterministic random weights drawn from
+// math/rand seeded with seed (the leak repro's model). Scales keep activations O(1):
+// linear weights ~ N(0, s^2) with s = 0.5/sqrt(in) clamped to [0.02, 0.1], norms near 1,
+// A_log = log(U(1, 16)), dt_bias near 1.
+func NewRandom(cfg *Config, g *graph.Graph, seed int64, opt Options) (*Model, error) {
+	return build(cfg, g, &randomSource{rng: rand.New(rand.NewSource(seed))}, opt)
+}
+
+type randomSource struct{ rng *rand.Rand }
+
+func (r *randomSource) load(p param) ([]float32, error) {
+	n := 1
+	for _, d := range p.shape {
+		n *= d
+	}
+	v := make([]float32, n)
+	switch p.kind {
+	case kindNorm, kindGatedNorm, kindDtBias:
+		r.fill(v, 1, 0.05)
+	case kindALog:
+		for i := range v {
+			v[i] = float32(math.Log(1 + 15*r.rng.Float64()))
+		}
+	case kindEmbed:
+		r.fill(v, 0, 0.5)
+	case kindConv:
+		r.fill(v, 0, 0.25)
+	case kindBias:
+		r.fill(v, 0, 0.02)
+	default: // kindWeight, kindExperts: the last axis is the input width
+		in := p.shape[len(p.shape)-1]
+		r.fill(v, 0, min(0.1, max(0.02, 0.5/math.Sqrt(float64(in)))))
+	}
+	return v, nil
+}
+
+func (r *randomSource) fill(v []float32, mean, std float64) {
+	for i := range v {
+		v[i] = float32(mean + std*r.rng.NormFloat64())
+	}
+}

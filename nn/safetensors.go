@@ -1,0 +1,496 @@
+package nn
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/bits"
+	"os"
+	"slices"
+	"sort"
+	"strconv"
+
+	"github.com/x448/float16"
+)
+
+// MaxHeaderSize caps the JSON header of a safetensors file. Real checkpoints
+// use a few MiB at most; the cap keeps a hostile length prefix from driving a
+// huge allocation.
+const MaxHeaderSize = 100 << 20
+
+// metadataKey is the reserved header entry holding free-form string metadata.
+const metadataKey = "__metadata__"
+
+// DType is a safetensors element type name as written in the header ("F32", "BF16", ...).
+type DType string
+
+// Element types known to the reader. F32, F16, BF16, I32 and I64 can be
+// converted by Float32 / Int64; the others are only sized, so files holding
+// them still parse and validate.
+const (
+	F64    DType = "F64"
+	F32    DType = "F32"
+	F16    DType = "F16"
+	BF16   DType = "BF16"
+	F8E4M3 DType = "F8_E4M3"
+	F8E5M2 DType = "F8_E5M2"
+	I64    DType = "I64"
+	I32    DType = "I32"
+	I16    DType = "I16"
+	I8     DType = "I8"
+	U64    DType = "U64"
+	U32    DType = "U32"
+	U16    DType = "U16"
+	U8     DType = "U8"
+	Bool   DType = "BOOL"
+)
+
+var dtypeSizes = map[DType]int{
+	F64: 8, F32: 4, F16: 2, BF16: 2, F8E4M3: 1, F8E5M2: 1,
+	I64: 8, I32: 4, I16: 2, I8: 1,
+	U64: 8, U32: 4, U16: 2, U8: 1, Bool: 1,
+}
+
+// Size returns the size of one element in bytes, or 0 for an unknown dtype.
+func (d DType) Size() int { return dtypeSizes[d] }
+
+// TensorInfo describes one tensor of a safetensors file. Begin and End are
+// byte offsets relative to the start of the data section.
+type TensorInfo struct {
+	Name  string
+	DType DType
+	Shape []int
+	Begin int64
+	End   int64
+}
+
+// NumElements returns the product of the shape (1 for a scalar).
+func (t TensorInfo) NumElements() int {
+	n := 1
+	for _, d := range t.Shape {
+		n *= d
+	}
+	return n
+}
+
+// FormatError reports a malformed safetensors file. Tensor is empty when the
+// problem is not tied to one tensor (length prefix, JSON syntax, metadata).
+type FormatError struct {
+	File   string
+	Tensor string
+	Reason string
+}
+
+// Error formats the error as "safetensors <file>: tensor <name>: <reason>".
+func (e *FormatError) Error() string {
+	if e.Tensor == "" {
+		return fmt.Sprintf("safetensors %s: %s", e.File, e.Reason)
+	}
+	return fmt.Sprintf("safetensors %s: tensor %s: %s", e.File, e.Tensor, e.Reason)
+}
+
+// ErrTensorNotFound is returned (wrapped with the file and tensor name) when a
+// requested tensor is not in the file.
+var ErrTensorNotFound = errors.New("tensor not found")
+
+// ErrDTypeMismatch is returned (wrapped) when a tensor's dtype cannot be
+// converted to the requested element type, e.g. Float32 on an I64 tensor.
+var ErrDTypeMismatch = errors.New("dtype not convertible")
+
+// Safetensors is a parsed safetensors file held in memory. It is read-only
+// and safe for concurrent use.
+type Safetensors struct {
+	file    string
+	tensors map[string]TensorInfo
+	names   []string
+	meta    map[string]string
+	data    []byte // the data section; TensorInfo offsets index into it
+}
+
+// ReadSafetensors reads and validates the safetensors file at path. The
+// header is checked against the file size before the data section is read,
+// so a corrupt header costs no more than its own size.
+func ReadSafetensors(path string) (*Safetensors, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("safetensors %s: %w", path, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("safetensors %s: %w", path, err)
+	}
+	size := st.Size()
+	var prefix [8]byte
+	if _, err := io.ReadFull(f, prefix[:]); err != nil {
+		return nil, &FormatError{File: path, Reason: fmt.Sprintf("file too short for the 8-byte header length (%d bytes)", size)}
+	}
+	n, err := checkHeaderLen(path, binary.LittleEndian.Uint64(prefix[:]), size)
+	if err != nil {
+		return nil, err
+	}
+	header := make([]byte, n)
+	if _, err := io.ReadFull(f, header); err != nil {
+		return nil, fmt.Errorf("safetensors %s: reading header: %w", path, err)
+	}
+	dataLen := size - 8 - n
+	s, err := parseHeader(path, header, dataLen)
+	if err != nil {
+		return nil, err
+	}
+	s.data = make([]byte, dataLen)
+	if _, err := io.ReadFull(f, s.data); err != nil {
+		return nil, fmt.Errorf("safetensors %s: reading data: %w", path, err)
+	}
+	return s, nil
+}
+
+// ParseSafetensors parses a whole safetensors file held in data; name is used
+// in error messages. The result refers to data, which must not be modified
+// afterwards.
+func ParseSafetensors(name string, data []byte) (*Safetensors, error) {
+	if len(data) < 8 {
+		return nil, &FormatError{File: name, Reason: fmt.Sprintf("file too short for the 8-byte header length (%d bytes)", len(data))}
+	}
+	n, err := checkHeaderLen(name, binary.LittleEndian.Uint64(data), int64(len(data)))
+	if err != nil {
+		return nil, err
+	}
+	s, err := parseHeader(name, data[8:8+n], int64(len(data))-8-n)
+	if err != nil {
+		return nil, err
+	}
+	s.data = data[8+n:]
+	return s, nil
+}
+
+// checkHeaderLen validates the length prefix against the cap and the file size.
+func checkHeaderLen(file string, n uint64, fileSize int64) (int64, error) {
+	if n > MaxHeaderSize {
+		return 0, &FormatError{File: file, Reason: fmt.Sprintf("header length %d exceeds the %d-byte limit", n, MaxHeaderSize)}
+	}
+	if int64(n) > fileSize-8 {
+		return 0, &FormatError{File: file, Reason: fmt.Sprintf("header length %d exceeds the %d bytes after the length prefix (truncated file?)", n, fileSize-8)}
+	}
+	return int64(n), nil
+}
+
+// MaxRank bounds the number of dimensions of a tensor, so a header cannot
+// make the parser allocate a shape many times larger than itself.
+const MaxRank = 64
+
+// rawEntry mirrors one header entry. Shape and offsets stay raw so that
+// intList can bound their length before allocating.
+type rawEntry struct {
+	DType       json.RawMessage `json:"dtype"`
+	Shape       json.RawMessage `json:"shape"`
+	DataOffsets json.RawMessage `json:"data_offsets"`
+}
+
+// parseHeader decodes and validates the JSON header against a data section of dataLen bytes.
+func parseHeader(file string, header []byte, dataLen int64) (*Safetensors, error) {
+	fail := func(tensor, format string, args ...any) error {
+		return &FormatError{File: file, Tensor: tensor, Reason: fmt.Sprintf(format, args...)}
+	}
+	dec := json.NewDecoder(bytes.NewReader(header))
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, fail("", "header is not valid JSON: %s", jsonReason(err))
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, fail("", "header is not a JSON object")
+	}
+	s := &Safetensors{file: file, tensors: map[string]TensorInfo{}, meta: map[string]string{}}
+	seenMeta := false
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, fail("", "header is not valid JSON: %s", jsonReason(err))
+		}
+		name, ok := tok.(string)
+		if !ok {
+			return nil, fail("", "header is not valid JSON: object key is not a string")
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, fail(name, "header is not valid JSON: %s", jsonReason(err))
+		}
+		if name == metadataKey {
+			if seenMeta {
+				return nil, fail("", "duplicate %s entry", metadataKey)
+			}
+			seenMeta = true
+			if err := s.parseMetadata(raw); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if _, dup := s.tensors[name]; dup {
+			return nil, fail(name, "duplicate tensor name")
+		}
+		info, err := parseEntry(name, raw, dataLen)
+		if err != nil {
+			return nil, fail(name, "%s", err.Error())
+		}
+		s.tensors[name] = info
+		s.names = append(s.names, name)
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return nil, fail("", "header is not valid JSON: %s", jsonReason(err))
+	}
+	if rest := bytes.TrimSpace(header[dec.InputOffset():]); len(rest) > 0 {
+		return nil, fail("", "unexpected bytes after the header's JSON object")
+	}
+	sort.Strings(s.names)
+	if err := s.checkOverlaps(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// jsonReason words a decoder error; the decoder reports a cut-off header as a bare "EOF".
+func jsonReason(err error) string {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return "header ends early"
+	}
+	return err.Error()
+}
+
+// parseMetadata stores the __metadata__ object, which must map strings to strings.
+func (s *Safetensors) parseMetadata(raw json.RawMessage) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		return &FormatError{File: s.file, Reason: metadataKey + " is not a JSON object"}
+	}
+	for k, v := range m {
+		var str string
+		if err := json.Unmarshal(v, &str); err != nil || bytes.Equal(bytes.TrimSpace(v), []byte("null")) {
+			return &FormatError{File: s.file, Reason: fmt.Sprintf("%s value for key %q is not a string", metadataKey, k)}
+		}
+		s.meta[k] = str
+	}
+	return nil
+}
+
+// parseEntry validates one tensor entry; errors carry only the reason, the
+// caller adds file and tensor name.
+func parseEntry(name string, raw json.RawMessage, dataLen int64) (TensorInfo, error) {
+	var e rawEntry
+	if err := json.Unmarshal(raw, &e); err != nil {
+		return TensorInfo{}, fmt.Errorf("entry is not a JSON object of dtype/shape/data_offsets")
+	}
+	var dtName string
+	switch {
+	case isNull(e.DType):
+		return TensorInfo{}, errors.New("missing dtype")
+	case isNull(e.Shape):
+		return TensorInfo{}, errors.New("missing shape")
+	case isNull(e.DataOffsets):
+		return TensorInfo{}, errors.New("missing data_offsets")
+	case json.Unmarshal(e.DType, &dtName) != nil:
+		return TensorInfo{}, errors.New("dtype is not a string")
+	}
+	dims, err := intList("shape", e.Shape, MaxRank)
+	if err != nil {
+		return TensorInfo{}, err
+	}
+	offs, err := intList("data_offsets", e.DataOffsets, 2)
+	if err != nil {
+		return TensorInfo{}, err
+	}
+	dt := DType(dtName)
+	size := dt.Size()
+	if size == 0 {
+		return TensorInfo{}, fmt.Errorf("unknown dtype %q", dtName)
+	}
+	// The element count must fit in an int64 and so must the byte count.
+	count := uint64(1)
+	shape := make([]int, len(dims))
+	for i, d := range dims {
+		if d < 0 {
+			return TensorInfo{}, fmt.Errorf("negative dimension %d in shape %v", d, dims)
+		}
+		if uint64(d) > math.MaxInt { // only where int is 32 bits
+			return TensorInfo{}, fmt.Errorf("dimension %d too large in shape %v", d, dims)
+		}
+		hi, lo := bits.Mul64(count, uint64(d))
+		if hi != 0 || lo > math.MaxInt64 {
+			return TensorInfo{}, fmt.Errorf("shape %v overflows the element count", dims)
+		}
+		count = lo
+		shape[i] = int(d)
+	}
+	hi, nbytes := bits.Mul64(count, uint64(size))
+	if hi != 0 || nbytes > math.MaxInt64 {
+		return TensorInfo{}, fmt.Errorf("shape %v overflows the byte count", dims)
+	}
+	if len(offs) != 2 {
+		return TensorInfo{}, fmt.Errorf("data_offsets has %d values, want 2", len(offs))
+	}
+	begin, end := offs[0], offs[1]
+	switch {
+	case begin < 0:
+		return TensorInfo{}, fmt.Errorf("negative begin offset %d", begin)
+	case end < begin:
+		return TensorInfo{}, fmt.Errorf("end offset %d before begin offset %d", end, begin)
+	case end > dataLen:
+		return TensorInfo{}, fmt.Errorf("data_offsets [%d, %d] outside the %d-byte data section", begin, end, dataLen)
+	case uint64(end-begin) != nbytes:
+		return TensorInfo{}, fmt.Errorf("data_offsets span %d bytes, but %s shape %v needs %d", end-begin, dt, dims, nbytes)
+	}
+	return TensorInfo{Name: name, DType: dt, Shape: shape, Begin: begin, End: end}, nil
+}
+
+func isNull(raw json.RawMessage) bool {
+	return raw == nil || bytes.Equal(raw, []byte("null"))
+}
+
+// intList decodes a JSON array of at most limit 64-bit integers.
+func intList(field string, raw json.RawMessage, limit int) ([]int64, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return nil, fmt.Errorf("%s is not an array of integers", field)
+	}
+	var out []int64
+	for dec.More() {
+		if len(out) == limit {
+			return nil, fmt.Errorf("%s has more than %d values", field, limit)
+		}
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, fmt.Errorf("%s is not an array of integers", field)
+		}
+		n, ok := tok.(json.Number)
+		if !ok {
+			return nil, fmt.Errorf("%s is not an array of integers", field)
+		}
+		v, err := strconv.ParseInt(n.String(), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s value %s is not a 64-bit integer", field, n)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// checkOverlaps rejects tensors whose byte ranges intersect. Gaps are allowed.
+func (s *Safetensors) checkOverlaps() error {
+	byStart := make([]TensorInfo, 0, len(s.tensors))
+	for _, t := range s.tensors {
+		if t.End > t.Begin { // empty tensors occupy no bytes
+			byStart = append(byStart, t)
+		}
+	}
+	sort.Slice(byStart, func(i, j int) bool {
+		if byStart[i].Begin != byStart[j].Begin {
+			return byStart[i].Begin < byStart[j].Begin
+		}
+		return byStart[i].Name < byStart[j].Name
+	})
+	for i := 1; i < len(byStart); i++ {
+		prev, cur := byStart[i-1], byStart[i]
+		if cur.Begin < prev.End {
+			return &FormatError{File: s.file, Tensor: cur.Name, Reason: fmt.Sprintf(
+				"data_offsets [%d, %d] overlap tensor %s [%d, %d]", cur.Begin, cur.End, prev.Name, prev.Begin, prev.End)}
+		}
+	}
+	return nil
+}
+
+// File returns the file name given to ReadSafetensors or ParseSafetensors.
+func (s *Safetensors) File() string { return s.file }
+
+// Names returns the tensor names in sorted order (excluding __metadata__).
+func (s *Safetensors) Names() []string {
+	return append([]string(nil), s.names...)
+}
+
+// Info returns the description of the named tensor.
+func (s *Safetensors) Info(name string) (TensorInfo, bool) {
+	t, ok := s.tensors[name]
+	if ok {
+		t.Shape = slices.Clone(t.Shape)
+	}
+	return t, ok
+}
+
+// Metadata returns a copy of the header's __metadata__ map (empty if absent).
+func (s *Safetensors) Metadata() map[string]string {
+	m := make(map[string]string, len(s.meta))
+	for k, v := range s.meta {
+		m[k] = v
+	}
+	return m
+}
+
+// Bytes returns the raw little-endian bytes of the named tensor. The slice
+// aliases the file's data and must not be modified.
+func (s *Safetensors) Bytes(name string) ([]byte, TensorInfo, error) {
+	t, ok := s.Info(name)
+	if !ok {
+		return nil, TensorInfo{}, fmt.Errorf("safetensors %s: tensor %s: %w", s.file, name, ErrTensorNotFound)
+	}
+	return s.data[t.Begin:t.End:t.End], t, nil
+}
+
+// Float32 returns the named tensor converted to float32, with its shape.
+// F32, F16 and BF16 tensors are supported; other dtypes give ErrDTypeMismatch.
+func (s *Safetensors) Float32(name string) ([]float32, []int, error) {
+	b, t, err := s.Bytes(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	n := t.NumElements()
+	out := make([]float32, n)
+	switch t.DType {
+	case F32:
+		for i := range out {
+			out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+		}
+	case F16:
+		for i := range out {
+			out[i] = float16.Frombits(binary.LittleEndian.Uint16(b[2*i:])).Float32()
+		}
+	case BF16:
+		// bfloat16 is the top half of a float32, so widening is exact.
+		for i := range out {
+			out[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(b[2*i:])) << 16)
+		}
+	default:
+		return nil, nil, s.mismatch(t, "float32")
+	}
+	return out, t.Shape, nil
+}
+
+// Int64 returns the named tensor converted to int64, with its shape. I32 and
+// I64 tensors are supported; other dtypes give ErrDTypeMismatch.
+func (s *Safetensors) Int64(name string) ([]int64, []int, error) {
+	b, t, err := s.Bytes(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	n := t.NumElements()
+	out := make([]int64, n)
+	switch t.DType {
+	case I64:
+		for i := range out {
+			out[i] = int64(binary.LittleEndian.Uint64(b[8*i:]))
+		}
+	case I32:
+		for i := range out {
+			out[i] = int64(int32(binary.LittleEndian.Uint32(b[4*i:])))
+		}
+	default:
+		return nil, nil, s.mismatch(t, "int64")
+	}
+	return out, t.Shape, nil
+}
+
+func (s *Safetensors) mismatch(t TensorInfo, want string) error {
+	return fmt.Errorf("safetensors %s: tensor %s: %s to %s: %w", s.file, t.Name, t.DType, want, ErrDTypeMismatch)
+}

@@ -1,0 +1,73 @@
+package nn_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/ingotml/ingot/nn"
+)
+
+// FuzzParseSafetensors feeds arbitrary bytes to the parser. Any input must
+// either parse into a self-consistent file or fail with a *FormatError;
+// nothing may panic.
+func FuzzParseSafetensors(f *testing.F) {
+	f.Add(stBuild(f, map[string]string{"format": "pt"},
+		stTensor{"w", nn.F32, []int{2, 2}, stF32(1, 2, 3, 4)},
+		stTensor{"h", nn.F16, []int{2}, stU16(0x3C00, 0xC000)},
+		stTensor{"b", nn.BF16, []int{1, 2}, stU16(0x3F80, 0x4049)},
+		stTensor{"i", nn.I32, []int{1}, stI32(-7)},
+		stTensor{"l", nn.I64, []int{}, stI64(1 << 40)},
+		stTensor{"e", nn.U8, []int{0}, nil},
+	))
+	for _, c := range stCorruptions(f) {
+		f.Add(c.file)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := nn.ParseSafetensors("fuzz.st", data)
+		if err != nil {
+			var fe *nn.FormatError
+			if !errors.As(err, &fe) || fe.File != "fuzz.st" {
+				t.Fatalf("error is not a FormatError naming the file: %v", err)
+			}
+			return
+		}
+		for _, name := range s.Names() {
+			info, ok := s.Info(name)
+			if !ok {
+				t.Fatalf("Names lists %q but Info does not find it", name)
+			}
+			if info.Begin < 0 || info.End < info.Begin || info.End > int64(len(data)) {
+				t.Fatalf("tensor %q has offsets [%d, %d] outside a %d-byte file", name, info.Begin, info.End, len(data))
+			}
+			if int64(info.NumElements())*int64(info.DType.Size()) != info.End-info.Begin {
+				t.Fatalf("tensor %q: %d elements of %s do not fill [%d, %d]", name, info.NumElements(), info.DType, info.Begin, info.End)
+			}
+			checkConversion(t, name, info, func() (int, error) {
+				v, _, err := s.Float32(name)
+				return len(v), err
+			}, nn.F32, nn.F16, nn.BF16)
+			checkConversion(t, name, info, func() (int, error) {
+				v, _, err := s.Int64(name)
+				return len(v), err
+			}, nn.I32, nn.I64)
+		}
+	})
+}
+
+// checkConversion asserts a converter succeeds with one value per element for
+// the dtypes it supports and reports ErrDTypeMismatch for all others.
+func checkConversion(t *testing.T, name string, info nn.TensorInfo, convert func() (int, error), supported ...nn.DType) {
+	t.Helper()
+	n, err := convert()
+	for _, d := range supported {
+		if info.DType == d {
+			if err != nil || n != info.NumElements() {
+				t.Fatalf("tensor %q (%s): got %d values, err %v; want %d values", name, d, n, err, info.NumElements())
+			}
+			return
+		}
+	}
+	if !errors.Is(err, nn.ErrDTypeMismatch) {
+		t.Fatalf("tensor %q (%s): want ErrDTypeMismatch, got %v", name, info.DType, err)
+	}
+}

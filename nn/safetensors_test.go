@@ -1,0 +1,434 @@
+package nn_test
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ingotml/ingot/nn"
+)
+
+// Helpers are prefixed "st" because other files of package nn_test are
+// written by other people and share this namespace.
+
+// stTensor is one tensor for stBuild: raw little-endian bytes plus header fields.
+type stTensor struct {
+	name  string
+	dtype nn.DType
+	shape []int
+	data  []byte
+}
+
+// stBuild lays the tensors out back to back in the given order and returns a
+// complete safetensors file.
+func stBuild(t testing.TB, meta map[string]string, tensors ...stTensor) []byte {
+	t.Helper()
+	header := map[string]any{}
+	if meta != nil {
+		header["__metadata__"] = meta
+	}
+	var data []byte
+	for _, x := range tensors {
+		begin := len(data)
+		data = append(data, x.data...)
+		header[x.name] = map[string]any{
+			"dtype": x.dtype, "shape": x.shape, "data_offsets": []int{begin, len(data)},
+		}
+	}
+	h, err := json.Marshal(header)
+	require.NoError(t, err)
+	return stRaw(string(h), data)
+}
+
+// stRaw assembles a file from a literal header and data section.
+func stRaw(header string, data []byte) []byte {
+	out := binary.LittleEndian.AppendUint64(nil, uint64(len(header)))
+	out = append(out, header...)
+	return append(out, data...)
+}
+
+func stF32(v ...float32) []byte {
+	var b []byte
+	for _, x := range v {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
+	}
+	return b
+}
+
+func stU16(v ...uint16) []byte {
+	var b []byte
+	for _, x := range v {
+		b = binary.LittleEndian.AppendUint16(b, x)
+	}
+	return b
+}
+
+func stI32(v ...int32) []byte {
+	var b []byte
+	for _, x := range v {
+		b = binary.LittleEndian.AppendUint32(b, uint32(x))
+	}
+	return b
+}
+
+func stI64(v ...int64) []byte {
+	var b []byte
+	for _, x := range v {
+		b = binary.LittleEndian.AppendUint64(b, uint64(x))
+	}
+	return b
+}
+
+// stWrite stores data in a temporary file and returns its path.
+func stWrite(t *testing.T, name string, data []byte) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.WriteFile(path, data, 0o644))
+	return path
+}
+
+func TestSafetensorsRoundTrip(t *testing.T) {
+	f32 := []float32{1.5, -2.25, 0, float32(math.Inf(-1)), 3.1415927, 1e-30}
+	// F16 bit patterns and their exact values: 1, -2, max finite, smallest
+	// subnormal (2^-24), nearest half to 1/3.
+	f16Bits := []uint16{0x3C00, 0xC000, 0x7BFF, 0x0001, 0x3555}
+	f16Want := []float32{1, -2, 65504, float32(math.Ldexp(1, -24)), 0.333251953125}
+	// BF16 bit patterns: 1, -2, 3.140625, +Inf, smallest subnormal (2^-133).
+	bf16Bits := []uint16{0x3F80, 0xC000, 0x4049, 0x7F80, 0x0001}
+	bf16Want := []float32{1, -2, 3.140625, float32(math.Inf(1)), float32(math.Ldexp(1, -133))}
+	i32 := []int32{-1, 0, math.MaxInt32, math.MinInt32}
+	i64 := []int64{-1, 0, math.MaxInt64, math.MinInt64, 1 << 40, 7}
+
+	file := stBuild(t, map[string]string{"format": "pt", "note": "x"},
+		stTensor{"a.f32", nn.F32, []int{2, 3}, stF32(f32...)},
+		stTensor{"b.f16", nn.F16, []int{5}, stU16(f16Bits...)},
+		stTensor{"c.bf16", nn.BF16, []int{5, 1}, stU16(bf16Bits...)},
+		stTensor{"d.i32", nn.I32, []int{2, 2}, stI32(i32...)},
+		stTensor{"e.i64", nn.I64, []int{3, 2}, stI64(i64...)},
+		stTensor{"f.scalar", nn.F32, []int{}, stF32(42)},
+		stTensor{"g.empty", nn.F32, []int{0, 4}, nil},
+		stTensor{"h.u8", nn.U8, []int{3}, []byte{1, 2, 3}},
+	)
+	path := stWrite(t, "round.safetensors", file)
+	fromFile, err := nn.ReadSafetensors(path)
+	require.NoError(t, err)
+	fromMem, err := nn.ParseSafetensors("mem", file)
+	require.NoError(t, err)
+
+	assert.Equal(t, path, fromFile.File())
+	assert.Equal(t, "mem", fromMem.File())
+	for _, s := range []*nn.Safetensors{fromFile, fromMem} {
+		assert.Equal(t, []string{"a.f32", "b.f16", "c.bf16", "d.i32", "e.i64", "f.scalar", "g.empty", "h.u8"}, s.Names())
+		assert.Equal(t, map[string]string{"format": "pt", "note": "x"}, s.Metadata())
+
+		got, shape, err := s.Float32("a.f32")
+		require.NoError(t, err)
+		assert.Equal(t, f32, got)
+		assert.Equal(t, []int{2, 3}, shape)
+
+		got, shape, err = s.Float32("b.f16")
+		require.NoError(t, err)
+		assert.Equal(t, f16Want, got)
+		assert.Equal(t, []int{5}, shape)
+
+		got, shape, err = s.Float32("c.bf16")
+		require.NoError(t, err)
+		assert.Equal(t, bf16Want, got)
+		assert.Equal(t, []int{5, 1}, shape)
+
+		ints, shape, err := s.Int64("d.i32")
+		require.NoError(t, err)
+		assert.Equal(t, []int64{-1, 0, math.MaxInt32, math.MinInt32}, ints)
+		assert.Equal(t, []int{2, 2}, shape)
+
+		ints, shape, err = s.Int64("e.i64")
+		require.NoError(t, err)
+		assert.Equal(t, i64, ints)
+		assert.Equal(t, []int{3, 2}, shape)
+
+		got, shape, err = s.Float32("f.scalar")
+		require.NoError(t, err)
+		assert.Equal(t, []float32{42}, got)
+		assert.Equal(t, []int{}, shape)
+
+		got, shape, err = s.Float32("g.empty")
+		require.NoError(t, err)
+		assert.Empty(t, got)
+		assert.Equal(t, []int{0, 4}, shape)
+
+		info, ok := s.Info("e.i64")
+		require.True(t, ok)
+		// Offsets follow stBuild's back-to-back layout: 24+10+10+16 bytes precede it.
+		assert.Equal(t, nn.TensorInfo{Name: "e.i64", DType: nn.I64, Shape: []int{3, 2}, Begin: 60, End: 108}, info)
+		info.Shape[0] = 99 // Info hands out a copy
+		again, _ := s.Info("e.i64")
+		assert.Equal(t, []int{3, 2}, again.Shape)
+		_, ok = s.Info("nope")
+		assert.False(t, ok)
+	}
+}
+
+func TestSafetensorsLookupErrors(t *testing.T) {
+	file := stBuild(t, nil,
+		stTensor{"w", nn.F32, []int{1}, stF32(1)},
+		stTensor{"ids", nn.I64, []int{1}, stI64(1)},
+		stTensor{"flags", nn.Bool, []int{2}, []byte{0, 1}},
+	)
+	s, err := nn.ParseSafetensors("lookup.st", file)
+	require.NoError(t, err)
+	assert.Empty(t, s.Metadata())
+
+	_, _, err = s.Float32("missing")
+	require.ErrorIs(t, err, nn.ErrTensorNotFound)
+	assert.EqualError(t, err, "safetensors lookup.st: tensor missing: tensor not found")
+	_, _, err = s.Int64("missing")
+	require.ErrorIs(t, err, nn.ErrTensorNotFound)
+
+	_, _, err = s.Float32("ids")
+	require.ErrorIs(t, err, nn.ErrDTypeMismatch)
+	assert.EqualError(t, err, "safetensors lookup.st: tensor ids: I64 to float32: dtype not convertible")
+	_, _, err = s.Int64("w")
+	require.ErrorIs(t, err, nn.ErrDTypeMismatch)
+	assert.EqualError(t, err, "safetensors lookup.st: tensor w: F32 to int64: dtype not convertible")
+	_, _, err = s.Float32("flags")
+	require.ErrorIs(t, err, nn.ErrDTypeMismatch)
+
+	_, err = nn.ReadSafetensors(filepath.Join(t.TempDir(), "absent.safetensors"))
+	require.ErrorIs(t, err, os.ErrNotExist)
+	assert.Contains(t, err.Error(), "absent.safetensors")
+}
+
+func TestSafetensorsAcceptsLenientLayouts(t *testing.T) {
+	cases := map[string][]byte{
+		// Bytes after the last tensor, and a hole between tensors.
+		"trailing data and gaps": stRaw(`{"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]},"b":{"dtype":"U8","shape":[2],"data_offsets":[12,14]}}`, make([]byte, 20)),
+		// The format allows space padding of the header for alignment.
+		"space padded header": stRaw(`{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}    `, make([]byte, 4)),
+		"empty header object": stRaw(`{}`, nil),
+		// Zero-byte tensors at the same offset do not overlap.
+		"empty tensors share an offset": stRaw(`{"a":{"dtype":"F32","shape":[0],"data_offsets":[0,0]},"b":{"dtype":"I64","shape":[3,0],"data_offsets":[0,0]}}`, nil),
+		"unknown entry fields ignored":  stRaw(`{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4],"extra":[1]}}`, make([]byte, 4)),
+	}
+	for name, file := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := nn.ParseSafetensors("ok.st", file)
+			require.NoError(t, err)
+		})
+	}
+}
+
+// stCorruption is a hostile file and the exact FormatError it must produce.
+type stCorruption struct {
+	name   string
+	file   []byte
+	tensor string
+	reason string
+}
+
+// stCorruptions lists hostile inputs; the fuzz test uses them as seeds.
+func stCorruptions(t testing.TB) []stCorruption {
+	valid := stBuild(t, map[string]string{"format": "pt"},
+		stTensor{"w", nn.F32, []int{2, 2}, stF32(1, 2, 3, 4)},
+		stTensor{"b", nn.BF16, []int{2}, stU16(0x3F80, 0x4000)},
+	)
+	hugeLen := binary.LittleEndian.AppendUint64(nil, 1<<40)
+	capLen := append(binary.LittleEndian.AppendUint64(nil, nn.MaxHeaderSize+1), "{}"...)
+	entry := func(body string) []byte { return stRaw(`{"w":`+body+`}`, make([]byte, 16)) }
+	return []stCorruption{
+		{"empty file", nil, "", "file too short for the 8-byte header length (0 bytes)"},
+		{"short prefix", []byte{1, 0, 0}, "", "file too short for the 8-byte header length (3 bytes)"},
+		{"header longer than file", append(binary.LittleEndian.AppendUint64(nil, 100), "{}"...), "",
+			"header length 100 exceeds the 2 bytes after the length prefix (truncated file?)"},
+		{"absurd header length", hugeLen, "", "header length 1099511627776 exceeds the 104857600-byte limit"},
+		{"header length over cap", capLen, "", "header length 104857601 exceeds the 104857600-byte limit"},
+		{"truncated data", valid[:len(valid)-3], "b",
+			"data_offsets [16, 20] outside the 17-byte data section"},
+		{"truncated header", valid[:40], "", "header length 144 exceeds the 32 bytes after the length prefix (truncated file?)"},
+		{"empty header", stRaw("", nil), "", "header is not valid JSON: header ends early"},
+		{"not an object", stRaw(`[1,2]`, nil), "", "header is not a JSON object"},
+		{"string header", stRaw(`"x"`, nil), "", "header is not a JSON object"},
+		{"broken JSON", stRaw(`{"w":`, nil), "w", "header is not valid JSON: header ends early"},
+		{"missing close", stRaw(`{"w":{"dtype":"U8","shape":[0],"data_offsets":[0,0]}`, nil), "",
+			"header is not valid JSON: header ends early"},
+		{"garbage after object", stRaw(`{} x`, nil), "", "unexpected bytes after the header's JSON object"},
+		{"entry not object", entry(`5`), "w", "entry is not a JSON object of dtype/shape/data_offsets"},
+		{"entry null", entry(`null`), "w", "missing dtype"},
+		{"dtype not string", entry(`{"dtype":3,"shape":[4],"data_offsets":[0,16]}`), "w",
+			"dtype is not a string"},
+		{"shape not array", entry(`{"dtype":"F32","shape":"4","data_offsets":[0,16]}`), "w",
+			"shape is not an array of integers"},
+		{"shape element string", entry(`{"dtype":"F32","shape":["4"],"data_offsets":[0,16]}`), "w",
+			"shape is not an array of integers"},
+		{"fractional dim", entry(`{"dtype":"F32","shape":[2.5],"data_offsets":[0,16]}`), "w",
+			"shape value 2.5 is not a 64-bit integer"},
+		{"offsets not numbers", entry(`{"dtype":"F32","shape":[4],"data_offsets":[true,16]}`), "w",
+			"data_offsets is not an array of integers"},
+		{"missing dtype", entry(`{"shape":[4],"data_offsets":[0,16]}`), "w", "missing dtype"},
+		{"missing shape", entry(`{"dtype":"F32","data_offsets":[0,16]}`), "w", "missing shape"},
+		{"missing offsets", entry(`{"dtype":"F32","shape":[4]}`), "w", "missing data_offsets"},
+		{"unknown dtype", entry(`{"dtype":"F128","shape":[1],"data_offsets":[0,16]}`), "w", `unknown dtype "F128"`},
+		{"lowercase dtype", entry(`{"dtype":"f32","shape":[4],"data_offsets":[0,16]}`), "w", `unknown dtype "f32"`},
+		{"negative dim", entry(`{"dtype":"F32","shape":[-4],"data_offsets":[0,16]}`), "w",
+			"negative dimension -4 in shape [-4]"},
+		{"element count overflow", entry(`{"dtype":"U8","shape":[4294967296,4294967296],"data_offsets":[0,16]}`), "w",
+			"shape [4294967296 4294967296] overflows the element count"},
+		{"byte count overflow", entry(`{"dtype":"F64","shape":[2305843009213693952],"data_offsets":[0,16]}`), "w",
+			"shape [2305843009213693952] overflows the byte count"},
+		{"nested shape", entry(`{"dtype":"F32","shape":[[4]],"data_offsets":[0,16]}`), "w", "shape is not an array of integers"},
+		{"dim beyond int64", entry(`{"dtype":"F32","shape":[9223372036854775808],"data_offsets":[0,16]}`), "w",
+			"shape value 9223372036854775808 is not a 64-bit integer"},
+		{"rank too large", entry(`{"dtype":"F32","shape":[` + strings.Repeat("1,", nn.MaxRank) + `4],"data_offsets":[0,16]}`), "w",
+			"shape has more than 64 values"},
+		{"three offsets", entry(`{"dtype":"F32","shape":[4],"data_offsets":[0,16,16]}`), "w", "data_offsets has more than 2 values"},
+		{"one offset", entry(`{"dtype":"F32","shape":[4],"data_offsets":[0]}`), "w", "data_offsets has 1 values, want 2"},
+		{"negative begin", entry(`{"dtype":"F32","shape":[4],"data_offsets":[-16,0]}`), "w", "negative begin offset -16"},
+		{"end before begin", entry(`{"dtype":"F32","shape":[4],"data_offsets":[16,0]}`), "w", "end offset 0 before begin offset 16"},
+		{"end past data", entry(`{"dtype":"F32","shape":[8],"data_offsets":[0,32]}`), "w",
+			"data_offsets [0, 32] outside the 16-byte data section"},
+		{"huge offsets", entry(`{"dtype":"U8","shape":[1],"data_offsets":[9223372036854775806,9223372036854775807]}`), "w",
+			"data_offsets [9223372036854775806, 9223372036854775807] outside the 16-byte data section"},
+		{"length mismatch", entry(`{"dtype":"F32","shape":[3],"data_offsets":[0,16]}`), "w",
+			"data_offsets span 16 bytes, but F32 shape [3] needs 12"},
+		{"overlap", stRaw(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}}`, make([]byte, 12)),
+			"b", "data_offsets [4, 12] overlap tensor a [0, 8]"},
+		{"identical ranges", stRaw(`{"b":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"a":{"dtype":"I32","shape":[1],"data_offsets":[0,4]}}`, make([]byte, 4)),
+			"b", "data_offsets [0, 4] overlap tensor a [0, 4]"},
+		{"duplicate name", stRaw(`{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"a":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}}`, make([]byte, 2)),
+			"a", "duplicate tensor name"},
+		{"metadata not object", stRaw(`{"__metadata__":[1]}`, nil), "", "__metadata__ is not a JSON object"},
+		{"metadata null", stRaw(`{"__metadata__":null}`, nil), "", "__metadata__ is not a JSON object"},
+		{"metadata value number", stRaw(`{"__metadata__":{"format":1}}`, nil), "", `__metadata__ value for key "format" is not a string`},
+		{"metadata value null", stRaw(`{"__metadata__":{"format":null}}`, nil), "", `__metadata__ value for key "format" is not a string`},
+		{"duplicate metadata", stRaw(`{"__metadata__":{},"__metadata__":{}}`, nil), "", "duplicate __metadata__ entry"},
+	}
+}
+
+func TestSafetensorsCorruptions(t *testing.T) {
+	for _, c := range stCorruptions(t) {
+		t.Run(c.name, func(t *testing.T) {
+			path := stWrite(t, "bad.safetensors", c.file)
+			for file, parse := range map[string]func() (*nn.Safetensors, error){
+				"mem.st": func() (*nn.Safetensors, error) { return nn.ParseSafetensors("mem.st", c.file) },
+				path:     func() (*nn.Safetensors, error) { return nn.ReadSafetensors(path) },
+			} {
+				s, err := parse()
+				require.Error(t, err)
+				assert.Nil(t, s)
+				var fe *nn.FormatError
+				require.ErrorAs(t, err, &fe, "error %v", err)
+				assert.Equal(t, nn.FormatError{File: file, Tensor: c.tensor, Reason: c.reason}, *fe)
+				want := "safetensors " + file + ": " + c.reason
+				if c.tensor != "" {
+					want = "safetensors " + file + ": tensor " + c.tensor + ": " + c.reason
+				}
+				assert.EqualError(t, err, want)
+			}
+		})
+	}
+}
+
+// stGoldenDir returns the golden-data root: $INGOT_GOLDEN_DIR, else
+// ../shared/golden relative to the repository root (two levels up from here).
+func stGoldenDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("INGOT_GOLDEN_DIR")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "shared", "golden")
+	}
+	_, err := os.Stat(dir)
+	require.NoError(t, err, "golden data root (set INGOT_GOLDEN_DIR)")
+	return dir
+}
+
+func TestSafetensorsGolden(t *testing.T) {
+	root := stGoldenDir(t)
+	for _, model := range []string{"qwen3_5_moe_text", "qwen3_5_text"} {
+		t.Run(model, func(t *testing.T) {
+			dir := filepath.Join(root, model)
+			raw, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+			require.NoError(t, err)
+			var manifest struct {
+				StateDict map[string][]int `json:"state_dict"`
+			}
+			require.NoError(t, json.Unmarshal(raw, &manifest))
+			require.NotEmpty(t, manifest.StateDict)
+
+			s, err := nn.ReadSafetensors(filepath.Join(dir, "model.safetensors"))
+			require.NoError(t, err)
+			want := make([]string, 0, len(manifest.StateDict))
+			for name := range manifest.StateDict {
+				want = append(want, name)
+			}
+			sort.Strings(want)
+			require.Equal(t, want, s.Names())
+			for name, shape := range manifest.StateDict {
+				info, ok := s.Info(name)
+				require.True(t, ok, name)
+				assert.Equal(t, shape, info.Shape, name)
+				assert.Equal(t, nn.F32, info.DType, name)
+				vals, got, err := s.Float32(name)
+				require.NoError(t, err, name)
+				assert.Equal(t, shape, got, name)
+				assert.Len(t, vals, info.NumElements(), name)
+			}
+			assert.Equal(t, map[string]string{"format": "pt"}, s.Metadata())
+		})
+	}
+}
+
+// TestSafetensorsGoldenExpertsMatchSavePretrained checks tensor contents, not
+// just shapes: HF's save_pretrained file stores every MoE expert separately,
+// and its bytes must equal the matching slices of the fused runtime tensors.
+func TestSafetensorsGoldenExpertsMatchSavePretrained(t *testing.T) {
+	dir := filepath.Join(stGoldenDir(t), "qwen3_5_moe_text")
+	fused, err := nn.ReadSafetensors(filepath.Join(dir, "model.safetensors"))
+	require.NoError(t, err)
+	split, err := nn.ReadSafetensors(filepath.Join(dir, "hf_save_pretrained", "model.safetensors"))
+	require.NoError(t, err)
+
+	load := func(s *nn.Safetensors, name string) ([]float32, []int) {
+		v, shape, err := s.Float32(name)
+		require.NoError(t, err)
+		return v, shape
+	}
+	const layers, experts, hidden, width = 4, 8, 64, 32
+	for l := 0; l < layers; l++ {
+		p := "model.layers." + strconv.Itoa(l) + ".mlp."
+		gateUp, gs := load(fused, p+"experts.gate_up_proj")
+		down, ds := load(fused, p+"experts.down_proj")
+		require.Equal(t, []int{experts, 2 * width, hidden}, gs)
+		require.Equal(t, []int{experts, hidden, width}, ds)
+		for e := 0; e < experts; e++ {
+			q := p + "experts." + strconv.Itoa(e) + "."
+			gate, _ := load(split, q+"gate_proj.weight")
+			up, _ := load(split, q+"up_proj.weight")
+			dn, _ := load(split, q+"down_proj.weight")
+			base := e * 2 * width * hidden
+			require.Equal(t, gate, gateUp[base:base+width*hidden], q+"gate_proj")
+			require.Equal(t, up, gateUp[base+width*hidden:base+2*width*hidden], q+"up_proj")
+			require.Equal(t, dn, down[e*hidden*width:(e+1)*hidden*width], q+"down_proj")
+		}
+	}
+	// Tensors stored unchanged by both writers must agree exactly.
+	for _, name := range []string{"model.embed_tokens.weight", "lm_head.weight", "model.layers.3.self_attn.q_proj.weight", "model.layers.0.linear_attn.A_log"} {
+		a, _ := load(fused, name)
+		b, _ := load(split, name)
+		require.Equal(t, a, b, name)
+	}
+}
+
+func TestFormatErrorWithoutTensor(t *testing.T) {
+	err := &nn.FormatError{File: "f", Reason: "r"}
+	assert.Equal(t, "safetensors f: r", err.Error())
+	err.Tensor = "t"
+	assert.Equal(t, "safetensors f: tensor t: r", err.Error())
+}

@@ -1,0 +1,135 @@
+package tensor
+
+import (
+	"github.com/ingotml/ingot/kernels"
+)
+
+// Matrix products. All of them run the "linear" form of the kernels (each output is the
+// dot of two contiguous rows), so Linear, Matmul and GatherMM agree bit for bit on the
+// same rows, and a row's result does not depend on how many rows share the call.
+
+// matmulDType is the common float dtype of a product's operands; integer operands are a
+// programming error (as in MLX).
+func matmulDType(op string, a, b Array) DType {
+	dt := promote(a.DType(), b.DType())
+	if !dt.IsFloat() {
+		shapePanic(op, "want floating-point operands, got %s and %s", a.DType(), b.DType())
+	}
+	return dt
+}
+
+// linalgSize is the product of dims.
+func linalgSize(dims []int) int {
+	n := 1
+	for _, d := range dims {
+		n *= d
+	}
+	return n
+}
+
+// Linear returns x @ w^T for x [..., K] and w [N, K] (weights as stored by HF): [..., N].
+// x and w are copied first only if they are not dense row-major.
+func Linear(x, w Array) Array {
+	same("linear", x, w)
+	if x.NDim() < 1 || w.NDim() != 2 || x.Dim(-1) != w.Dim(1) {
+		shapePanic("linear", "cannot multiply %v by the transpose of %v", x.Shape(), w.Shape())
+	}
+	dt := matmulDType("linear", x, w)
+	x, w = Contiguous(x.AsType(dt)), Contiguous(w.AsType(dt))
+	k, n := w.Dim(1), w.Dim(0)
+	shape := x.Shape()
+	p := &kernels.MatmulParams{Batch: 1, M: linalgSize(shape[:len(shape)-1]), N: n, K: k}
+	shape[len(shape)-1] = n
+	return Array{x.Graph().Apply(kernels.KLinear, p, dt, shape, x.h, w.h)}
+}
+
+// Matmul returns a @ b for a [..., M, K], b [..., K, N] (leading dims broadcast or equal):
+// [..., M, N]. A 1-D a is a row [K] and a 1-D b a column [K]; their axis is dropped from
+// the result, as numpy does. b is copied transposed to [..., N, K] (free when b is itself
+// a transposed view of a dense array); an operand whose batch dims broadcast is shared
+// across the batch without a copy when its batch size is 1.
+func Matmul(a, b Array) Array {
+	same("matmul", a, b)
+	if a.NDim() < 1 || b.NDim() < 1 {
+		shapePanic("matmul", "cannot multiply %v by %v", a.Shape(), b.Shape())
+	}
+	dt := matmulDType("matmul", a, b)
+	a, b = a.AsType(dt), b.AsType(dt)
+	rowA, colB := a.NDim() == 1, b.NDim() == 1
+	if rowA {
+		a = ExpandDims(a, 0)
+	}
+	if colB {
+		b = ExpandDims(b, 1)
+	}
+	as, bs := a.Shape(), b.Shape()
+	m, k := as[len(as)-2], as[len(as)-1]
+	n := bs[len(bs)-1]
+	if bs[len(bs)-2] != k {
+		shapePanic("matmul", "cannot multiply %v by %v", as, bs)
+	}
+	batch := BroadcastShapes("matmul", as[:len(as)-2], bs[:len(bs)-2])
+	if len(batch)+2 > kernels.MaxDims {
+		shapePanic("matmul", "rank %d exceeds %d", len(batch)+2, kernels.MaxDims)
+	}
+	p := &kernels.MatmulParams{Batch: linalgSize(batch), M: m, N: n, K: k}
+	var xStride, wStride int
+	a, xStride = matmulOperand(a, batch, m, k)
+	b, wStride = matmulOperand(SwapAxes(b, -1, -2), batch, n, k)
+	p.XStride, p.WStride = xStride, wStride
+
+	shape := append(append([]int(nil), batch...), m, n)
+	out := Array{a.Graph().Apply(kernels.KLinear, p, dt, shape, a.h, b.h)}
+	if rowA {
+		out = Squeeze(out, -2)
+	}
+	if colB {
+		out = Squeeze(out, -1)
+	}
+	return out
+}
+
+// matmulOperand makes x [..., r, k] dense for a product over the batch dims batch, and
+// returns its batch stride: 0 when one matrix serves every batch, r*k when x has one
+// per batch (broadcast batch dims other than a single matrix are materialised).
+func matmulOperand(x Array, batch []int, r, k int) (Array, int) {
+	xs := x.Shape()
+	own := xs[:len(xs)-2]
+	if linalgSize(own) == 1 {
+		return Reshape(x, r, k), 0
+	}
+	if len(own) != len(batch) || linalgSize(own) != linalgSize(batch) {
+		x = BroadcastTo(x, append(append([]int(nil), batch...), r, k)...)
+	}
+	return Contiguous(x), r * k
+}
+
+// GatherMM returns the MoE expert products (SwitchGLU's gather_mm): x [T, K], w [E, O, K]
+// (stacked expert weights as stored), idx [T, k] int32 -> out [T, k, O] with
+// out[t,j,:] = w[idx[t,j]] @ x[t]. More generally x [..., K] and idx [..., k] with equal
+// leading dims give [..., k, O]. An expert index e selects e when 0 <= e < E and e+E when
+// -E <= e < 0; any other index yields a zero row (indices are computed data: no panic).
+func GatherMM(x, w, idx Array) Array {
+	same("gather_mm", x, w)
+	same("gather_mm", x, idx)
+	xs, is := x.Shape(), idx.Shape()
+	if x.NDim() < 1 || w.NDim() != 3 || idx.NDim() != x.NDim() || w.Dim(2) != x.Dim(-1) {
+		shapePanic("gather_mm", "x %v, w %v, idx %v: want x [..., K], w [E, O, K], idx [..., k]", xs, w.Shape(), is)
+	}
+	for i := 0; i < len(xs)-1; i++ {
+		if xs[i] != is[i] {
+			shapePanic("gather_mm", "x %v and idx %v differ in leading dims", xs, is)
+		}
+	}
+	if len(xs)+1 > kernels.MaxDims {
+		shapePanic("gather_mm", "rank %d exceeds %d", len(xs)+1, kernels.MaxDims)
+	}
+	dt := matmulDType("gather_mm", x, w)
+	idx = indexArray("gather_mm", idx)
+	x, w = Contiguous(x.AsType(dt)), Contiguous(w.AsType(dt))
+	e, o, k := w.Dim(0), w.Dim(1), w.Dim(2)
+	topk := is[len(is)-1]
+	p := &kernels.GatherMMParams{Rows: linalgSize(xs[:len(xs)-1]), TopK: topk, Experts: e, O: o, K: k}
+	shape := append(append([]int(nil), xs[:len(xs)-1]...), topk, o)
+	return Array{x.Graph().Apply(kernels.KGatherMM, p, dt, shape, x.h, w.h, idx.h)}
+}
