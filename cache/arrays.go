@@ -71,7 +71,8 @@ func (c *ArraysCache) Armed() bool { return c.leftPad.set() || c.lengths.set() }
 // The model calls Advance after storing the new Conv and SSM, so Advance also keeps
 // them (tensor.Keep): they outlive the step scope they were built in.
 func (c *ArraysCache) Advance(n int) {
-	c.Conv, c.SSM = keep(c.Conv), keep(c.SSM)
+	tensor.Assign(&c.Conv, c.Conv)
+	tensor.Assign(&c.SSM, c.SSM)
 	c.lengths.sub(n)
 	c.leftPad.sub(n)
 }
@@ -119,14 +120,15 @@ func (c *ArraysCache) Lengths() (host []int, dev tensor.Array) {
 	if c.p == Eager {
 		return append([]int(nil), c.lengths.host...), tensor.Array{}
 	}
-	return nil, c.lengths.dev
+	return nil, tensor.Share(c.lengths.dev)
 }
 
 // Filter keeps rows, in this order (Lazy: the fields get a lazy gather each).
 func (c *ArraysCache) Filter(rows []int) {
 	checkRows("ArraysCache.Filter", rows, c.rowsOrOne())
 	idx := &rowIndex{g: c.graph(), rows: rows}
-	c.Conv, c.SSM = keep(idx.take(c.Conv)), keep(idx.take(c.SSM))
+	tensor.Assign(&c.Conv, idx.take(c.Conv))
+	tensor.Assign(&c.SSM, idx.take(c.SSM))
 	c.leftPad = c.leftPad.take(idx)
 	c.lengths = c.lengths.take(idx)
 }
@@ -148,8 +150,8 @@ func (c *ArraysCache) Extend(other Cache) {
 		g = o.graphOrNil()
 	}
 	na, nb := c.rowsOrOne(), o.rowsOrOne()
-	c.Conv = keep(catState(op, g, c.Conv, o.Conv, na, nb))
-	c.SSM = keep(catState(op, g, c.SSM, o.SSM, na, nb))
+	tensor.Assign(&c.Conv, catState(op, g, c.Conv, o.Conv, na, nb))
+	tensor.Assign(&c.SSM, catState(op, g, c.SSM, o.SSM, na, nb))
 	c.leftPad = catMeta(g, c.leftPad, o.leftPad, na, nb)
 	c.lengths = catMeta(g, c.lengths, o.lengths, na, nb)
 	if c.g == nil {
@@ -192,10 +194,10 @@ func (c *ArraysCache) Extract(row int) Cache {
 	checkRow("ArraysCache.Extract", row, c.rowsOrOne())
 	out := NewArraysCacheOn(c.graphOrNil(), c.p)
 	if c.Conv.Valid() {
-		out.Conv = keep(tensor.SliceAxis(c.Conv, 0, row, row+1))
+		tensor.Assign(&out.Conv, tensor.SliceAxis(c.Conv, 0, row, row+1))
 	}
 	if c.SSM.Valid() {
-		out.SSM = keep(tensor.SliceAxis(c.SSM, 0, row, row+1))
+		tensor.Assign(&out.SSM, tensor.SliceAxis(c.SSM, 0, row, row+1))
 	}
 	return out
 }
@@ -232,5 +234,5 @@ func (c *ArraysCache) State() []tensor.Array {
 		}
 	}
 	out = append(out, c.leftPad.arrays()...)
-	return append(out, c.lengths.arrays()...)
+	return shared(append(out, c.lengths.arrays()...))
 }

@@ -50,7 +50,7 @@ func NewBatchKVCacheOn(g *graph.Graph, p Policy, leftPadding []int) *BatchKVCach
 			neg[i] = -x
 		}
 		c.leftPad = newMeta(p, c.g, leftPadding)
-		c.offset = keep(tensor.FromInt32(c.g, int32s(neg), len(neg)))
+		tensor.Assign(&c.offset, tensor.FromInt32(c.g, int32s(neg), len(neg)))
 	} else {
 		c.leftPad = newMeta(p, g, leftPadding)
 	}
@@ -84,7 +84,7 @@ func (c *BatchKVCache) UpdateAndFetch(k, v tensor.Array) (keys, values tensor.Ar
 	n := k.Dim(2)
 	c.idx += n
 	if c.p == Lazy {
-		c.offset = keep(tensor.AddScalar(c.offset, float64(n)))
+		tensor.Assign(&c.offset, tensor.AddScalar(c.offset, float64(n)))
 	}
 	return keys, values
 }
@@ -94,7 +94,7 @@ func (c *BatchKVCache) UpdateAndFetch(k, v tensor.Array) (keys, values tensor.Ar
 // its chain); Eager makes a fresh array from host ints.
 func (c *BatchKVCache) Offsets() tensor.Array {
 	if c.p == Lazy {
-		return c.offset
+		return tensor.Share(c.offset)
 	}
 	off := make([]int, len(c.leftPad.host))
 	for b, lp := range c.leftPad.host {
@@ -179,12 +179,12 @@ func (c *BatchKVCache) Finalize() {
 		return
 	}
 	if !c.Empty() {
-		c.s.keys = keep(rollRows(c.s.keys, pad))
-		c.s.values = keep(rollRows(c.s.values, pad))
+		tensor.Assign(&c.s.keys, rollRows(c.s.keys, pad))
+		tensor.Assign(&c.s.values, rollRows(c.s.values, pad))
 	}
 	if c.p == Lazy {
 		pa := tensor.FromInt32(c.graph(), int32s(pad), len(pad))
-		c.offset = keep(tensor.Sub(c.offset, pa))
+		tensor.Assign(&c.offset, tensor.Sub(c.offset, pa))
 		c.leftPad.add(pad, pa)
 		return
 	}
@@ -210,10 +210,11 @@ func rollRows(a tensor.Array, shifts []int) tensor.Array {
 func (c *BatchKVCache) Filter(rows []int) {
 	checkRows("BatchKVCache.Filter", rows, c.Len())
 	idx := &rowIndex{g: c.graph(), rows: rows}
-	c.s.keys, c.s.values = keep(idx.take(c.s.keys)), keep(idx.take(c.s.values))
+	tensor.Assign(&c.s.keys, idx.take(c.s.keys))
+	tensor.Assign(&c.s.values, idx.take(c.s.values))
 	c.leftPad = c.leftPad.take(idx)
 	if c.p == Lazy {
-		c.offset = keep(idx.take(c.offset))
+		tensor.Assign(&c.offset, idx.take(c.offset))
 	}
 	if c.endHost != nil {
 		end := make([]int, len(rows))
@@ -242,8 +243,8 @@ func (c *BatchKVCache) Filter(rows []int) {
 		return
 	}
 	cp := c.s.keys.Dim(2)
-	c.s.keys = keep(tensor.SliceAxis(c.s.keys, 2, minPad, cp))
-	c.s.values = keep(tensor.SliceAxis(c.s.values, 2, minPad, cp))
+	tensor.Assign(&c.s.keys, tensor.SliceAxis(c.s.keys, 2, minPad, cp))
+	tensor.Assign(&c.s.values, tensor.SliceAxis(c.s.values, 2, minPad, cp))
 	c.idx -= minPad
 	c.leftPad.sub(minPad)
 	if c.endHost != nil {
@@ -270,7 +271,7 @@ func (c *BatchKVCache) Extend(other Cache) {
 	if c.Empty() && o.Empty() {
 		c.leftPad = catMeta(g, c.leftPad, o.leftPad, c.Len(), o.Len())
 		if c.p == Lazy {
-			c.offset = keep(tensor.Concatenate(0, c.offset, o.offset))
+			tensor.Assign(&c.offset, tensor.Concatenate(0, c.offset, o.offset))
 		}
 		return
 	}
@@ -313,10 +314,10 @@ func (c *BatchKVCache) Extend(other Cache) {
 	}
 	kc, vc, lc := pad(c)
 	ko, vo, lo := pad(o)
-	c.s.keys = keep(tensor.Concatenate(0, kc, ko))
-	c.s.values = keep(tensor.Concatenate(0, vc, vo))
+	tensor.Assign(&c.s.keys, tensor.Concatenate(0, kc, ko))
+	tensor.Assign(&c.s.values, tensor.Concatenate(0, vc, vo))
 	if c.p == Lazy {
-		c.offset = keep(tensor.Concatenate(0, c.offset, o.offset))
+		tensor.Assign(&c.offset, tensor.Concatenate(0, c.offset, o.offset))
 	}
 	c.leftPad = catMeta(g, lc, lo, 0, 0)
 	c.idx = maxIdx
@@ -358,8 +359,8 @@ func (c *BatchKVCache) Extract(row int) Cache {
 	}
 	ks := c.s.keys.Shape()
 	vs := c.s.values.Shape()
-	out.s.keys = keep(tensor.Contiguous(tensor.Slice(c.s.keys, []int{row, 0, p}, []int{row + 1, ks[1], c.idx})))
-	out.s.values = keep(tensor.Contiguous(tensor.Slice(c.s.values, []int{row, 0, p}, []int{row + 1, vs[1], c.idx})))
+	tensor.Assign(&out.s.keys, tensor.Contiguous(tensor.Slice(c.s.keys, []int{row, 0, p}, []int{row + 1, ks[1], c.idx})))
+	tensor.Assign(&out.s.values, tensor.Contiguous(tensor.Slice(c.s.values, []int{row, 0, p}, []int{row + 1, vs[1], c.idx})))
 	out.offset = c.idx - p
 	return out
 }
@@ -374,5 +375,5 @@ func (c *BatchKVCache) State() []tensor.Array {
 		out = append(out, c.leftPad.arrays()...)
 		out = append(out, c.end.arrays()...)
 	}
-	return out
+	return shared(out)
 }

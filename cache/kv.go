@@ -46,8 +46,8 @@ func (s *kvStore) write(op string, prev int, k, v tensor.Array) (keys, values te
 			s.keys, s.values = newK, newV
 		}
 	}
-	s.keys = keep(tensor.SliceUpdate(s.keys, k, []int{0, 0, prev, 0}))
-	s.values = keep(tensor.SliceUpdate(s.values, v, []int{0, 0, prev, 0}))
+	tensor.Assign(&s.keys, tensor.SliceUpdate(s.keys, k, []int{0, 0, prev, 0}))
+	tensor.Assign(&s.values, tensor.SliceUpdate(s.values, v, []int{0, 0, prev, 0}))
 	return tensor.SliceAxis(s.keys, 2, 0, prev+n), tensor.SliceAxis(s.values, 2, 0, prev+n)
 }
 
@@ -107,7 +107,8 @@ func (c *KVCache) Filter(rows []int) {
 		return
 	}
 	idx := &rowIndex{g: c.s.keys.Graph(), rows: rows}
-	c.s.keys, c.s.values = keep(idx.take(c.s.keys)), keep(idx.take(c.s.values))
+	tensor.Assign(&c.s.keys, idx.take(c.s.keys))
+	tensor.Assign(&c.s.values, idx.take(c.s.values))
 }
 
 // Extend appends other's rows; other must be a *KVCache of the same offset (caches of
@@ -127,8 +128,8 @@ func (c *KVCache) Extend(other Cache) {
 		usagePanic("KVCache.Extend", "offsets differ (%d and %d): batch caches of different lengths with Merge", c.offset, o.offset)
 	}
 	a, b := c.stored(), o.stored()
-	c.s.keys = keep(tensor.Concatenate(0, a.keys, b.keys))
-	c.s.values = keep(tensor.Concatenate(0, a.values, b.values))
+	tensor.Assign(&c.s.keys, tensor.Concatenate(0, a.keys, b.keys))
+	tensor.Assign(&c.s.values, tensor.Concatenate(0, a.values, b.values))
 }
 
 // stored returns views of the used positions.
@@ -144,8 +145,8 @@ func (c *KVCache) Extract(row int) Cache {
 		return out
 	}
 	st := c.stored()
-	out.s.keys = keep(tensor.Contiguous(tensor.SliceAxis(st.keys, 0, row, row+1)))
-	out.s.values = keep(tensor.Contiguous(tensor.SliceAxis(st.values, 0, row, row+1)))
+	tensor.Assign(&out.s.keys, tensor.Contiguous(tensor.SliceAxis(st.keys, 0, row, row+1)))
+	tensor.Assign(&out.s.values, tensor.Contiguous(tensor.SliceAxis(st.values, 0, row, row+1)))
 	out.offset = c.offset
 	return out
 }
@@ -162,4 +163,4 @@ func (c *KVCache) Prepare(lengths []int) {
 func (c *KVCache) Finalize() {}
 
 // State returns the stored keys and values arrays (whole storage), none when empty.
-func (c *KVCache) State() []tensor.Array { return c.s.arrays() }
+func (c *KVCache) State() []tensor.Array { return shared(c.s.arrays()) }

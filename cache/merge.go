@@ -137,7 +137,7 @@ func mergeKV(p Policy, g *graph.Graph, cs []*KVCache) (*BatchKVCache, error) {
 	out.s = kvStore{keep(keys), keep(values)}
 	out.idx = longest
 	if p == Lazy {
-		out.offset = keep(tensor.AddScalar(out.offset, float64(longest)))
+		tensor.Assign(&out.offset, tensor.AddScalar(out.offset, float64(longest)))
 	}
 	return out, nil
 }
@@ -155,7 +155,8 @@ func mergeArrays(p Policy, g *graph.Graph, cs []*ArraysCache) (*ArraysCache, err
 	if out.SSM, err = stackRows("SSM", cs, func(c *ArraysCache) tensor.Array { return c.SSM }); err != nil {
 		return nil, err
 	}
-	out.Conv, out.SSM = keep(out.Conv), keep(out.SSM)
+	tensor.Assign(&out.Conv, out.Conv)
+	tensor.Assign(&out.SSM, out.SSM)
 	return out, nil
 }
 

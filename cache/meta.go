@@ -50,7 +50,7 @@ func (m *meta) sub(n int) {
 		return
 	}
 	if m.p == Lazy {
-		m.dev = keep(tensor.SubScalar(m.dev, float64(n)))
+		tensor.Assign(&m.dev, tensor.SubScalar(m.dev, float64(n)))
 		return
 	}
 	m.host = shifted(m.host, -n)
@@ -62,7 +62,7 @@ func (m *meta) addScalar(n int) {
 		return
 	}
 	if m.p == Lazy {
-		m.dev = keep(tensor.AddScalar(m.dev, float64(n)))
+		tensor.Assign(&m.dev, tensor.AddScalar(m.dev, float64(n)))
 		return
 	}
 	m.host = shifted(m.host, n)
@@ -74,7 +74,7 @@ func (m *meta) add(v []int, dv tensor.Array) {
 		return
 	}
 	if m.p == Lazy {
-		m.dev = keep(tensor.Add(m.dev, dv))
+		tensor.Assign(&m.dev, tensor.Add(m.dev, dv))
 		return
 	}
 	out := make([]int, len(m.host))

@@ -69,6 +69,15 @@ func usagePanic(op, format string, args ...any) {
 // everything a cache stores goes through it. Outside a scope it changes nothing.
 func keep(a tensor.Array) tensor.Array { return tensor.Keep(a) }
 
+// shared returns new references to as (see tensor.Share): callers may hold them while
+// the cache replaces its own.
+func shared(as []tensor.Array) []tensor.Array {
+	for i, a := range as {
+		as[i] = tensor.Share(a)
+	}
+	return as
+}
+
 // firstGraph returns g if set, else the graph of the first valid array, else nil.
 func firstGraph(g *graph.Graph, as ...tensor.Array) *graph.Graph {
 	if g != nil {

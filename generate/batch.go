@@ -138,7 +138,6 @@ func (b *BatchGenerator) admit() ([]Token, error) {
 		idx := tensor.Reshape(tensor.FromInt32(b.g, last, n), n, 1, 1)
 		at := tensor.TakeAlongAxis(logits, idx, 1) // [n, 1, V]
 		y = tensor.Keep(Greedy(at))
-		keepCaches(merged)
 	})
 	if err := tensor.AsyncEval(y); err != nil {
 		return nil, err
@@ -175,7 +174,6 @@ func (b *BatchGenerator) decode() ([]Token, error) {
 	bsz := len(b.rows)
 	tensor.WithScope(b.g, func() {
 		next = tensor.Keep(Greedy(b.m.Forward(tensor.Reshape(prev, bsz, 1), b.caches)))
-		keepCaches(b.caches)
 	})
 	// Schedule the next token before reading this one: the device computes it while
 	// the caller consumes prev.

@@ -1,6 +1,7 @@
 package generate_test
 
 import (
+	"os"
 	"testing"
 
 	"github.com/ingotml/ingot/cache"
@@ -18,7 +19,7 @@ func BenchmarkDecode(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			g := graph.NewCPU(graph.Options{})
+			g := graph.NewCPU(graph.Options{Sync: os.Getenv("SYNC") != ""})
 			m, err := qwen35.NewRandom(cfg, g, 0, qwen35.Options{})
 			if err != nil {
 				b.Fatal(err)

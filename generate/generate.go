@@ -55,7 +55,6 @@ func (p *PlainGenerator) step(in tensor.Array) error {
 	var y tensor.Array
 	tensor.WithScope(p.g, func() {
 		y = tensor.Keep(Greedy(p.m.Forward(in, p.caches)))
-		keepCaches(p.caches)
 	})
 	p.y = y
 	return tensor.AsyncEval(y)
@@ -78,14 +77,4 @@ func (p *PlainGenerator) Next() (int32, error) {
 		return 0, err
 	}
 	return v[0], nil
-}
-
-// keepCaches marks every array the caches hold as outliving the step's scope (the
-// forward replaced some of them).
-func keepCaches(caches []cache.Cache) {
-	for _, c := range caches {
-		for _, a := range c.State() {
-			tensor.Keep(a)
-		}
-	}
 }

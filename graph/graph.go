@@ -114,8 +114,12 @@ func (g *Graph) handle(n *Node) *Handle {
 func (g *Graph) track(h *Handle) {
 	h.tracked = true
 	h.n.refs++
+	h.slot = len(g.handles)
 	g.handles = append(g.handles, handleRef{weak.Make(h), h.n})
 }
+
+// Share returns a new handle on h's node (held by the current scope, or tracked).
+func (g *Graph) Share(h *Handle) *Handle { return g.handle(h.node()) }
 
 // Keep makes h outlive the current scope (a no-op for tracked handles).
 func (g *Graph) Keep(h *Handle) *Handle {
@@ -201,15 +205,37 @@ func (g *Graph) release(d *data) {
 func (g *Graph) sweep() {
 	live := g.handles[:0]
 	for _, r := range g.handles {
-		if r.w.Value() == nil {
+		if r.n == nil {
+			continue // released explicitly
+		}
+		h := r.w.Value()
+		if h == nil {
 			g.decRef(r.n)
 			continue
 		}
+		h.slot = len(live)
 		live = append(live, r)
 	}
 	clear(g.handles[len(live):])
 	g.handles = live
 	g.sweptGen = gcGen.Load()
+}
+
+// Release drops h's reference now instead of when the garbage collector finds h
+// unreachable: what Python does when a variable is reassigned. The caller promises h
+// is not used again (a later use panics). Releasing an untracked (scope-held) handle
+// only marks it; the scope still drops its reference at its end.
+func (g *Graph) Release(h *Handle) {
+	if h == nil || h.released {
+		return
+	}
+	n := h.node()
+	h.released = true
+	if !h.tracked {
+		return
+	}
+	g.handles[h.slot].n = nil
+	g.decRef(n)
 }
 
 // collect forces a full garbage collection and sweeps, so that every handle the program

@@ -53,15 +53,20 @@ type data struct {
 // plain carrier and the scope holds the node until it ends; Keep makes a handle tracked
 // so its array outlives the scope. Copying a *Handle is free.
 type Handle struct {
-	n       *Node
-	g       *Graph
-	gen     uint32
-	tracked bool
+	n        *Node
+	g        *Graph
+	gen      uint32
+	slot     int // index in the graph's handle registry, while tracked
+	tracked  bool
+	released bool
 }
 
 // node returns the handle's node, panicking if the node was freed (a handle from an
 // ended scope that was not kept).
 func (h *Handle) node() *Node {
+	if h.released {
+		graphPanic("array used after Release (it was reassigned)")
+	}
 	if h.gen != h.n.gen {
 		graphPanic("array used after its scope ended (Keep arrays that outlive a scope)")
 	}

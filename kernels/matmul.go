@@ -27,8 +27,8 @@ type MatmulParams struct {
 
 // KLinear computes out = x @ w^T. Args x, w, out (one float dtype for all three). Both
 // inputs must be dense row-major from their offsets (the tensor ops copy views first).
-// The Go twin takes a GEMV path for one to three rows (decode) and a register- and
-// cache-blocked GEMM path for more (prefill); both compute each dot as described above.
+// The Go twin takes a GEMV path for one to three rows (decode) and a cache-blocked GEMM
+// path for more (prefill); both compute each dot as described above.
 var KLinear = Register(&Kernel{Name: "linear", Family: "matmul", CPU: linearCPU, Encode: linearEncode})
 
 // mmLinearMinGEMM is the smallest row count that takes the blocked GEMM path.
@@ -86,41 +86,30 @@ func mmWiden(dst []float32, a *Arg, off int) {
 	}
 }
 
-// mmLinearF32 writes out[m*n+j] = dot(x row m, w row j) for x [m, k], w [n, k].
+// mmLinearF32 writes out[i*n+j] = dot(x row i, w row j) for x [m, k], w [n, k].
 func mmLinearF32(x, w, out []float32, m, n, k int) {
 	if m < mmLinearMinGEMM || k == 0 {
-		// GEMV: two w rows against the same x row keep eight accumulators in flight (the
-		// products commute, so each output is still exactly mmDot(x row, w row)).
+		// GEMV: one pass over w per x row.
 		for i := 0; i < m; i++ {
 			xr := x[i*k : i*k+k]
 			or := out[i*n : i*n+n]
-			j := 0
-			for ; j+2 <= n; j += 2 {
-				or[j], or[j+1] = mmDot2(w[j*k:j*k+k], w[j*k+k:j*k+2*k], xr)
-			}
-			if j < n {
+			for j := range or {
 				or[j] = mmDot(xr, w[j*k:j*k+k])
 			}
 		}
 		return
 	}
-	// GEMM: a tile of w rows stays in L1 while every x row passes over it, two rows at
-	// a time so each loaded w element serves both.
+	// GEMM: a tile of w rows stays in L1 while every x row passes over it, so w streams
+	// from memory once per tile instead of once per x row.
 	tile := max(1, mmTileFloats/k)
 	for j0 := 0; j0 < n; j0 += tile {
 		j1 := min(n, j0+tile)
-		i := 0
-		for ; i+2 <= m; i += 2 {
-			x0, x1 := x[i*k:i*k+k], x[i*k+k:i*k+2*k]
-			o0, o1 := out[i*n:i*n+n], out[i*n+n:i*n+2*n]
-			for j := j0; j < j1; j++ {
-				o0[j], o1[j] = mmDot2(x0, x1, w[j*k:j*k+k])
-			}
-		}
-		if i < m {
-			xr, or := x[i*k:i*k+k], out[i*n:i*n+n]
-			for j := j0; j < j1; j++ {
-				or[j] = mmDot(xr, w[j*k:j*k+k])
+		wt := w[j0*k : j1*k]
+		for i := 0; i < m; i++ {
+			xr := x[i*k : i*k+k]
+			or := out[i*n+j0 : i*n+j1]
+			for j := range or {
+				or[j] = mmDot(xr, wt[j*k:j*k+k])
 			}
 		}
 	}
@@ -130,40 +119,18 @@ func mmLinearF32(x, w, out []float32, m, n, k int) {
 func mmDot(x, w []float32) float32 {
 	w = w[:len(x)]
 	var s0, s1, s2, s3 float32
-	// Checking both lengths in the loop condition lets the compiler drop bounds checks.
-	for ; len(x) >= 4 && len(w) >= 4; x, w = x[4:], w[4:] {
-		s0 += x[0] * w[0]
-		s1 += x[1] * w[1]
-		s2 += x[2] * w[2]
-		s3 += x[3] * w[3]
+	k := 0
+	for ; k+4 <= len(x); k += 4 {
+		xs, ws := x[k:k+4:k+4], w[k:k+4:k+4]
+		s0 += xs[0] * ws[0]
+		s1 += xs[1] * ws[1]
+		s2 += xs[2] * ws[2]
+		s3 += xs[3] * ws[3]
 	}
-	w = w[:len(x)]
-	for i, v := range x {
-		s0 += v * w[i]
+	for ; k < len(x); k++ {
+		s0 += x[k] * w[k]
 	}
 	return (s0 + s1) + (s2 + s3)
-}
-
-// mmDot2 is mmDot of x0 and of x1 with the same w, sharing the loads of w.
-func mmDot2(x0, x1, w []float32) (float32, float32) {
-	x1, w = x1[:len(x0)], w[:len(x0)]
-	var a0, a1, a2, a3, b0, b1, b2, b3 float32
-	for ; len(x0) >= 4 && len(x1) >= 4 && len(w) >= 4; x0, x1, w = x0[4:], x1[4:], w[4:] {
-		a0 += x0[0] * w[0]
-		b0 += x1[0] * w[0]
-		a1 += x0[1] * w[1]
-		b1 += x1[1] * w[1]
-		a2 += x0[2] * w[2]
-		b2 += x1[2] * w[2]
-		a3 += x0[3] * w[3]
-		b3 += x1[3] * w[3]
-	}
-	x1, w = x1[:len(x0)], w[:len(x0)]
-	for i, v := range x0 {
-		a0 += v * w[i]
-		b0 += x1[i] * w[i]
-	}
-	return (a0 + a1) + (a2 + a3), (b0 + b1) + (b2 + b3)
 }
 
 // mmEntry is the MSL entry of a matmul-family kernel for dtype dt (float32 and float16

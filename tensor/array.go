@@ -261,3 +261,26 @@ func WithScope(g *graph.Graph, f func()) {
 	defer g.EndScope()
 	f()
 }
+
+// Assign stores v into *dst the way a Python assignment does: v is kept (it outlives
+// the current scope) and the array *dst held before is released at once, so a buffer
+// or chain that only *dst held dies now rather than at the next garbage collection.
+// Use it for fields that are replaced step after step (cache state); the old value
+// must not be used afterwards (that panics).
+func Assign(dst *Array, v Array) {
+	old := *dst
+	*dst = Keep(v)
+	if old.h != nil && old.h != v.h {
+		old.Graph().Release(old.h)
+	}
+}
+
+// Share returns a new reference to a's node: an independent holder, as a second Python
+// variable bound to the same array is. Getters that hand out an array a struct keeps
+// (and may later Assign over) return a Share, so the caller's copy stays valid.
+func Share(a Array) Array {
+	if a.h == nil {
+		return a
+	}
+	return Array{a.Graph().Share(a.h)}
+}

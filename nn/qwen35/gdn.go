@@ -71,7 +71,7 @@ func (d *gatedDeltaNet) forward(m *Model, x, mask tensor.Array, c *cache.ArraysC
 	}
 	window := tensor.Concatenate(1, convState, qkv) // [B, K-1+S, C], oldest first
 	if c != nil {
-		c.Conv = d.nextConvState(m, window, c, s)
+		tensor.Assign(&c.Conv, d.nextConvState(m, window, c, s))
 	}
 	conv := tensor.Silu(tensor.DepthwiseConv1d(window, d.conv)) // [B, S, C]
 
@@ -97,7 +97,7 @@ func (d *gatedDeltaNet) forward(m *Model, x, mask tensor.Array, c *cache.ArraysC
 		y, state = tensor.GatedDelta(q, k, v, decay, beta, state, mask)
 	}
 	if c != nil {
-		c.SSM = state
+		tensor.Assign(&c.SSM, state)
 		c.Advance(s)
 	}
 	out := d.norm.Forward(y, z) // [B, S, Hv, Dv]
