@@ -63,7 +63,6 @@ func (g *Graph) FromBytes(l kernels.Layout, b []byte) *Handle {
 		return h
 	}
 	d := &data{buf: buf, owners: 1}
-	d.count.Store(1)
 	if size > 0 {
 		copy(buf.Bytes(), b[:size])
 	}
@@ -86,6 +85,7 @@ func (g *Graph) Bytes(h *Handle) ([]byte, kernels.Layout, error) {
 	}
 	g.exec.flush()
 	g.exec.wait(h.n.seq)
+	g.freeDeferred()
 	if err := g.exec.takeErr(); err != nil {
 		return nil, h.n.layout, err
 	}

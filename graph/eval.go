@@ -26,6 +26,7 @@ func (g *Graph) Eval(outs ...*Handle) error {
 // buffers it uses until it completes. The first error (a pending build error, a failed
 // input, an allocator failure) is returned; nodes scheduled before it still run.
 func (g *Graph) AsyncEval(outs ...*Handle) error {
+	g.freeDeferred()
 	g.maybeSweep()
 	firstErr := g.takeErr()
 	tape := g.buildTape(outs)
@@ -105,7 +106,6 @@ func (g *Graph) schedule(n *Node) error {
 		n.data = d
 		if d != nil {
 			d.owners++
-			d.count.Add(1)
 		}
 		n.state = stateScheduled
 		n.seq = n.inputs[0].seq
@@ -124,7 +124,6 @@ func (g *Graph) schedule(n *Node) error {
 			return err
 		}
 		d = &data{buf: buf, owners: 1}
-		d.count.Store(1)
 	}
 	n.data = d
 	b := g.exec.current()
@@ -145,11 +144,11 @@ func (g *Graph) schedule(n *Node) error {
 		if n.kernel.Broadcasts && !kernels.SameShape(&in.layout, &n.layout) {
 			l.Args[i].Layout = kernels.BroadcastLayout(&in.layout, &n.layout)
 		}
-		b.hold(src)
+		src.lastUse = b.seq
 	}
 	l.Args[len(n.inputs)] = kernels.Arg{Data: d.bytes(), Layout: n.layout}
 	l.NArgs = len(n.inputs) + 1
-	b.hold(d)
+	d.lastUse = b.seq
 	n.state = stateScheduled
 	n.seq = b.seq
 	return nil
@@ -169,7 +168,7 @@ func (g *Graph) donor(in, out *Node, size int) *data {
 	if d.buf.Len() < size || d.buf.Len()-size > donationSlack {
 		return nil
 	}
-	in.data = nil // ownership moves to out; the in-flight holds keep counting
+	in.data = nil // ownership moves to out
 	return d
 }
 

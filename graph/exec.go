@@ -8,17 +8,10 @@ import (
 	"github.com/ingotml/ingot/kernels"
 )
 
-// batch is a run of launches submitted together, and the buffers they hold.
+// batch is a run of launches submitted together.
 type batch struct {
 	seq      uint64
 	launches []kernels.Launch
-	holds    []*data
-}
-
-// hold keeps d's buffer alive until the batch completes.
-func (b *batch) hold(d *data) {
-	d.count.Add(1)
-	b.holds = append(b.holds, d)
 }
 
 // executor owns the worker goroutine. It does not point back at the Graph, so an
@@ -97,16 +90,9 @@ func (e *executor) worker(ch chan *batch) {
 	}
 }
 
-// run executes b, releases its holds and publishes its completion.
+// run executes b and publishes its completion.
 func (e *executor) run(b *batch) {
 	err := e.dev.Run(b.launches)
-	for i, d := range b.holds {
-		if d.count.Add(-1) == 0 {
-			e.alloc.Free(d.buf)
-			d.buf = nil
-		}
-		b.holds[i] = nil
-	}
 	for i := range b.launches {
 		l := &b.launches[i]
 		for j := 0; j < l.NArgs; j++ {
@@ -115,7 +101,6 @@ func (e *executor) run(b *batch) {
 		l.Kernel, l.Params, l.NArgs = nil, nil, 0
 	}
 	b.launches = b.launches[:0]
-	b.holds = b.holds[:0]
 	e.mu.Lock()
 	e.done = b.seq
 	if err != nil && e.err == nil {
@@ -124,6 +109,13 @@ func (e *executor) run(b *batch) {
 	e.cond.Broadcast()
 	e.mu.Unlock()
 	e.pool.Put(b)
+}
+
+// completed returns the newest completed batch.
+func (e *executor) completed() uint64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.done
 }
 
 // wait blocks until batch seq has completed.

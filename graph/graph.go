@@ -28,6 +28,8 @@ type Graph struct {
 	buildErr error // first allocator failure while building, returned by the next Eval
 	sweptGen uint64
 	scopes   []*scope
+	deferred []*data // owner-less buffers still bound by launches in flight
+	doneSeq  uint64  // newest completed batch, as last read
 
 	exec *executor
 
@@ -192,12 +194,40 @@ func (g *Graph) dropData(n *Node) {
 	g.release(d)
 }
 
-// release drops one count of d; the last one frees the buffer. Safe from the worker.
+// release frees d's buffer once no owner is left: now if no launch in flight binds
+// it, else when its batch has completed (see freeDeferred).
 func (g *Graph) release(d *data) {
-	if d.count.Add(-1) == 0 {
+	if d.owners > 0 {
+		return
+	}
+	if d.lastUse > g.doneSeq {
+		g.doneSeq = g.exec.completed()
+		if d.lastUse > g.doneSeq {
+			g.deferred = append(g.deferred, d)
+			return
+		}
+	}
+	g.alloc.Free(d.buf)
+	d.buf = nil
+}
+
+// freeDeferred frees the deferred buffers whose batches have completed.
+func (g *Graph) freeDeferred() {
+	if len(g.deferred) == 0 {
+		return
+	}
+	g.doneSeq = g.exec.completed()
+	keep := g.deferred[:0]
+	for _, d := range g.deferred {
+		if d.lastUse > g.doneSeq {
+			keep = append(keep, d)
+			continue
+		}
 		g.alloc.Free(d.buf)
 		d.buf = nil
 	}
+	clear(g.deferred[len(keep):])
+	g.deferred = keep
 }
 
 // sweep drops the references of handles the garbage collector found unreachable.
@@ -250,8 +280,9 @@ func (g *Graph) collect() {
 func (g *Graph) reclaim() {
 	g.exec.flush()
 	g.exec.wait(g.exec.submitted)
+	g.freeDeferred()
 	g.collect()
-	g.exec.wait(g.exec.submitted)
+	g.freeDeferred()
 }
 
 // Synchronize waits for all scheduled work, then collects dead handles: afterwards the
@@ -259,8 +290,9 @@ func (g *Graph) reclaim() {
 func (g *Graph) Synchronize() error {
 	g.exec.flush()
 	g.exec.wait(g.exec.submitted)
+	g.freeDeferred()
 	g.collect()
-	g.exec.wait(g.exec.submitted)
+	g.freeDeferred()
 	return g.takeErr()
 }
 

@@ -1,8 +1,6 @@
 package graph
 
 import (
-	"sync/atomic"
-
 	"github.com/ingotml/ingot/alloc"
 	"github.com/ingotml/ingot/kernels"
 )
@@ -39,12 +37,14 @@ type Node struct {
 	site   int32  // census site index (0: created while the census was off)
 }
 
-// data is a buffer shared by the nodes that view it. count is owners (nodes whose data
-// is this) plus holds (launches in flight that use it); owners alone decides donation.
+// data is a buffer shared by the nodes that view it (owners). When the last owner goes,
+// the buffer is freed at once unless a launch still in flight uses it (lastUse is the
+// newest batch that binds it); then it is freed when that batch completes. Both fields
+// belong to the graph's goroutine: the worker never touches a data.
 type data struct {
-	buf    *alloc.Buffer
-	owners int32        // touched only on the graph's goroutine
-	count  atomic.Int32 // owners + in-flight holds; the buffer is freed at zero
+	buf     *alloc.Buffer
+	owners  int32
+	lastUse uint64
 }
 
 // Handle is a program's reference to a node. Outside a scope every handle is tracked:
@@ -75,6 +75,9 @@ func (h *Handle) node() *Node {
 
 // Layout returns the node's layout (shape, strides, offset, dtype).
 func (h *Handle) Layout() kernels.Layout { return h.node().layout }
+
+// LayoutRef returns the node's layout without copying it; it must not be modified.
+func (h *Handle) LayoutRef() *kernels.Layout { return &h.node().layout }
 
 // Graph returns the graph the handle belongs to.
 func (h *Handle) Graph() *Graph { return h.g }

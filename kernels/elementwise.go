@@ -198,9 +198,7 @@ func unaryCPU(op *UnaryOp, l *Launch) {
 		n := o.Size()
 		av := F32(a.Data)[a.Offset : a.Offset+n]
 		ov := F32(o.Data)[o.Offset : o.Offset+n]
-		for i, x := range av {
-			ov[i] = float32(f(float64(x)))
-		}
+		unaryF32(op, av, ov)
 		return
 	}
 	w := newRowWalk(&o.Layout, &a.Layout, &o.Layout)
@@ -212,6 +210,31 @@ func unaryCPU(op *UnaryOp, l *Launch) {
 			io += inc[1]
 		}
 	})
+}
+
+// unaryF32 is the dense float32 path: the exp-based ops (the decode loop's sigmoid and
+// silu) use the fast float64 exp of the reductions, exact to ~1e-14, in plain loops.
+func unaryF32(op *UnaryOp, av, ov []float32) {
+	switch op {
+	case OpSilu:
+		for i, x := range av {
+			v := float64(x)
+			ov[i] = float32(v / (1 + expF64(-v)))
+		}
+	case OpSigmoid:
+		for i, x := range av {
+			ov[i] = float32(1 / (1 + expF64(-float64(x))))
+		}
+	case OpExp:
+		for i, x := range av {
+			ov[i] = float32(expF64(float64(x)))
+		}
+	default:
+		f := op.F64
+		for i, x := range av {
+			ov[i] = float32(f(float64(x)))
+		}
+	}
 }
 
 // KWhere selects: out = cond ? a : b. Args cond (bool), a, b, out.

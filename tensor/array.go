@@ -42,22 +42,22 @@ func (a Array) Graph() *graph.Graph { return a.h.Graph() }
 func (a Array) Layout() kernels.Layout { return a.h.Layout() }
 
 // Shape returns a copy of a's shape.
-func (a Array) Shape() []int { l := a.h.Layout(); return l.Dims() }
+func (a Array) Shape() []int { return a.h.LayoutRef().Dims() }
 
 // NDim is a's rank.
-func (a Array) NDim() int { return a.h.Layout().NDim }
+func (a Array) NDim() int { return a.h.LayoutRef().NDim }
 
 // Dim returns the size of axis i (negative counts from the end).
 func (a Array) Dim(i int) int {
-	l := a.h.Layout()
+	l := a.h.LayoutRef()
 	return l.Shape[axis(i, l.NDim)]
 }
 
 // Size is the number of elements.
-func (a Array) Size() int { l := a.h.Layout(); return l.Size() }
+func (a Array) Size() int { return a.h.LayoutRef().Size() }
 
 // DType is a's element type.
-func (a Array) DType() DType { return a.h.Layout().DType }
+func (a Array) DType() DType { return a.h.LayoutRef().DType }
 
 // Err returns the error that made a fail (an allocator error during building or eval).
 func (a Array) Err() error { return a.h.Err() }
