@@ -73,7 +73,20 @@ func (c *ArraysCache) Armed() bool { return c.leftPad.set() || c.lengths.set() }
 func (c *ArraysCache) Advance(n int) {
 	tensor.Assign(&c.Conv, c.Conv)
 	tensor.Assign(&c.SSM, c.SSM)
-	c.lengths.sub(n)
+	if c.p == Lazy {
+		// mlx-lm's `lengths -= n; left_padding -= n`: each a Subtract node with a fresh
+		// int32 scalar. Only layer 0's cache has its mask read; in every other GDN
+		// layer's cache these links are never evaluated (the dead chain). The census
+		// names these two lines.
+		if c.lengths.set() {
+			tensor.Assign(&c.lengths.dev, tensor.SubScalar(c.lengths.dev, float64(n)))
+		}
+		if c.leftPad.set() {
+			tensor.Assign(&c.leftPad.dev, tensor.SubScalar(c.leftPad.dev, float64(n)))
+		}
+		return
+	}
+	c.lengths.sub(n) // host integers: no node, no buffer
 	c.leftPad.sub(n)
 }
 

@@ -52,9 +52,13 @@ func NewBatchGenerator(m *qwen35.Model, policy cache.Policy, maxBatch int) *Batc
 
 // Insert queues requests; they join the generation batch at the next step.
 func (b *BatchGenerator) Insert(reqs ...Request) error {
+	vocab := b.m.Config().VocabSize
 	for _, r := range reqs {
 		if len(r.Prompt) == 0 || r.MaxTokens < 1 {
 			return fmt.Errorf("generate: request %d: need a prompt and MaxTokens >= 1", r.ID)
+		}
+		if err := checkTokens(r.Prompt, vocab); err != nil {
+			return fmt.Errorf("generate: request %d: %w", r.ID, err)
 		}
 	}
 	b.queue = append(b.queue, reqs...)

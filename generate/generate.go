@@ -44,6 +44,9 @@ func NewPlain(m *qwen35.Model, policy cache.Policy, prompt []int32) (*PlainGener
 	if len(prompt) == 0 {
 		return nil, fmt.Errorf("generate: empty prompt")
 	}
+	if err := checkTokens(prompt, m.Config().VocabSize); err != nil {
+		return nil, fmt.Errorf("generate: %w", err)
+	}
 	return &PlainGenerator{m: m, g: m.Graph(), caches: m.MakeCache(policy), prompt: prompt}, nil
 }
 
@@ -77,4 +80,14 @@ func (p *PlainGenerator) Next() (int32, error) {
 		return 0, err
 	}
 	return v[0], nil
+}
+
+// checkTokens rejects token ids outside the vocabulary.
+func checkTokens(toks []int32, vocab int) error {
+	for i, t := range toks {
+		if t < 0 || int(t) >= vocab {
+			return fmt.Errorf("prompt token %d is %d, outside the vocabulary [0, %d)", i, t, vocab)
+		}
+	}
+	return nil
 }

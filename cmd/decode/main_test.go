@@ -89,6 +89,11 @@ func TestCrashAtPredictedToken(t *testing.T) {
 	require.InDelta(t, want, got, want*0.01, "crash token %v, predicted %v", got, want)
 	require.Equal(t, true, j["crashed"])
 	require.EqualValues(t, 8000, j["resource_limit"])
+	// The last sample is taken at the crash, with the chains still held: live buffers
+	// are at the limit (the cache was dropped before the failing malloc).
+	ss := j["samples"].([]any)
+	last := ss[len(ss)-1].([]any)[1].(map[string]any)
+	require.Greater(t, last["live"].(float64), 0.99*8000, out)
 }
 
 func TestUsageErrors(t *testing.T) {
@@ -133,4 +138,23 @@ func abs(x int) int {
 		return -x
 	}
 	return x
+}
+
+// TestCensusNamesTheAdvanceSite: on the lazy policy the census's only growing site is
+// the cache's advance line (left_padding -= n) with slope GDN layers - 1; eager: none.
+func TestCensusNamesTheAdvanceSite(t *testing.T) {
+	code, out, j := decode(t, "--layers", "8", "--tokens", "300", "--report-every", "25", "--census")
+	require.Equal(t, exitLeak, code, out)
+	growing := j["census"].(map[string]any)["growing_sites"].([]any)
+	require.Len(t, growing, 1, out)
+	top := growing[0].(map[string]any)
+	require.Regexp(t, `^cache/arrays\.go:\d+ cache\.\(\*ArraysCache\)\.Advance$`, top["site"], out)
+	require.Equal(t, "binary_sub", top["op"])
+	require.Equal(t, 6.0, top["slope_per_token"]) // 7 GDN layers - 1
+	require.Contains(t, out, "[census] sites whose unevaluated nodes grow with tokens")
+
+	code, out, j = decode(t, "--layers", "8", "--tokens", "300", "--report-every", "25", "--census", "--cache", "eager")
+	require.Equal(t, exitFlat, code, out)
+	require.Empty(t, j["census"].(map[string]any)["growing_sites"], out)
+	require.Contains(t, out, "[census] no site grows with tokens")
 }

@@ -124,7 +124,25 @@ func sizeName(b int64) string {
 	return fmt.Sprintf("%d B", b)
 }
 
+// hostPerLink is the Go heap added per live buffer gained between the first and last
+// sample: the host-side cost of one dead link (0 when nothing grew).
+func hostPerLink(r *result) float64 {
+	if len(r.samples) < 2 {
+		return 0
+	}
+	a, b := r.samples[0], r.samples[len(r.samples)-1]
+	if b.Live-a.Live < 100 {
+		return 0
+	}
+	return (b.HeapMB - a.HeapMB) * (1 << 20) / float64(b.Live-a.Live)
+}
+
 func printRun(out io.Writer, r *result) {
+	if per := hostPerLink(r); per > 0 {
+		a, b := r.samples[0], r.samples[len(r.samples)-1]
+		fmt.Fprintf(out, "[host] Go heap %.1fMB -> %.1fMB for %s more live buffers: ~%.0f bytes of graph per dead link (MLX: ~2.7 KB)\n",
+			a.HeapMB, b.HeapMB, comma(b.Live-a.Live), per)
+	}
 	fmt.Fprintf(out, "[run] %s tokens in %.1f s (%.0f tok/s)\n", comma(len(r.tokens)), r.seconds, r.tokensPerSecond())
 }
 
@@ -151,6 +169,7 @@ type jsonReport struct {
 	TokensPerSecond    float64       `json:"tokens_per_second"`
 	Tokens             []int32       `json:"tokens"`
 	Baseline           int           `json:"baseline_live"`
+	HostBytesPerLink   float64       `json:"host_bytes_per_link"`
 	Limit              int           `json:"resource_limit"`
 	Census             *censusReport `json:"census,omitempty"`
 	Runs               []jsonReport  `json:"runs,omitempty"`
@@ -169,7 +188,7 @@ func (r *result) json(argv []string, failSlope float64) jsonReport {
 		Crashed: r.crashed, SlopePerToken: round(slope(r.samples), 4), Seconds: round(r.seconds, 3),
 		Cache: r.policy.String(), Device: r.device, TokensPerSecond: round(r.tokensPerSecond(), 1),
 		HistFirst: hist(r.histFirst), HistLast: hist(r.histLast), Tokens: r.tokens,
-		Baseline: r.baseline, Limit: r.limit, Census: r.census}
+		Baseline: r.baseline, Limit: r.limit, Census: r.census, HostBytesPerLink: round(hostPerLink(r), 1)}
 	j.Leaking = j.SlopePerToken > failSlope
 	if p := r.predictedCrash(); p > 0 {
 		j.ExpectedCrashToken = &p

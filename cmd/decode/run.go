@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -23,6 +24,7 @@ type sample struct {
 	ActiveMB   float64 `json:"active_mb"`
 	CacheMB    float64 `json:"cache_mb"`
 	RSSMB      float64 `json:"rss_mb"`
+	HeapMB     float64 `json:"heap_mb"` // Go heap in use after the sample's collection
 	Count      int     `json:"count"`
 	CacheCount int     `json:"cache_count"`
 	Live       int     `json:"live"`
@@ -99,10 +101,13 @@ func rssMB() float64 {
 }
 
 func takeSample(g *graph.Graph, tok int) (sample, error) {
-	err := g.Synchronize()
+	err := g.Synchronize() // includes a full collection: the heap figure is what is live
 	a := g.Allocator()
 	st := a.Stats()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
 	return sample{
+		HeapMB:     float64(ms.HeapAlloc) / (1 << 20),
 		Token:      tok,
 		ActiveMB:   float64(st.ActiveMemory) / (1 << 20),
 		CacheMB:    float64(st.CacheMemory) / (1 << 20),
@@ -283,6 +288,10 @@ func decodeRun(o *options, spec runSpec, out io.Writer, prog *progress) (*result
 	if cen != nil {
 		r.census = cen.finish()
 	}
+	// Go frees what the program no longer uses: keep the generator (and so the caches
+	// and their chains) and the model alive through the last sample.
+	runtime.KeepAlive(d)
+	runtime.KeepAlive(m)
 	return r, nil
 }
 
@@ -309,6 +318,6 @@ func evalCaches(cs []cache.Cache) error {
 }
 
 func printSample(out io.Writer, s sample) {
-	fmt.Fprintf(out, "tok %6d live=%d (+cached=%d = %d) active=%.1fMB cache=%.1fMB rss=%.1fMB\n",
-		s.Token, s.Live, s.CacheCount, s.Count, s.ActiveMB, s.CacheMB, s.RSSMB)
+	fmt.Fprintf(out, "tok %6d live=%d (+cached=%d = %d) active=%.1fMB cache=%.1fMB rss=%.1fMB heap=%.1fMB\n",
+		s.Token, s.Live, s.CacheCount, s.Count, s.ActiveMB, s.CacheMB, s.RSSMB, s.HeapMB)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand"
+	"runtime"
 	"time"
 
 	"github.com/ingotml/ingot/alloc"
@@ -80,6 +81,8 @@ func serverRun(o *options, spec runSpec, out io.Writer, prog *progress) (*result
 	}
 	r.seconds = time.Since(start).Seconds()
 	prog.clear()
+	runtime.KeepAlive(b)
+	runtime.KeepAlive(m)
 	return r, nil
 }
 
