@@ -229,36 +229,3 @@ func TestCensusTrackerWindow(t *testing.T) {
 	}
 	require.Nil(t, flat.Growing(0), "all samples at one token: no slope")
 }
-
-// BenchmarkChain1000Census is tensor's BenchmarkChain1000 with the census off and on:
-// the on/off ratio of ns/node is the census's per-node cost.
-func BenchmarkChain1000Census(b *testing.B) {
-	for _, on := range []bool{false, true} {
-		b.Run(map[bool]string{false: "off", true: "on"}[on], func(b *testing.B) {
-			g := graph.NewCPU(graph.Options{})
-			if on {
-				g.EnableCensus()
-			}
-			v := seq(64)
-			x0 := tensor.FromFloat32(g, v, 64)
-			y := tensor.FromFloat32(g, v, 64)
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				var x tensor.Array
-				tensor.WithScope(g, func() {
-					x = x0
-					for j := 0; j < 1000; j++ {
-						x = tensor.Add(x, y)
-					}
-					x = tensor.Keep(x)
-				})
-				if err := tensor.Eval(x); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.StopTimer()
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1000, "ns/node")
-		})
-	}
-}

@@ -12,15 +12,30 @@ func concatCPU(l *Launch) {
 	start := 0
 	for i := 0; i < l.NArgs-1; i++ {
 		in := &l.Args[i]
-		// The output region for input i is a view of o: same strides, shifted along Axis.
-		dst := Arg{Data: o.Data, Layout: o.Layout}
-		dst.Shape[p.Axis] = in.Shape[p.Axis]
-		dst.Offset += start * o.Strides[p.Axis]
+		dst := concatRegion(o, in, p.Axis, start)
 		start += in.Shape[p.Axis]
 		cp := Launch{Kernel: KCopy, NArgs: 2}
 		cp.Args[0], cp.Args[1] = *in, dst
 		copyCPU(&cp)
 	}
+}
+
+// concatRegion is the part of o that input in fills: a view of o with in's extent along
+// axis, starting at start (both twins copy into it).
+func concatRegion(o, in *Arg, axis, start int) Arg {
+	dst := Arg{Data: o.Data, Layout: o.Layout}
+	dst.Shape[axis] = in.Shape[axis]
+	dst.Offset += start * o.Strides[axis]
+	return dst
+}
+
+// updateRegion is the part of o that slice_update overwrites with upd.
+func updateRegion(o, upd *Arg, p *SliceUpdateParams) Arg {
+	dst := Arg{Data: o.Data, Layout: upd.Layout}
+	dst.DType = o.DType
+	dst.Offset = o.Offset + p.Offset
+	dst.Strides = p.Strides
+	return dst
 }
 
 // KSliceUpdate writes update into a copy of base at a strided region. Args base, update,
@@ -42,10 +57,7 @@ func sliceUpdateCPU(l *Launch) {
 		cp.Args[0], cp.Args[1] = *base, *o
 		copyCPU(&cp)
 	}
-	dst := Arg{Data: o.Data, Layout: upd.Layout}
-	dst.DType = o.DType
-	dst.Offset = o.Offset + p.Offset
-	dst.Strides = p.Strides
+	dst := updateRegion(o, upd, p)
 	cp := Launch{Kernel: KCopy, NArgs: 2}
 	cp.Args[0], cp.Args[1] = *upd, dst
 	copyCPU(&cp)

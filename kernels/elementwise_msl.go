@@ -88,9 +88,7 @@ func encodeConcat(l *Launch, e Encoder) {
 	start := 0
 	for i := 0; i < l.NArgs-1; i++ {
 		in := &l.Args[i]
-		dst := Arg{Data: o.Data, Layout: o.Layout}
-		dst.Shape[p.Axis] = in.Shape[p.Axis]
-		dst.Offset += start * o.Strides[p.Axis]
+		dst := concatRegion(o, in, p.Axis, start)
 		start += in.Shape[p.Axis]
 		encodeCopyRegion(in, &dst, e)
 	}
@@ -102,10 +100,7 @@ func encodeSliceUpdate(l *Launch, e Encoder) {
 	if len(base.Data) == 0 || len(o.Data) == 0 || &base.Data[0] != &o.Data[0] || base.Offset != o.Offset {
 		encodeCopyRegion(base, o, e)
 	}
-	dst := Arg{Data: o.Data, Layout: upd.Layout}
-	dst.DType = o.DType
-	dst.Offset = o.Offset + p.Offset
-	dst.Strides = p.Strides
+	dst := updateRegion(o, upd, p)
 	encodeCopyRegion(upd, &dst, e)
 }
 

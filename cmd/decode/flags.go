@@ -35,6 +35,8 @@ type options struct {
 	census  bool
 	seed    int64
 
+	cpuProfile string
+
 	requests    int
 	reqTokens   int
 	concurrency int
@@ -68,6 +70,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.compare, "compare", false, "run lazy, eager and attention-only one after another (one chart with --plot)")
 	fs.BoolVar(&o.census, "census", false, "record where unevaluated nodes were created and report the growing sites")
 	fs.Int64Var(&o.seed, "seed", 0, "random-weight seed")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the run to this path")
 	fs.IntVar(&o.requests, "requests", 48, "server mode: requests to complete")
 	fs.IntVar(&o.reqTokens, "request-tokens", 200, "server mode: tokens per request")
 	fs.IntVar(&o.concurrency, "concurrency", 4, "server mode: requests decoding at once")

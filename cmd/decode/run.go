@@ -55,6 +55,16 @@ type result struct {
 	perRequest []sample // server mode: one sample per completed request
 }
 
+// crash records err as the crash when it is the resource-limit error.
+func (r *result) crash(err error) bool {
+	var rle *alloc.ResourceLimitError
+	if !errors.As(err, &rle) {
+		return false
+	}
+	r.crashed, r.crashErr, r.crashToken = true, err, len(r.tokens)
+	return true
+}
+
 // predictedCrash is the token at which the stock path hits the limit.
 func (r *result) predictedCrash() int {
 	if r.rate <= 0 {
@@ -237,12 +247,10 @@ func decodeRun(o *options, spec runSpec, out io.Writer, prog *progress) (*result
 	next := o.reportEvery
 	for len(r.tokens) < o.tokens {
 		toks, err := d.next()
+		if r.crash(err) {
+			break
+		}
 		if err != nil {
-			var rle *alloc.ResourceLimitError
-			if errors.As(err, &rle) {
-				r.crashed, r.crashErr, r.crashToken = true, err, len(r.tokens)
-				break
-			}
 			return nil, err
 		}
 		r.tokens = append(r.tokens, toks...)

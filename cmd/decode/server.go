@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/ingotml/ingot/alloc"
 	"github.com/ingotml/ingot/generate"
 )
 
@@ -54,12 +53,10 @@ func serverRun(o *options, spec runSpec, out io.Writer, prog *progress) (*result
 		if errors.Is(err, generate.ErrIdle) {
 			continue
 		}
+		if r.crash(err) {
+			break
+		}
 		if err != nil {
-			var rle *alloc.ResourceLimitError
-			if errors.As(err, &rle) {
-				r.crashed, r.crashErr, r.crashToken = true, err, len(r.tokens)
-				break
-			}
 			return nil, err
 		}
 		for _, t := range toks {
