@@ -19,6 +19,12 @@ func newRowWalk(out *Layout, args ...*Layout) rowWalk {
 	for a, l := range args {
 		w.offs[a] = l.Offset
 	}
+	if out.Size() == 0 {
+		// rows checks only the row length: a zero dim that does not merge into the row
+		// (a non-contiguous argument) would still visit one row.
+		w.ndim = 1
+		return w
+	}
 	// Drop size-1 dims and merge dims that are contiguous for every argument.
 	for i := 0; i < out.NDim; i++ {
 		n := out.Shape[i]
@@ -51,9 +57,6 @@ func newRowWalk(out *Layout, args ...*Layout) rowWalk {
 	if w.ndim == 0 {
 		w.ndim = 1
 		w.shape[0] = 1
-		if out.Size() == 0 {
-			w.shape[0] = 0
-		}
 	}
 	return w
 }

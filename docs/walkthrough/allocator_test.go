@@ -55,3 +55,62 @@ func Example_allocatorCounts() {
 	// [metal::malloc] Resource limit (4) exceeded.
 	// typed: true 4
 }
+
+// Example_allocatorReuseWindow shows which cached buffer a request may reuse: the
+// smallest cached length >= the request, only if it is below min(2*size, size+32768).
+func Example_allocatorReuseWindow() {
+	for _, c := range []struct{ cached, request int }{
+		{4, 4}, {7, 4}, {8, 4}, {32768, 16384}, {49152, 32768}, {114688, 98304},
+	} {
+		a := alloc.New(alloc.CPUProvider(), alloc.Config{})
+		b, err := a.Malloc(c.cached)
+		if err != nil {
+			panic(err)
+		}
+		a.Free(b)
+		if _, err := a.Malloc(c.request); err != nil {
+			panic(err)
+		}
+		verdict := "miss (new buffer)"
+		if a.ActiveBufferCount() == 1 {
+			verdict = "hit (reused)"
+		}
+		fmt.Printf("cached %6d bytes, request %6d: %s\n", c.cached, c.request, verdict)
+	}
+	// Output:
+	// cached      4 bytes, request      4: hit (reused)
+	// cached      7 bytes, request      4: hit (reused)
+	// cached      8 bytes, request      4: miss (new buffer)
+	// cached  32768 bytes, request  16384: miss (new buffer)
+	// cached  49152 bytes, request  32768: hit (reused)
+	// cached 114688 bytes, request  98304: hit (reused)
+}
+
+// Example_allocatorBytesVsCount: a hundred thousand 4-byte buffers barely move the
+// bytes, but they are a fifth of the default resource limit.
+func Example_allocatorBytesVsCount() {
+	// The default limit, set explicitly so that $INGOT_RESOURCE_LIMIT cannot change it.
+	a := alloc.New(alloc.CPUProvider(), alloc.Config{ResourceLimit: alloc.DefaultResourceLimit})
+	show := func(step string) {
+		fmt.Printf("%-28s %7d objects of %d, active %.1f MiB\n",
+			step, a.ActiveBufferCount(), a.ResourceLimit(), float64(a.ActiveMemory())/(1<<20))
+	}
+	if _, err := a.Malloc(64 << 20); err != nil { // stands in for the weights
+		panic(err)
+	}
+	show("one 64 MiB buffer")
+	for i := 0; i < 100000; i++ {
+		if _, err := a.Malloc(4); err != nil {
+			panic(err)
+		}
+	}
+	show("plus 100,000 4-byte scalars")
+	for _, c := range a.Histogram() {
+		fmt.Printf("  size class %9d B: %6d live\n", c.Bytes, c.Count)
+	}
+	// Output:
+	// one 64 MiB buffer                  1 objects of 499000, active 64.0 MiB
+	// plus 100,000 4-byte scalars   100001 objects of 499000, active 64.4 MiB
+	//   size class         4 B: 100000 live
+	//   size class  67108864 B:      1 live
+}

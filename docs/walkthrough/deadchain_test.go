@@ -9,14 +9,6 @@ import (
 	"github.com/ingotml/ingot/tensor"
 )
 
-// live synchronizes g and returns its exact live buffer count.
-func live(g *graph.Graph) int {
-	if err := g.Synchronize(); err != nil {
-		fmt.Println("synchronize:", err)
-	}
-	return g.Allocator().LiveBufferCount()
-}
-
 // Example_deadChain is page 3: `lp = lp - 1` with nothing ever reading lp. Every step
 // adds a node and pins a fresh scalar, until the resource limit stops it.
 func Example_deadChain() {
