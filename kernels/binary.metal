@@ -106,3 +106,40 @@ kernel void compare_bool(const device uchar* a [[buffer(0)]],
     if (int(i) >= p.n) return;
     out[i] = compare(p.op, int(a[loc(i, p.a)]), int(b[loc(i, p.b)]));
 }
+
+// Half types compute in float and round once on the store.
+kernel void binary_float16(const device half* a [[buffer(0)]],
+                           const device half* b [[buffer(1)]],
+                           device half* out [[buffer(2)]],
+                           constant BinaryParams& p [[buffer(3)]],
+                           uint i [[thread_position_in_grid]]) {
+    if (int(i) >= p.n) return;
+    out[i] = half(arith(p.op, float(a[loc(i, p.a)]), float(b[loc(i, p.b)])));
+}
+
+kernel void binary_bfloat16(const device bfloat* a [[buffer(0)]],
+                            const device bfloat* b [[buffer(1)]],
+                            device bfloat* out [[buffer(2)]],
+                            constant BinaryParams& p [[buffer(3)]],
+                            uint i [[thread_position_in_grid]]) {
+    if (int(i) >= p.n) return;
+    out[i] = bfloat(arith(p.op, float(a[loc(i, p.a)]), float(b[loc(i, p.b)])));
+}
+
+kernel void compare_float16(const device half* a [[buffer(0)]],
+                            const device half* b [[buffer(1)]],
+                            device uchar* out [[buffer(2)]],
+                            constant BinaryParams& p [[buffer(3)]],
+                            uint i [[thread_position_in_grid]]) {
+    if (int(i) >= p.n) return;
+    out[i] = compare(p.op, float(a[loc(i, p.a)]), float(b[loc(i, p.b)]));
+}
+
+kernel void compare_bfloat16(const device bfloat* a [[buffer(0)]],
+                             const device bfloat* b [[buffer(1)]],
+                             device uchar* out [[buffer(2)]],
+                             constant BinaryParams& p [[buffer(3)]],
+                             uint i [[thread_position_in_grid]]) {
+    if (int(i) >= p.n) return;
+    out[i] = compare(p.op, float(a[loc(i, p.a)]), float(b[loc(i, p.b)]));
+}

@@ -115,6 +115,20 @@ func Load(d DType, b []byte, i int) float64 {
 	panic("kernels: unknown dtype " + d.String())
 }
 
+// toF32Odd narrows v to float32 rounding to odd: an inexact result gets its last bit
+// set, so a second rounding to a half type lands where rounding v directly would
+// (float64 -> float32 -> half with round-to-nearest twice can be off by one ulp).
+func toF32Odd(v float64) float32 {
+	f := float32(v)
+	if float64(f) == v || math.IsInf(float64(f), 0) || v != v {
+		return f
+	}
+	if math.Abs(float64(f)) > math.Abs(v) { // rounded away from zero: step back toward it
+		f = math.Float32frombits(math.Float32bits(f) - 1)
+	}
+	return math.Float32frombits(math.Float32bits(f) | 1)
+}
+
 // Store writes v to element i, converting as a cast would (floats round to nearest even,
 // integers truncate toward zero, bool is v != 0).
 func Store(d DType, b []byte, i int, v float64) {
@@ -122,9 +136,9 @@ func Store(d DType, b []byte, i int, v float64) {
 	case Float32:
 		F32(b)[i] = float32(v)
 	case Float16:
-		U16(b)[i] = F32ToF16(float32(v))
+		U16(b)[i] = F32ToF16(toF32Odd(v))
 	case BFloat16:
-		U16(b)[i] = F32ToBF16(float32(v))
+		U16(b)[i] = F32ToBF16(toF32Odd(v))
 	case Int32:
 		I32(b)[i] = int32(v)
 	case UInt32:

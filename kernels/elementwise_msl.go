@@ -148,7 +148,7 @@ func transposed(dt DType, r, c int) Layout {
 func sampleBinary(rng *rand.Rand) []*Launch {
 	var out []*Launch
 	for _, op := range BinaryOps {
-		for _, dt := range []DType{Float32, Int32} {
+		for _, dt := range []DType{Float32, Int32, Float16, BFloat16} {
 			lo, hi := -3.0, 3.0
 			if op == OpDiv && dt == Int32 {
 				lo, hi = 1, 9 // no division by zero
@@ -184,25 +184,36 @@ func sampleUnary(rng *rand.Rand) []*Launch {
 		if op == OpLog || op == OpSqrt || op == OpRsqrt {
 			lo, hi = 0.1, 4
 		}
-		a := randArg(rng, transposed(Float32, 6, 11), lo, hi)
-		out = append(out, launch(UnaryKernel(op), nil, a, NewArg(Contiguous(Float32, 6, 11))))
+		for _, dt := range []DType{Float32, Float16, BFloat16} {
+			a := randArg(rng, transposed(dt, 6, 11), lo, hi)
+			out = append(out, launch(UnaryKernel(op), nil, a, NewArg(Contiguous(dt, 6, 11))))
+		}
 	}
 	return out
 }
 
 func sampleWhere(rng *rand.Rand) []*Launch {
-	ol := Contiguous(Float32, 4, 9)
-	c := randArg(rng, Contiguous(Bool, 4, 1), 0, 1)
-	c.Layout = BroadcastLayout(&c.Layout, &ol)
-	a := randArg(rng, Contiguous(Float32, 4, 9), -1, 1)
-	b := randArg(rng, transposed(Float32, 4, 9), -1, 1)
-	return []*Launch{launch(KWhere, nil, c, a, b, NewArg(ol))}
+	var out []*Launch
+	for _, dt := range []DType{Float32, Int32, Bool, Float16, BFloat16} {
+		ol := Contiguous(dt, 4, 9)
+		c := randArg(rng, Contiguous(Bool, 4, 1), 0, 1)
+		c.Layout = BroadcastLayout(&c.Layout, &ol)
+		a := randArg(rng, Contiguous(dt, 4, 9), -1, 1)
+		b := randArg(rng, transposed(dt, 4, 9), -1, 1)
+		out = append(out, launch(KWhere, nil, c, a, b, NewArg(ol)))
+	}
+	return out
 }
 
 func sampleCopy(rng *rand.Rand) []*Launch {
 	var out []*Launch
-	casts := [][2]DType{{Float32, Float32}, {Float32, Float16}, {Float16, Float32}, {Float32, BFloat16},
-		{BFloat16, Float32}, {Int32, Float32}, {Float32, Int32}, {Bool, Float32}, {Int32, Int32}}
+	all := []DType{Float32, Float16, BFloat16, Int32, Bool}
+	var casts [][2]DType
+	for _, from := range all {
+		for _, to := range all {
+			casts = append(casts, [2]DType{from, to})
+		}
+	}
 	for _, c := range casts {
 		src := randArg(rng, transposed(c[0], 7, 13), -50, 50)
 		out = append(out, launch(KCopy, nil, src, NewArg(Contiguous(c[1], 7, 13))))

@@ -71,3 +71,19 @@ kernel void logical_not_bool(const device uchar* a [[buffer(0)]],
     if (int(i) >= p.n) return;
     out[i] = a[loc(i, p.a)] == 0 ? 1 : 0;
 }
+
+kernel void unary_float16(const device half* a [[buffer(0)]],
+                          device half* out [[buffer(1)]],
+                          constant UnaryParams& p [[buffer(2)]],
+                          uint i [[thread_position_in_grid]]) {
+    if (int(i) >= p.n) return;
+    out[i] = half(apply(p.op, float(a[loc(i, p.a)])));
+}
+
+kernel void unary_bfloat16(const device bfloat* a [[buffer(0)]],
+                           device bfloat* out [[buffer(1)]],
+                           constant UnaryParams& p [[buffer(2)]],
+                           uint i [[thread_position_in_grid]]) {
+    if (int(i) >= p.n) return;
+    out[i] = bfloat(apply(p.op, float(a[loc(i, p.a)])));
+}

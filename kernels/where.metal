@@ -47,3 +47,17 @@ kernel void where_bool(const device uchar* c [[buffer(0)]], const device uchar* 
     if (int(i) >= p.n) return;
     out[i] = c[loc(i, p.c)] != 0 ? a[loc(i, p.a)] : b[loc(i, p.b)];
 }
+
+kernel void where_float16(const device uchar* c [[buffer(0)]], const device half* a [[buffer(1)]],
+                          const device half* b [[buffer(2)]], device half* out [[buffer(3)]],
+                          constant WhereParams& p [[buffer(4)]], uint i [[thread_position_in_grid]]) {
+    if (int(i) >= p.n) return;
+    out[i] = c[loc(i, p.c)] != 0 ? a[loc(i, p.a)] : b[loc(i, p.b)];
+}
+
+kernel void where_bfloat16(const device uchar* c [[buffer(0)]], const device bfloat* a [[buffer(1)]],
+                           const device bfloat* b [[buffer(2)]], device bfloat* out [[buffer(3)]],
+                           constant WhereParams& p [[buffer(4)]], uint i [[thread_position_in_grid]]) {
+    if (int(i) >= p.n) return;
+    out[i] = c[loc(i, p.c)] != 0 ? a[loc(i, p.a)] : b[loc(i, p.b)];
+}

@@ -163,6 +163,7 @@ func unary(op *kernels.UnaryOp, a Array) Array {
 	dt := a.DType()
 	if op == kernels.OpNot {
 		dt = Bool
+		a = a.AsType(Bool) // both twins read bytes: x != 0 first
 	} else if !dt.IsFloat() && op != kernels.OpNeg && op != kernels.OpAbs && op != kernels.OpSquare {
 		dt = Float32
 		a = a.AsType(dt)
