@@ -103,7 +103,7 @@ func init() {
 	for _, op := range UnaryOps {
 		op := op
 		unaryKernels[op] = Register(&Kernel{Name: "unary_" + op.Name, Family: "unary",
-			CPU: func(l *Launch) { unaryCPU(op, l) }, Donates: op != OpNot})
+			CPU: func(l *Launch) { unaryCPU(op, l) }, Donates: true}) // logical_not reads bools: the tensor op casts first, so sizes match
 	}
 }
 
