@@ -21,20 +21,23 @@ const (
 // nodes plus the number of live handles. At zero the node dies at once, releasing its
 // inputs and its buffer; no garbage collection is involved.
 type Node struct {
-	layout kernels.Layout
+	// Pointer fields first: the garbage collector scans an object only up to its last
+	// pointer, so the pointer-free layout below costs a dead chain nothing to mark.
 	kernel *kernels.Kernel // nil for leaves and views
 	params any
-	view   bool // shares its input's buffer (reshape, slice, transpose, broadcast)
+	err    error
+	data   *data
 	inputs []*Node
 	inl    [4]*Node // inline storage for inputs
-	data   *data
-	refs   int32
-	state  nodeState
-	mark   uint32 // tape-building epoch
+
+	layout kernels.Layout
 	seq    uint64 // batch that produces the buffer
-	err    error
+	refs   int32
+	mark   uint32 // tape-building epoch
 	gen    uint32 // bumped when the node is freed, so stale handles are caught
 	site   int32  // census site index (0: created while the census was off)
+	state  nodeState
+	view   bool // shares its input's buffer (reshape, slice, transpose, broadcast)
 }
 
 // data is a buffer shared by the nodes that view it (owners). When the last owner goes,
