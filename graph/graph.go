@@ -276,11 +276,15 @@ func (g *Graph) collect() {
 }
 
 // reclaim is the allocator's last resort before the resource-limit error: finish the
-// work in flight (its holds pin buffers), then collect dead handles.
+// work in flight (buffers it binds are freed when it completes), and if live buffers
+// still reach the limit, collect dead handles (a full garbage collection).
 func (g *Graph) reclaim() {
 	g.exec.flush()
 	g.exec.wait(g.exec.submitted)
 	g.freeDeferred()
+	if g.alloc.LiveBufferCount() < g.alloc.ResourceLimit() {
+		return // the allocator's purge of the cache is now enough: no collection needed
+	}
 	g.collect()
 	g.freeDeferred()
 }
