@@ -55,7 +55,14 @@ type Options struct {
 func New(dev Device, opt Options) *Graph {
 	g := &Graph{dev: dev}
 	g.alloc = alloc.New(dev.Provider(), opt.Alloc)
-	g.alloc.SetReclaimer(g.reclaim)
+	// The allocator outlives nothing but must not keep g alive (the worker goroutine
+	// reaches the allocator), so the reclaimer holds g weakly.
+	wg := weak.Make(g)
+	g.alloc.SetReclaimer(func() {
+		if g := wg.Value(); g != nil {
+			g.reclaim()
+		}
+	})
 	g.exec = &executor{}
 	g.exec.start(g, opt)
 	return g

@@ -242,6 +242,22 @@ var KWhere = Register(&Kernel{Name: "where", Family: "where", CPU: whereCPU, Bro
 
 func whereCPU(l *Launch) {
 	c, a, b, o := &l.Args[0], &l.Args[1], &l.Args[2], &l.Args[3]
+	if o.DType == Float32 && a.DType == Float32 && b.DType == Float32 && c.IsContiguous() &&
+		a.IsContiguous() && b.IsContiguous() && SameShape(&c.Layout, &o.Layout) &&
+		SameShape(&a.Layout, &o.Layout) && SameShape(&b.Layout, &o.Layout) {
+		n := o.Size()
+		cv := c.Data[c.Offset : c.Offset+n]
+		av, bv := F32(a.Data)[a.Offset:a.Offset+n], F32(b.Data)[b.Offset:b.Offset+n]
+		ov := F32(o.Data)[o.Offset : o.Offset+n]
+		for i := range ov {
+			if cv[i] != 0 {
+				ov[i] = av[i]
+			} else {
+				ov[i] = bv[i]
+			}
+		}
+		return
+	}
 	w := newRowWalk(&o.Layout, &c.Layout, &a.Layout, &b.Layout, &o.Layout)
 	w.rows(func(n int, off, inc [4]int) {
 		ic, ia, ib, io := off[0], off[1], off[2], off[3]

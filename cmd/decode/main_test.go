@@ -158,3 +158,20 @@ func TestCensusNamesTheAdvanceSite(t *testing.T) {
 	require.Empty(t, j["census"].(map[string]any)["growing_sites"], out)
 	require.Contains(t, out, "[census] no site grows with tokens")
 }
+
+// TestServerChurn: under continuous batching every request is far below the
+// per-completion threshold, yet the lazy policy's live count grows across churn (the
+// batch never drains); the eager policy stays flat.
+func TestServerChurn(t *testing.T) {
+	args := []string{"--mode", "server", "--layers", "6", "--requests", "12", "--request-tokens", "40", "--concurrency", "3"}
+	code, out, j := decode(t, args...)
+	require.Equal(t, exitLeak, code, out)
+	// Per completed request: at least the per-token leak ((5 GDN - 1) links) over the
+	// 40/3 steps between completions; filter/extend add more on top.
+	require.GreaterOrEqual(t, j["slope_per_token"].(float64), 4*40/3.0, out)
+	require.Contains(t, out, "[verdict] LEAKING across churn")
+	code, out, j = decode(t, append(args, "--cache", "eager")...)
+	require.Equal(t, exitFlat, code, out)
+	require.Equal(t, 0.0, j["slope_per_token"], out)
+	require.Contains(t, out, "[verdict] FLAT across churn")
+}
