@@ -36,6 +36,7 @@ func CPUProvider() Provider { return cpuProvider{} }
 
 type cpuProvider struct{}
 
+// Name is "cpu".
 func (cpuProvider) Name() string { return "cpu" }
 
 // Alloc backs the buffer with []uint64 so the data is 8-byte aligned, as
@@ -49,7 +50,10 @@ func (cpuProvider) Alloc(n int) (Raw, error) {
 	return &cpuRaw{words: words, data: view[:n:n]}, nil
 }
 
-func (cpuProvider) MaxBufferLength() int64       { return cpuWorkingSet() }
+// MaxBufferLength is the CPU working set (0.75 x RAM).
+func (cpuProvider) MaxBufferLength() int64 { return cpuWorkingSet() }
+
+// RecommendedWorkingSet is 0.75 x RAM.
 func (cpuProvider) RecommendedWorkingSet() int64 { return cpuWorkingSet() }
 
 // cpuWorkingSet is 0.75 x RAM, the share MLX's Metal backend is typically
@@ -63,6 +67,7 @@ type cpuRaw struct {
 	data  []byte
 }
 
+// Bytes is the buffer's Go memory.
 func (r *cpuRaw) Bytes() []byte { return r.data }
 
 // Release drops the references so the Go GC can reclaim the memory.

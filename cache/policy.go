@@ -59,6 +59,7 @@ var ErrIncompatible = errors.New("incompatible caches")
 // programming error, not bad user input): the operation and what was wrong.
 type UsageError struct{ Op, Msg string }
 
+// Error formats the misuse.
 func (e *UsageError) Error() string { return "cache: " + e.Op + ": " + e.Msg }
 
 func usagePanic(op, format string, args ...any) {

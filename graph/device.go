@@ -23,7 +23,10 @@ var theCPU = &cpuDevice{p: alloc.CPUProvider()}
 // CPU returns the CPU device: Go twins on Go memory.
 func CPU() Device { return theCPU }
 
-func (d *cpuDevice) Name() string             { return "cpu" }
+// Name is "cpu".
+func (d *cpuDevice) Name() string { return "cpu" }
+
+// Provider makes Go-memory buffers.
 func (d *cpuDevice) Provider() alloc.Provider { return d.p }
 
 // Run executes the batch in order; a kernel panic (a bug in a twin) becomes an error.

@@ -352,6 +352,7 @@ func (g *Graph) maybeSweep() {
 // GraphError reports misuse of the graph API (mixing graphs, bad layouts).
 type GraphError struct{ Msg string }
 
+// Error formats the misuse.
 func (e *GraphError) Error() string { return "graph: " + e.Msg }
 
 func graphPanic(format string, args ...any) {

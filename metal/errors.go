@@ -22,8 +22,10 @@ type KernelError struct {
 	Err    error
 }
 
+// Error names the kernel.
 func (e *KernelError) Error() string { return fmt.Sprintf("metal: kernel %s: %v", e.Kernel, e.Err) }
 
+// Unwrap returns the cause.
 func (e *KernelError) Unwrap() error { return e.Err }
 
 // CompileError is Metal rejecting a family's MSL (Entry is empty) or making
@@ -35,6 +37,7 @@ type CompileError struct {
 	Err    error  // Metal's message, with the compiler's diagnostics
 }
 
+// Error names the family and entry.
 func (e *CompileError) Error() string {
 	if e.Entry == "" {
 		return fmt.Sprintf("compiling %s.metal: %v", e.Family, e.Err)
@@ -42,4 +45,5 @@ func (e *CompileError) Error() string {
 	return fmt.Sprintf("pipeline for %s of %s.metal: %v", e.Entry, e.Family, e.Err)
 }
 
+// Unwrap returns the compiler's error.
 func (e *CompileError) Unwrap() error { return e.Err }

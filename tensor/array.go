@@ -74,6 +74,7 @@ func (a Array) String() string {
 // programming error, reported with the op's name and the shapes.
 type ShapeError struct{ Op, Msg string }
 
+// Error names the op.
 func (e *ShapeError) Error() string { return "tensor: " + e.Op + ": " + e.Msg }
 
 func shapePanic(op, format string, args ...any) {

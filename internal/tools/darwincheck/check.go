@@ -321,6 +321,7 @@ func (c *checker) importFor(p *listedPackage, path string) (*types.Package, erro
 
 type importerFunc func(path string) (*types.Package, error)
 
+// Import calls f.
 func (f importerFunc) Import(path string) (*types.Package, error) { return f(path) }
 
 func (c *checker) addError(err error) {
