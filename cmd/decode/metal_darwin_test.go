@@ -1,0 +1,30 @@
+//go:build darwin
+
+package main
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ingotml/ingot/metal"
+)
+
+// TestMetalCrashesAtTheCPUToken: the same config crashes at the same token on the GPU
+// as on the CPU device (the allocator counts the same objects), and survives with the
+// eager cache. Runs only on a Mac with a Metal device.
+func TestMetalCrashesAtTheCPUToken(t *testing.T) {
+	if !metal.Available() {
+		t.Skip("no Metal device: this test needs a Mac with a GPU")
+	}
+	args := []string{"--layers", "12", "--limit", "8000", "--tokens", "5000", "--report-every", "100"}
+	code, out, cpu := decode(t, append(args, "--device", "cpu")...)
+	require.Equal(t, exitCrash, code, out)
+	code, out, gpu := decode(t, append(args, "--device", "metal")...)
+	require.Equal(t, exitCrash, code, out)
+	require.Equal(t, "metal", gpu["device"])
+	require.Equal(t, cpu["crash_token"], gpu["crash_token"], out)
+	require.Equal(t, cpu["tokens"], gpu["tokens"], "same greedy tokens on both devices")
+	code, out, _ = decode(t, append(args, "--device", "metal", "--cache", "eager")...)
+	require.Equal(t, exitFlat, code, out)
+}
