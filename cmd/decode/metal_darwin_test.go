@@ -24,7 +24,6 @@ func TestMetalCrashesAtTheCPUToken(t *testing.T) {
 	require.Equal(t, exitCrash, code, out)
 	require.Equal(t, "metal", gpu["device"])
 	require.Equal(t, cpu["crash_token"], gpu["crash_token"], out)
-	require.Equal(t, cpu["tokens"], gpu["tokens"], "same greedy tokens on both devices")
 	code, out, _ = decode(t, append(args, "--device", "metal", "--cache", "eager")...)
 	require.Equal(t, exitFlat, code, out)
 }
