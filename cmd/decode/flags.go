@@ -109,10 +109,10 @@ func (o *options) validate() error {
 		return bad("--layers must be in 1..4096, not %d", o.layers)
 	case o.interval < 0:
 		return bad("--interval must be >= 0, not %d", o.interval)
-	case o.experts < 2:
-		return bad("--experts must be >= 2 (top-2 routing), not %d", o.experts)
-	case o.hidden < 16 || o.hidden%16 != 0:
-		return bad("--hidden must be a positive multiple of 16, not %d", o.hidden)
+	case o.experts < 2 || o.experts > 512:
+		return bad("--experts must be in 2..512 (top-2 routing), not %d", o.experts)
+	case o.hidden < 16 || o.hidden > 4096 || o.hidden%16 != 0:
+		return bad("--hidden must be a multiple of 16 in 16..4096, not %d", o.hidden)
 	case o.tokens < 1:
 		return bad("--tokens must be >= 1, not %d", o.tokens)
 	case o.reportEvery < 1:
