@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"runtime/pprof"
 
 	"github.com/ingotml/ingot/cache"
@@ -22,6 +23,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "decode: %v\n", err)
 		return exitUsage
+	}
+	if os.Getenv("GOGC") == "" {
+		// The lazy run's graph grows to hundreds of MB of live nodes; collecting at 4x
+		// the live heap instead of 2x is ~15% faster here. GOGC in the environment wins.
+		debug.SetGCPercent(300)
 	}
 	if o.cpuProfile != "" {
 		f, err := os.Create(o.cpuProfile)
