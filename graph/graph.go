@@ -28,8 +28,9 @@ type Graph struct {
 	buildErr error // first allocator failure while building, returned by the next Eval
 	sweptGen uint64
 	scopes   []*scope
-	deferred []*data // owner-less buffers still bound by launches in flight
-	doneSeq  uint64  // newest completed batch, as last read
+	spare    []*scope // closed scopes, kept for their slices
+	deferred []*data  // owner-less buffers still bound by launches in flight
+	doneSeq  uint64   // newest completed batch, as last read
 
 	exec *executor
 
@@ -146,7 +147,15 @@ type scope struct{ nodes []*Node }
 // being tracked by the garbage collector, which is much cheaper (no weak pointer per
 // array). EndScope releases them; what must outlive the scope is passed to Keep. This is
 // how a Python function's locals die at return; the decode loop builds each step in one.
-func (g *Graph) BeginScope() { g.scopes = append(g.scopes, &scope{}) }
+func (g *Graph) BeginScope() {
+	var s *scope
+	if k := len(g.spare); k > 0 { // reuse a closed scope's slice: steps build thousands of nodes
+		s, g.spare = g.spare[k-1], g.spare[:k-1]
+	} else {
+		s = &scope{}
+	}
+	g.scopes = append(g.scopes, s)
+}
 
 // EndScope closes the innermost scope and drops its references.
 func (g *Graph) EndScope() {
@@ -160,6 +169,8 @@ func (g *Graph) EndScope() {
 		s.nodes[i] = nil
 		g.decRef(n)
 	}
+	s.nodes = s.nodes[:0]
+	g.spare = append(g.spare, s)
 }
 
 // decRef drops one reference and frees what dies, iteratively (chains can be long).
