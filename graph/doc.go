@@ -17,6 +17,13 @@
 // collections. A Go variable holds its array until its last use (Go's liveness is
 // precise): use runtime.KeepAlive to pin one past that point.
 //
+// Two cheaper forms of the same rule: a scope (BeginScope/EndScope) holds the arrays
+// built while it is open and drops them at its end, as a Python function's locals die
+// at return, with no weak pointer per array (Keep exempts one); Release drops a
+// handle's reference at once, as a Python reassignment does. A buffer whose last owner
+// goes while a launch in flight still binds it is freed when that launch's batch
+// completes; the worker goroutine never touches graph state.
+//
 // Errors: allocator failures while building (a scalar) are recorded on the node and on
 // the graph and returned by the next Eval, AsyncEval or Synchronize; failures during
 // eval mark the node failed and are returned by that Eval. Misuse of the API (mixing
