@@ -16,6 +16,13 @@ type Device interface {
 	Run(batch []kernels.Launch) error
 }
 
+// ResourceLimiter is implemented by devices that know their buffer-object limit (Metal
+// reads the iogpu.rsrc_limit sysctl). New uses it when neither Options nor the
+// environment set a limit, as MLX does.
+type ResourceLimiter interface {
+	ResourceLimit() int
+}
+
 type cpuDevice struct{ p alloc.Provider }
 
 var theCPU = &cpuDevice{p: alloc.CPUProvider()}

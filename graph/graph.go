@@ -2,6 +2,7 @@ package graph
 
 import (
 	"fmt"
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -55,7 +56,13 @@ type Options struct {
 // New makes a graph on dev.
 func New(dev Device, opt Options) *Graph {
 	g := &Graph{dev: dev}
-	g.alloc = alloc.New(dev.Provider(), opt.Alloc)
+	cfg := opt.Alloc
+	if rl, ok := dev.(ResourceLimiter); ok && cfg.ResourceLimit == 0 && os.Getenv(alloc.ResourceLimitEnv) == "" {
+		if n := rl.ResourceLimit(); n > 0 {
+			cfg.ResourceLimit = n
+		}
+	}
+	g.alloc = alloc.New(dev.Provider(), cfg)
 	// The allocator outlives nothing but must not keep g alive (the worker goroutine
 	// reaches the allocator), so the reclaimer holds g weakly.
 	wg := weak.Make(g)

@@ -130,3 +130,22 @@ func TestMixingGraphsPanics(t *testing.T) {
 	b := tensor.FromFloat32(g2, seq(2), 2)
 	require.Panics(t, func() { tensor.Add(a, b) })
 }
+
+// limitedDevice is the CPU device with a device-reported object limit.
+type limitedDevice struct {
+	graph.Device
+	limit int
+}
+
+func (d limitedDevice) ResourceLimit() int { return d.limit }
+
+// TestDeviceResourceLimit: a device's own limit (Metal's sysctl) is the default; the
+// environment variable and an explicit option win over it.
+func TestDeviceResourceLimit(t *testing.T) {
+	dev := limitedDevice{graph.CPU(), 1234}
+	require.Equal(t, 1234, graph.New(dev, graph.Options{}).Allocator().ResourceLimit())
+	require.Equal(t, 77, graph.New(dev, graph.Options{Alloc: alloc.Config{ResourceLimit: 77}}).Allocator().ResourceLimit())
+	t.Setenv(alloc.ResourceLimitEnv, "555")
+	require.Equal(t, 555, graph.New(dev, graph.Options{}).Allocator().ResourceLimit())
+	require.Equal(t, 555, graph.NewCPU(graph.Options{}).Allocator().ResourceLimit())
+}

@@ -92,6 +92,10 @@ func (g *GPU) Provider() alloc.Provider { return g.dev.Provider() }
 // Device is the Metal device the GPU runs on.
 func (g *GPU) Device() *Device { return g.dev }
 
+// ResourceLimit is the device's buffer-object limit: the iogpu.rsrc_limit sysctl, or
+// 499000 when the system does not provide it (graph.New uses it as the default).
+func (g *GPU) ResourceLimit() int { return g.dev.ResourceLimit() }
+
 // Run encodes the batch's launches in order, committing a command buffer
 // every CommitEvery dispatches and at the end, and returns when all of them
 // have completed. Every argument must be the contents of a buffer from

@@ -33,6 +33,9 @@ func (g *GPU) Provider() alloc.Provider { return nil }
 // Device is the Metal device the GPU runs on; nil on this platform.
 func (g *GPU) Device() *Device { return nil }
 
+// ResourceLimit is 0: there is no device here.
+func (g *GPU) ResourceLimit() int { return 0 }
+
 // Run fails on this platform with an error wrapping ErrUnavailable.
 func (g *GPU) Run(batch []kernels.Launch) error {
 	return fmt.Errorf("%w: this build is not for macOS (GOOS=%s)", ErrUnavailable, runtime.GOOS)
