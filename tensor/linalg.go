@@ -161,12 +161,11 @@ func SwitchGLU(x, gate, up, down, idx, scores Array) Array {
 	rows := linalgSize(xs[:len(xs)-1])
 	k := is[len(is)-1]
 	f := func(a Array) Array { return Contiguous(a.AsType(Float32)) }
-	xf := Reshape(f(x), rows, h)
-	ix := Reshape(Contiguous(indexArray(op, idx).AsType(Int32)), rows, k)
-	sc := Reshape(f(scores), rows, k)
+	// The kernel reads dense rows, so the leading dims need no reshape views.
+	xf, sc := f(x), f(scores)
+	ix := Contiguous(indexArray(op, idx).AsType(Int32))
 	p := &kernels.SwitchGLUParams{T: rows, H: h, K: k, E: gate.Dim(0), I: gate.Dim(1)}
-	y := Array{g.Apply(kernels.KSwitchGLU, p, Float32, []int{rows, h}, xf.h, f(gate).h, f(up).h, f(down).h, ix.h, sc.h)}
-	return Reshape(y, xs...)
+	return Array{g.Apply(kernels.KSwitchGLU, p, Float32, xs, xf.h, f(gate).h, f(up).h, f(down).h, ix.h, sc.h)}
 }
 
 func sameDims(a, b []int) bool {
