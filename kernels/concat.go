@@ -14,9 +14,7 @@ func concatCPU(l *Launch) {
 		in := &l.Args[i]
 		dst := concatRegion(o, in, p.Axis, start)
 		start += in.Shape[p.Axis]
-		cp := Launch{Kernel: KCopy, NArgs: 2}
-		cp.Args[0], cp.Args[1] = *in, dst
-		copyCPU(&cp)
+		copyArgs(in, &dst)
 	}
 }
 
@@ -53,12 +51,8 @@ func sliceUpdateCPU(l *Launch) {
 	p := l.Params.(*SliceUpdateParams)
 	base, upd, o := &l.Args[0], &l.Args[1], &l.Args[2]
 	if &base.Data[0] != &o.Data[0] || base.Offset != o.Offset {
-		cp := Launch{Kernel: KCopy, NArgs: 2}
-		cp.Args[0], cp.Args[1] = *base, *o
-		copyCPU(&cp)
+		copyArgs(base, o)
 	}
 	dst := updateRegion(o, upd, p)
-	cp := Launch{Kernel: KCopy, NArgs: 2}
-	cp.Args[0], cp.Args[1] = *upd, dst
-	copyCPU(&cp)
+	copyArgs(upd, &dst)
 }

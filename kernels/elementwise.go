@@ -279,8 +279,11 @@ func whereCPU(l *Launch) {
 // slice materialisation, transposition, broadcast and dtype casts all use it. Args in, out.
 var KCopy = Register(&Kernel{Name: "copy", Family: "copy", CPU: copyCPU})
 
-func copyCPU(l *Launch) {
-	a, o := &l.Args[0], &l.Args[1]
+func copyCPU(l *Launch) { copyArgs(&l.Args[0], &l.Args[1]) }
+
+// copyArgs copies (and casts) a into o, which has a's shape; concatenate and
+// slice_update copy their regions with it.
+func copyArgs(a, o *Arg) {
 	if a.DType == o.DType && a.IsContiguous() && o.IsContiguous() {
 		sz := a.DType.Size()
 		n := o.Size() * sz

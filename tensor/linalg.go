@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"github.com/ingotml/ingot/kernels"
+	"slices"
 )
 
 // Matrix products. All of them run the "linear" form of the kernels (each output is the
@@ -149,12 +150,12 @@ func SwitchGLU(x, gate, up, down, idx, scores Array) Array {
 	xs := x.Shape()
 	h := xs[len(xs)-1]
 	if gate.NDim() != 3 || up.NDim() != 3 || down.NDim() != 3 || gate.Dim(2) != h ||
-		!sameDims(gate.Shape(), up.Shape()) || down.Dim(0) != gate.Dim(0) || down.Dim(1) != h || down.Dim(2) != gate.Dim(1) {
+		!slices.Equal(gate.Shape(), up.Shape()) || down.Dim(0) != gate.Dim(0) || down.Dim(1) != h || down.Dim(2) != gate.Dim(1) {
 		shapePanic(op, "x %v, gate %v, up %v, down %v: want gate and up [E, I, H], down [E, H, I]",
 			xs, gate.Shape(), up.Shape(), down.Shape())
 	}
 	is := idx.Shape()
-	if len(is) != len(xs) || !sameDims(is, scores.Shape()) || !sameDims(is[:len(is)-1], xs[:len(xs)-1]) {
+	if len(is) != len(xs) || !slices.Equal(is, scores.Shape()) || !slices.Equal(is[:len(is)-1], xs[:len(xs)-1]) {
 		shapePanic(op, "x %v, idx %v, scores %v: want idx and scores [..., k] over x's rows", xs, is, scores.Shape())
 	}
 	g := x.Graph()
@@ -166,16 +167,4 @@ func SwitchGLU(x, gate, up, down, idx, scores Array) Array {
 	ix := Contiguous(indexArray(op, idx).AsType(Int32))
 	p := &kernels.SwitchGLUParams{T: rows, H: h, K: k, E: gate.Dim(0), I: gate.Dim(1)}
 	return Array{g.Apply(kernels.KSwitchGLU, p, Float32, xs, xf.h, f(gate).h, f(up).h, f(down).h, ix.h, sc.h)}
-}
-
-func sameDims(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
