@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ingotml/ingot/internal/golden"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -337,15 +339,11 @@ func TestSafetensorsCorruptions(t *testing.T) {
 }
 
 // stGoldenDir returns the golden-data root: $INGOT_GOLDEN_DIR, else
-// ../shared/golden relative to the repository root (two levels up from here).
+// the repository's testdata/golden.
 func stGoldenDir(t *testing.T) string {
 	t.Helper()
-	dir := os.Getenv("INGOT_GOLDEN_DIR")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "shared", "golden")
-	}
-	_, err := os.Stat(dir)
-	require.NoError(t, err, "golden data root (set INGOT_GOLDEN_DIR)")
+	dir, err := golden.Root()
+	require.NoError(t, err)
 	return dir
 }
 

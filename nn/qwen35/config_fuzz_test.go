@@ -5,16 +5,15 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/ingotml/ingot/internal/golden"
 )
 
 // FuzzParseHFConfig checks that no config.json makes the parsers panic, that
 // every failure is a *ConfigError, and that Validate and the accessors cope
 // with whatever the unvalidated parser accepts.
 func FuzzParseHFConfig(f *testing.F) {
-	root := os.Getenv("INGOT_GOLDEN_DIR")
-	if root == "" {
-		root = filepath.Join("..", "..", "..", "shared", "golden")
-	}
+	root, _ := golden.Root()
 	for _, model := range []string{"qwen3_5_moe_text", "qwen3_5_text"} {
 		if data, err := os.ReadFile(filepath.Join(root, model, "config.json")); err == nil {
 			f.Add(data)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ingotml/ingot/internal/golden"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -18,15 +20,11 @@ import (
 // written by other people and share this namespace.
 
 // cfgGoldenDir returns the golden-data root: $INGOT_GOLDEN_DIR, else
-// ../shared/golden relative to the repository root (three levels up from here).
+// the repository's testdata/golden.
 func cfgGoldenDir(t *testing.T) string {
 	t.Helper()
-	dir := os.Getenv("INGOT_GOLDEN_DIR")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "shared", "golden")
-	}
-	_, err := os.Stat(dir)
-	require.NoError(t, err, "golden data root (set INGOT_GOLDEN_DIR)")
+	dir, err := golden.Root()
+	require.NoError(t, err)
 	return dir
 }
 

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/ingotml/ingot/internal/golden"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/ingotml/ingot/cache"
@@ -19,14 +21,6 @@ import (
 
 // tol is the agreement required with the transformers reference (logits are ~O(4)).
 const tol = 1e-4
-
-// goldenRoot is $INGOT_GOLDEN_DIR, else ../shared/golden relative to the repo root.
-func goldenRoot() string {
-	if d := os.Getenv("INGOT_GOLDEN_DIR"); d != "" {
-		return d
-	}
-	return filepath.Join("..", "..", "..", "shared", "golden")
-}
 
 type goldenArray struct {
 	Shape []int  `json:"shape"`
@@ -48,9 +42,10 @@ type goldenModel struct {
 // goldenModels lists every model folder (one with a manifest.json) under the root.
 func goldenModels(t *testing.T) []goldenModel {
 	t.Helper()
-	root := goldenRoot()
+	root, err := golden.Root()
+	require.NoError(t, err)
 	entries, err := os.ReadDir(root)
-	require.NoError(t, err, "golden data missing: set INGOT_GOLDEN_DIR")
+	require.NoError(t, err)
 	var out []goldenModel
 	for _, e := range entries {
 		dir := filepath.Join(root, e.Name())
