@@ -4,6 +4,24 @@ import (
 	"github.com/ingotml/ingot/tensor"
 )
 
+// LinearLayer is any layer that maps x [..., in] to [..., out]: the plain Linear
+// here, and quantized layers that keep their packed weights on the device.
+type LinearLayer interface {
+	Forward(x tensor.Array) tensor.Array
+}
+
+// EmbeddingLayer looks up rows of a [vocab, dim] table, and projects onto it when
+// the table doubles as a tied output head.
+type EmbeddingLayer interface {
+	Forward(ids tensor.Array) tensor.Array
+	AsLinear(x tensor.Array) tensor.Array
+}
+
+var (
+	_ LinearLayer    = (*Linear)(nil)
+	_ EmbeddingLayer = (*Embedding)(nil)
+)
+
 // Linear is a dense layer: y = x @ Weight^T (+ Bias). Weight is [out, in], the layout
 // Hugging Face and MLX checkpoints store.
 type Linear struct {
