@@ -11,18 +11,7 @@
 // that is not a multiple of 32 runs: the entry with N = ceil(Dk/32) rounded up to 1, 2,
 // 4 or 8 is chosen by the host. Threadgroups are (32, rows, 1); grid z = B*Hv, and the
 // SIMD groups whose dv falls past Dv return at once (uniformly, so no reduction waits).
-#include <metal_stdlib>
-using namespace metal;
-
-struct GatedDeltaParams {
-    int B;
-    int T;
-    int Hk;
-    int Hv;
-    int Dk;
-    int Dv;
-    int masked;
-};
+#include "prelude.metal"
 
 template <int N>
 void gated_delta_rows(const device float* q, const device float* k, const device float* v,

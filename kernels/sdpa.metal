@@ -5,27 +5,11 @@
 // sum and weighted value row); the partials are merged through threadgroup memory.
 // q is contiguous; k and v have a unit stride on the last axis and any other strides;
 // the bool mask (true = attend) has any strides. A row with no attended key outputs 0.
-#include <metal_stdlib>
-using namespace metal;
+#include "prelude.metal"
 
 #define SDPA_SG 4
 #define SDPA_MAXD 256
 #define SDPA_MAXC (SDPA_MAXD / 32)
-
-struct SDPAParams {
-    int B;
-    int Hq;
-    int Hkv;
-    int Sq;
-    int Skv;
-    int D;
-    int Dv;
-    int k_strides[3];  // batch, head, position
-    int v_strides[3];
-    int m_strides[4];  // batch, head, query, key
-    int has_mask;
-    float scale;
-};
 
 kernel void sdpa_float32(const device float* q [[buffer(0)]], const device float* k [[buffer(1)]],
                          const device float* v [[buffer(2)]], const device bool* mask [[buffer(3)]],
