@@ -284,7 +284,8 @@ func newGatedDeltaLaunch(rng *rand.Rand, c gdSample) *Launch {
 				case t == c.T/2:
 					valid = false
 				}
-				m.Data[b*c.T+t] = gdByte(valid)
+				// Some true bytes are 2: any non-zero byte is true, on both twins.
+				m.Data[b*c.T+t] = gdByte(valid) << (t % 2)
 			}
 		}
 		l.Args[6] = m

@@ -194,7 +194,7 @@ func sdpaSamples(rng *rand.Rand) []*Launch {
 			for i := 0; i < c.Sq; i++ {
 				for j := 0; j < c.Skv; j++ {
 					if j <= i+c.Skv-c.Sq {
-						m.Data[i*c.Skv+j] = 1
+						m.Data[i*c.Skv+j] = byte(1 + j%2) // any non-zero byte is true, on both twins
 					}
 				}
 			}

@@ -12,7 +12,7 @@
 #define SDPA_MAXC (SDPA_MAXD / 32)
 
 kernel void sdpa_float32(const device float* q [[buffer(0)]], const device float* k [[buffer(1)]],
-                         const device float* v [[buffer(2)]], const device bool* mask [[buffer(3)]],
+                         const device float* v [[buffer(2)]], const device uchar* mask [[buffer(3)]],
                          device float* out [[buffer(4)]], constant SDPAParams& p [[buffer(5)]],
                          uint3 gid [[threadgroup_position_in_grid]],
                          uint tid [[thread_index_in_threadgroup]],
@@ -32,7 +32,7 @@ kernel void sdpa_float32(const device float* q [[buffer(0)]], const device float
     const device float* qr = q + row * size_t(p.D);
     const device float* kb = k + size_t(b) * size_t(p.k_strides[0]) + size_t(kvh) * size_t(p.k_strides[1]);
     const device float* vb = v + size_t(b) * size_t(p.v_strides[0]) + size_t(kvh) * size_t(p.v_strides[1]);
-    const device bool* mr = mask + size_t(b) * size_t(p.m_strides[0]) + size_t(h) * size_t(p.m_strides[1]) +
+    const device uchar* mr = mask + size_t(b) * size_t(p.m_strides[0]) + size_t(h) * size_t(p.m_strides[1]) +
                             size_t(i) * size_t(p.m_strides[2]);
     int nc = (p.D + 31) / 32;
     int ncv = (p.Dv + 31) / 32;
@@ -48,7 +48,7 @@ kernel void sdpa_float32(const device float* q [[buffer(0)]], const device float
     float l = 0.0f;
     // j is the same for every lane of a simdgroup, so the branches below are uniform.
     for (int j = int(sg); j < p.Skv; j += SDPA_SG) {
-        if (p.has_mask && !mr[size_t(j) * size_t(p.m_strides[3])]) {
+        if (p.has_mask && mr[size_t(j) * size_t(p.m_strides[3])] == 0) {
             continue;
         }
         const device float* kr = kb + size_t(j) * size_t(p.k_strides[2]);
