@@ -109,14 +109,8 @@ func (g *GPU) Run(batch []kernels.Launch) (err error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	objc.WithAutoreleasePool(func() {
-		// A panic must not unwind through the pool's C frame.
-		defer func() {
-			if p := recover(); p != nil {
-				g.q.reset()
-				err = fmt.Errorf("metal: run failed: %v", p)
-			}
-		}()
-		err = g.r.run(batch)
+		// runBatch recovers panics: one must not unwind through the pool's C frame.
+		err = g.r.runBatch(batch)
 	})
 	return err
 }
@@ -262,10 +256,18 @@ func (q *commandQueue) commit() bool {
 	return true
 }
 
-// reset forgets the command buffers of a batch that broke down (a nil object
-// from Metal); the autorelease pool frees them.
+// reset abandons a batch that broke down (see backend.reset): the open pass
+// is ended uncommitted (Metal asserts on an encoder freed mid-pass), and the
+// committed command buffers are waited for before they are forgotten, since
+// the buffers they use are untracked and about to be reused.
 func (q *commandQueue) reset() {
+	if !q.enc.IsNil() {
+		objc.Call[objc.Void](q.enc, selEndEncoding)
+	}
 	q.cb, q.enc = metal.CommandBufferWrapper{}, metal.ComputeCommandEncoderWrapper{}
+	for _, cb := range q.committed {
+		cb.WaitUntilCompleted()
+	}
 	clear(q.committed)
 	q.committed = q.committed[:0]
 }
