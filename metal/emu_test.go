@@ -5,8 +5,6 @@ package metal
 import (
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -71,8 +69,7 @@ func (p *emuProvider) liveBuffers() int {
 // emuBackend runs command buffers on the emulator when they are waited for.
 type emuBackend struct {
 	prov       *emuProvider
-	dir        string // where each family's source is written for the harness
-	maxThr     int    // every pipeline's maxTotalThreadsPerThreadgroup
+	maxThr     int // every pipeline's maxTotalThreadsPerThreadgroup
 	order      msltest.ThreadOrder
 	sessions   []*msltest.Session
 	dispatches int // run so far
@@ -110,11 +107,7 @@ type emuPipeline struct {
 func (p *emuPipeline) maxThreads() int { return p.max }
 
 func (b *emuBackend) newLibrary(family, source string) (library, error) {
-	file := filepath.Join(b.dir, family+".metal")
-	if err := os.WriteFile(file, []byte(source), 0o600); err != nil {
-		return nil, err
-	}
-	s, err := msltest.Open(file)
+	s, err := msltest.OpenSource(family+".metal", source)
 	if err != nil {
 		return nil, err
 	}
@@ -236,7 +229,7 @@ func newEmulatedGPU(t testing.TB, opt GPUOptions, order msltest.ThreadOrder) (*G
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &emuBackend{prov: &emuProvider{live: map[*byte]*emuBuffer{}}, dir: t.TempDir(), maxThr: 1024, order: order}
+	b := &emuBackend{prov: &emuProvider{live: map[*byte]*emuBuffer{}}, maxThr: 1024, order: order}
 	t.Cleanup(func() {
 		for _, s := range b.sessions {
 			s.Close()
