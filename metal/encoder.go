@@ -55,6 +55,15 @@ func (e *encoder) Entry(name string) {
 	e.r.b.setPipeline(p)
 }
 
+// MaxThreads is the selected pipeline's maxTotalThreadsPerThreadgroup (1024
+// before Entry succeeds; the dispatch then fails anyway).
+func (e *encoder) MaxThreads() int {
+	if e.pipe == nil {
+		return maxGroupDim
+	}
+	return e.pipe.maxThreads()
+}
+
 func (e *encoder) checkIndex(index int) bool {
 	if index < 0 || index >= maxBufferIndex {
 		e.fail("buffer index %d is not in 0..%d", index, maxBufferIndex-1)
