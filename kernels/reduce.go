@@ -247,12 +247,17 @@ func logSumExpRow[T float32 | float64](x []T) float64 {
 // RowGroup is the threadgroup of a row kernel that works at any multiple of 32 threads:
 // RowThreads(cols), clamped to the pipeline's limit (rounded down to a multiple of 32,
 // and at least 32, so a limit under 32 is left for the encoder to report).
-func RowGroup(cols int, e Encoder) [3]int {
+func RowGroup(cols int, e Encoder) [3]int { return ClampGroup(RowThreads(cols), e) }
+
+// ClampGroup is a 1-D threadgroup of the given width (a multiple of 32) for a kernel that
+// works at any multiple of 32, clamped to the pipeline's limit rounded down to a multiple
+// of 32 (at least 32, so a limit under 32 is left for the encoder to report).
+func ClampGroup(threads int, e Encoder) [3]int {
 	limit := 1024
 	if tl, ok := e.(ThreadLimiter); ok {
 		limit = max(tl.MaxThreads()/32*32, 32)
 	}
-	return [3]int{min(RowThreads(cols), limit), 1, 1}
+	return [3]int{min(threads, limit), 1, 1}
 }
 
 // RowThreads is the threadgroup size for one row of cols elements: a multiple of 32
