@@ -88,11 +88,14 @@ func (e *encoder) SetArg(index int, a *kernels.Arg) {
 		return
 	}
 	n := a.Size()
+	if n == 0 {
+		// An empty array: nothing to read or write. Bound as nil even when it is a
+		// view into a real buffer, whose offset may equal the buffer's length (the
+		// validation layer rejects that binding).
+		e.r.b.setBuffer(index, nil, 0)
+		return
+	}
 	if len(a.Data) == 0 {
-		if n == 0 {
-			e.r.b.setBuffer(index, nil, 0) // an empty array: nothing to read or write
-			return
-		}
 		e.fail("buffer(%d): a %v array of %d elements has no data", index, a.DType, n)
 		return
 	}

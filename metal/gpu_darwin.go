@@ -25,21 +25,29 @@ import (
 // "...error:" ones pass the error object instead of its address, and MTLSize
 // is an empty placeholder struct in the bindings.
 var (
-	selNewCommandQueue = objc.Sel("newCommandQueue")
-	selNewFence        = objc.Sel("newFence")
-	selNewLibrary      = objc.Sel("newLibraryWithSource:options:error:")
-	selNewFunction     = objc.Sel("newFunctionWithName:")
-	selNewPipeline     = objc.Sel("newComputePipelineStateWithFunction:error:")
-	selCommandBuffer   = objc.Sel("commandBufferWithUnretainedReferences")
-	selComputeEncoder  = objc.Sel("computeCommandEncoder")
-	selWaitForFence    = objc.Sel("waitForFence:")
-	selUpdateFence     = objc.Sel("updateFence:")
-	selEndEncoding     = objc.Sel("endEncoding")
-	selSetPipeline     = objc.Sel("setComputePipelineState:")
-	selSetBuffer       = objc.Sel("setBuffer:offset:atIndex:")
-	selSetBytes        = objc.Sel("setBytes:length:atIndex:")
-	selDispatchThreads = objc.Sel("dispatchThreads:threadsPerThreadgroup:")
-	selDispatchGroups  = objc.Sel("dispatchThreadgroups:threadsPerThreadgroup:")
+	selNewCommandQueue    = objc.Sel("newCommandQueue")
+	selNewFence           = objc.Sel("newFence")
+	selNewLibrary         = objc.Sel("newLibraryWithSource:options:error:")
+	selNewFunction        = objc.Sel("newFunctionWithName:")
+	selNewPipeline        = objc.Sel("newComputePipelineStateWithFunction:error:")
+	selCommandBuffer      = objc.Sel("commandBufferWithUnretainedReferences")
+	selComputeEncoder     = objc.Sel("computeCommandEncoder")
+	selWaitForFence       = objc.Sel("waitForFence:")
+	selUpdateFence        = objc.Sel("updateFence:")
+	selEndEncoding        = objc.Sel("endEncoding")
+	selSetPipeline        = objc.Sel("setComputePipelineState:")
+	selSetBuffer          = objc.Sel("setBuffer:offset:atIndex:")
+	selSetBytes           = objc.Sel("setBytes:length:atIndex:")
+	selDispatchThreads    = objc.Sel("dispatchThreads:threadsPerThreadgroup:")
+	selDispatchGroups     = objc.Sel("dispatchThreadgroups:threadsPerThreadgroup:")
+	selRespondsToSelector = objc.Sel("respondsToSelector:")
+	selSetMathMode        = objc.Sel("setMathMode:")
+)
+
+// Constants the bindings predate: MTLLanguageVersion3_1 and MTLMathModeSafe.
+const (
+	languageVersion3_1 = metal.LanguageVersion(3<<16 | 1)
+	mathModeSafe       = int64(0)
 )
 
 // mtlSize is MTLSize: three NSUIntegers, passed by value.
@@ -63,6 +71,9 @@ type GPU struct {
 func NewGPU(opt GPUOptions) (*GPU, error) {
 	opt, err := opt.withDefaults()
 	if err != nil {
+		return nil, err
+	}
+	if err := checkMacOS(macOSMajor()); err != nil {
 		return nil, err
 	}
 	dev, err := Open()
@@ -142,10 +153,18 @@ func nsErrorText(p unsafe.Pointer, fallback string) string {
 func (q *commandQueue) newLibrary(family, source string) (library, error) {
 	opts := metal.CompileOptions_Alloc().Init()
 	defer opts.Release()
+	// MSL 3.1 (bfloat), pinned: the default follows the OS, and NewGPU has
+	// checked that this one has it.
+	opts.SetLanguageVersion(languageVersion3_1)
 	// Fast math may reassociate, approximate and assume no NaN or infinity:
 	// the twins must agree with the Go ones, NaN included, so it is off (as
-	// MLX compiles its kernels).
-	opts.SetFastMathEnabled(false)
+	// MLX compiles its kernels). mathMode replaces the deprecated
+	// fastMathEnabled where the OS has it (macOS 15).
+	if objc.Call[bool](opts, selRespondsToSelector, selSetMathMode) {
+		objc.Call[objc.Void](opts, selSetMathMode, mathModeSafe)
+	} else {
+		opts.SetFastMathEnabled(false)
+	}
 	var nsErr unsafe.Pointer
 	lib := objc.Call[metal.LibraryWrapper](q.dev.mtl, selNewLibrary, source, opts.Ptr(), unsafe.Pointer(&nsErr))
 	if lib.IsNil() { // an error with a library holds only warnings

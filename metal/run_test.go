@@ -451,3 +451,16 @@ func TestRunPanicWaitsForCommitted(t *testing.T) {
 	require.NoError(t, r.runBatch(batch[:1]))
 	require.Equal(t, "wait", f.ops[len(f.ops)-1])
 }
+
+// TestRunBindsEmptyViewsAsNil: an empty array is bound as nil, even when it is a view
+// at the very end of a real buffer (offset == length, which the validation layer
+// rejects).
+func TestRunBindsEmptyViewsAsNil(t *testing.T) {
+	f := newFake()
+	r := newRunner(f, GPUOptions{})
+	l := arange(f, kernels.Float32, 4, 0)
+	l.Args[0].Layout = kernels.Contiguous(kernels.Float32, 0)
+	l.Args[0].Offset = 4 // the end of its 16-byte buffer
+	require.NoError(t, r.runBatch([]kernels.Launch{l}))
+	require.Contains(t, f.ops, "buffer 0 = nil")
+}
