@@ -95,7 +95,7 @@ func upstreamTable(layers, interval, n int, report []int) float64 {
 		switch {
 		case i == 0:
 			first = toks
-		case d.policy == cache.Lazy && d.when == atPrefill:
+		case d.when == atPrefill:
 			mainSlope = slope
 		}
 		same = same && slices.Equal(toks, first)
