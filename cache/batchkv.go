@@ -39,13 +39,11 @@ func NewBatchKVCacheOn(g *graph.Graph, p Policy, leftPadding []int) *BatchKVCach
 	if len(leftPadding) == 0 {
 		usagePanic("NewBatchKVCache", "no rows (one left padding per row)")
 	}
-	for _, x := range leftPadding {
+	neg := make([]int, len(leftPadding)) // the offsets: no position stored yet
+	for i, x := range leftPadding {
 		if x < 0 {
 			usagePanic("NewBatchKVCache", "negative left padding in %v", leftPadding)
 		}
-	}
-	neg := make([]int, len(leftPadding))
-	for i, x := range leftPadding {
 		neg[i] = -x
 	}
 	return &BatchKVCache{p: p, g: g, leftPad: p.field(g, leftPadding), offset: p.field(g, neg), end: p.field(g, nil)}
