@@ -103,7 +103,7 @@ func (g *Graph) Bytes(h *Handle) ([]byte, kernels.Layout, error) {
 		}
 		return nil, h.n.layout, err
 	}
-	if h.n.data == nil || h.n.data.buf == nil {
+	if h.n.data == nil || h.n.data.buf.IsNil() {
 		return nil, h.n.layout, nil
 	}
 	return h.n.data.buf.Bytes(), h.n.layout, nil

@@ -204,7 +204,7 @@ func (g *Graph) schedule(n *Node) error {
 // referenced only by out's edge, owns its buffer alone, and has out's size and layout.
 func (g *Graph) donor(in, out *Node, size int) *data {
 	d := in.data
-	if in.refs != 1 || d == nil || d.owners != 1 || d.buf == nil {
+	if in.refs != 1 || d == nil || d.owners != 1 || d.buf.IsNil() {
 		return nil
 	}
 	if in.layout.Offset != 0 || !in.layout.IsContiguous() || in.layout.DType.Size() != out.layout.DType.Size() ||
@@ -232,7 +232,7 @@ func (g *Graph) detach(n *Node) {
 }
 
 func (d *data) bytes() []byte {
-	if d == nil || d.buf == nil {
+	if d == nil || d.buf.IsNil() {
 		return nil
 	}
 	return d.buf.Bytes()

@@ -239,7 +239,7 @@ func (g *Graph) release(d *data) {
 		}
 	}
 	g.alloc.Free(d.buf)
-	d.buf = nil
+	d.buf = alloc.Buffer{}
 }
 
 // freeDeferred frees the deferred buffers whose batches have completed.
@@ -255,7 +255,7 @@ func (g *Graph) freeDeferred() {
 			continue
 		}
 		g.alloc.Free(d.buf)
-		d.buf = nil
+		d.buf = alloc.Buffer{}
 	}
 	clear(g.deferred[len(keep):])
 	g.deferred = keep
