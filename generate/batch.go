@@ -42,6 +42,7 @@ type BatchGenerator struct {
 	caches []cache.Cache // the generation batch's caches, one per layer
 	rows   []row
 	y      tensor.Array // int32 [B]: each row's newest token, not yet emitted, fed to the next step
+	failed bool         // the last decode step failed: Next drops the batch first
 }
 
 // NewBatchGenerator makes a generator whose generation batch holds up to maxBatch rows
@@ -80,7 +81,8 @@ var ErrIdle = errors.New("generate: no requests")
 // StepError reports a step that failed (an allocator or device error). The requests it
 // names are dropped: a failed prefill drops the requests it admitted, a failed decode
 // drops every row of the generation batch, whose caches now hold a step that did not
-// complete. The generator goes on with the queued and later requests.
+// complete. The generator goes on with the queued and later requests; the failed batch
+// stays in place, for probes of the state at the failure, until the next call to Next.
 type StepError struct {
 	IDs []int // the dropped requests
 	Err error
@@ -99,6 +101,9 @@ func (e *StepError) Unwrap() error { return e.Err }
 // step emits the tokens computed by the step before it. A failed step returns a
 // *StepError (see there).
 func (b *BatchGenerator) Next() ([]Token, error) {
+	if b.failed {
+		b.rows, b.caches, b.y, b.failed = nil, nil, tensor.Array{}, false
+	}
 	if len(b.queue) > 0 && (b.maxBatch <= 0 || len(b.rows) < b.maxBatch) {
 		return b.admit()
 	}
@@ -111,7 +116,7 @@ func (b *BatchGenerator) Next() ([]Token, error) {
 		for i, r := range b.rows {
 			ids[i] = r.req.ID
 		}
-		b.rows, b.caches, b.y = nil, nil, tensor.Array{}
+		b.failed = true
 		return nil, &StepError{IDs: ids, Err: err}
 	}
 	return toks, nil
