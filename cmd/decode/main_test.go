@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -143,7 +144,7 @@ func TestCensusNamesTheAdvanceSite(t *testing.T) {
 	growing := j["census"].(map[string]any)["growing_sites"].([]any)
 	require.Len(t, growing, 1, out)
 	top := growing[0].(map[string]any)
-	require.Regexp(t, `^cache/arrays\.go:\d+ cache\.\(\*ArraysCache\)\.Advance$`, top["site"], out)
+	require.Equal(t, lazySubSite(t), top["site"], out)
 	require.Equal(t, "binary_sub", top["op"])
 	require.Equal(t, 6.0, top["slope_per_token"]) // 7 GDN layers - 1
 	require.Contains(t, out, "[census] sites whose unevaluated nodes grow with tokens")
@@ -152,6 +153,21 @@ func TestCensusNamesTheAdvanceSite(t *testing.T) {
 	require.Equal(t, exitFlat, code, out)
 	require.Empty(t, j["census"].(map[string]any)["growing_sites"], out)
 	require.Contains(t, out, "[census] no site grows with tokens")
+}
+
+// lazySubSite is the census site of the lazy policy's subtraction: the line of
+// cache/lazy.go that calls tensor.SubScalar.
+func lazySubSite(t *testing.T) string {
+	b, err := os.ReadFile("../../cache/lazy.go")
+	require.NoError(t, err)
+	var lines []int
+	for i, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(l, "tensor.SubScalar(") {
+			lines = append(lines, i+1)
+		}
+	}
+	require.Len(t, lines, 1, "one subtraction in cache/lazy.go")
+	return fmt.Sprintf("cache/lazy.go:%d cache.(*lazyField).sub", lines[0])
 }
 
 // TestServerChurn: under continuous batching every request is far below the
