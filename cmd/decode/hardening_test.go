@@ -74,7 +74,7 @@ func TestModelMustFitMemory(t *testing.T) {
 	err = checkFits(est, 16<<30)
 	require.ErrorIs(t, err, errUsage)
 	require.Regexp(t, `^usage: the model needs ~\d+\.\d\d GB \(weights \d+\.\d\d GB, KV cache .*\), which exceeds this machine's memory limit of 17\.18 GB; use a smaller --hidden, --experts, --layers or --tokens$`, err.Error())
-	require.NoError(t, checkFits(estimateMemory(&options{mode: "batch", tokens: 12000, clearCacheEvery: 256}, spec, cfg, 499000), est.total()))
+	require.NoError(t, checkFits(estimateMemory(&options{mode: "batch", tokens: 12000, clearCacheEvery: 256}, spec, cfg, alloc.DefaultResourceLimit), est.total()))
 }
 
 // TestWeightEstimate: the estimate is close to what the built model holds.
