@@ -102,12 +102,13 @@ func ropeEncode(l *Launch, e Encoder) {
 	e.DispatchThreads([3]int{max(slots, 1), max(S, 1), max(B*H, 1)}, [3]int{min(max(slots, 1), 64), 1, 1})
 }
 
-// ropeSamples covers the Qwen3.5 test shapes (D 32, 8 rotary dims; full rotation), per-row
+// ropeSamples covers the Qwen3.5 test shapes (D 32, 8 rotary dims; full rotation), 300 frequencies, per-row
 // offsets up to 4000, and decode (S = 1).
 func ropeSamples(rng *rand.Rand) []*Launch {
 	var out []*Launch
 	for _, c := range []struct{ B, H, S, D, Dims int }{
 		{1, 4, 7, 32, 8}, {2, 2, 1, 32, 8}, {2, 3, 5, 16, 16}, {1, 1, 3, 64, 32},
+		{1, 1, 2, 640, 600}, // more than 256 frequencies (the old parameter block held 256)
 	} {
 		l := &Launch{Kernel: KRoPE, Params: &RoPEParams{Dims: c.Dims, Base: 10000}, NArgs: 3}
 		l.Args[0] = NewArg(Contiguous(Float32, c.B, c.H, c.S, c.D))
