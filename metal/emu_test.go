@@ -38,9 +38,24 @@ func (b *emuBuffer) size() int     { return len(b.sh.Bytes) }
 
 func (b *emuBuffer) Release() {
 	b.p.mu.Lock()
+	defer b.p.mu.Unlock()
+	if b.sh.Bytes == nil {
+		return // freed already (by the test's cleanup)
+	}
 	delete(b.p.live, &b.sh.Bytes[0])
-	b.p.mu.Unlock()
 	b.sh.Free() //nolint:errcheck // a leftover file in a private temp directory is harmless
+}
+
+// freeAll frees every live buffer: the graph of a finished test may keep some
+// (in its cache, or unreachable but not yet finalized), and their files would
+// otherwise stay in /dev/shm after the process.
+func (p *emuProvider) freeAll() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for base, b := range p.live {
+		b.sh.Free() //nolint:errcheck // best effort at the end of a test
+		delete(p.live, base)
+	}
 }
 
 func (p *emuProvider) Name() string                 { return "metal" }
@@ -234,6 +249,7 @@ func newEmulatedGPU(t testing.TB, opt GPUOptions, order msltest.ThreadOrder) (*G
 		for _, s := range b.sessions {
 			s.Close()
 		}
+		b.prov.freeAll()
 	})
 	return &GPU{r: newRunner(b, opt), prov: b.prov}, b
 }
