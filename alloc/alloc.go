@@ -12,8 +12,8 @@ const (
 	// DefaultResourceLimit is MLX's fallback when macOS does not report the
 	// iogpu.rsrc_limit sysctl, which is what every current Mac sees.
 	DefaultResourceLimit = 499000
-	// ResourceLimitEnv overrides the default resource limit when
-	// Config.ResourceLimit is 0 and the variable holds a positive integer.
+	// ResourceLimitEnv overrides the device's and the default resource limit
+	// when Config.ResourceLimit is 0 (see ResourceLimitFor).
 	ResourceLimitEnv = "INGOT_RESOURCE_LIMIT"
 
 	// pageSize is Apple silicon's VM page; requests above it are rounded up
@@ -92,13 +92,41 @@ func (a *Allocator) defaultGCLimit() int64 {
 	return min(int64(0.95*float64(a.workingSet)), a.memoryLimit)
 }
 
-// envResourceLimit reads ResourceLimitEnv; anything but a positive integer
-// leaves the default (New has no error path, and a typo should not crash).
-func envResourceLimit() int {
+// ResourceLimitFor decides the resource limit, the one place that does: explicit if
+// positive, else $INGOT_RESOURCE_LIMIT if set, else device (the device's own limit,
+// e.g. Metal's iogpu.rsrc_limit) if positive, else DefaultResourceLimit. A set
+// environment value that is not a positive integer is an error (*LimitEnvError).
+func ResourceLimitFor(explicit, device int) (int, error) {
+	if explicit > 0 {
+		return explicit, nil
+	}
 	if s, ok := os.LookupEnv(ResourceLimitEnv); ok {
-		if n, err := strconv.Atoi(s); err == nil && n > 0 {
-			return n
+		n, err := strconv.Atoi(s)
+		if err != nil || n <= 0 {
+			return 0, &LimitEnvError{Value: s}
 		}
+		return n, nil
+	}
+	if device > 0 {
+		return device, nil
+	}
+	return DefaultResourceLimit, nil
+}
+
+// LimitEnvError reports an $INGOT_RESOURCE_LIMIT that is not a positive integer.
+type LimitEnvError struct{ Value string }
+
+// Error names the variable and the bad value.
+func (e *LimitEnvError) Error() string {
+	return fmt.Sprintf("%s=%q: want a positive integer (buffer objects)", ResourceLimitEnv, e.Value)
+}
+
+// envResourceLimit is ResourceLimitFor without a device limit; a bad environment
+// value leaves the default (New has no error path; callers that can report errors,
+// like cmd/decode, call ResourceLimitFor themselves).
+func envResourceLimit() int {
+	if n, err := ResourceLimitFor(0, 0); err == nil {
+		return n
 	}
 	return DefaultResourceLimit
 }

@@ -2,7 +2,6 @@ package graph
 
 import (
 	"fmt"
-	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -70,8 +69,9 @@ type Options struct {
 func New(dev Device, opt Options) *Graph {
 	g := &Graph{dev: dev, params: []any{nil}, klist: []*kernels.Kernel{nil}} // index 0: none
 	cfg := opt.Alloc
-	if rl, ok := dev.(ResourceLimiter); ok && cfg.ResourceLimit == 0 && os.Getenv(alloc.ResourceLimitEnv) == "" {
-		if n := rl.ResourceLimit(); n > 0 {
+	if rl, ok := dev.(ResourceLimiter); ok && cfg.ResourceLimit <= 0 {
+		// A bad environment value leaves the default (New has no error path).
+		if n, err := alloc.ResourceLimitFor(0, rl.ResourceLimit()); err == nil {
 			cfg.ResourceLimit = n
 		}
 	}

@@ -10,7 +10,7 @@ import (
 const MaxDims = 8
 
 // MaxArgs is the largest number of buffers one kernel launch binds.
-const MaxArgs = 8
+const MaxArgs = 16
 
 // Layout says how an array's elements sit in its buffer: shape, strides (in elements),
 // the offset of element 0 (in elements) and the dtype.
