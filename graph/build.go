@@ -32,8 +32,12 @@ func (g *Graph) View(in *Handle, l kernels.Layout) *Handle {
 }
 
 func (g *Graph) attach(n *Node, inputs []*Handle) {
-	if len(inputs) > len(n.in) {
-		graphPanic("%d inputs: a node takes at most %d", len(inputs), len(n.in))
+	if len(inputs) >= kernels.MaxArgs {
+		graphPanic("%d inputs: a node takes at most %d", len(inputs), kernels.MaxArgs-1)
+	}
+	ids := n.in[:0]
+	if len(inputs) > inlineInputs {
+		ids = make([]nodeID, 0, len(inputs))
 	}
 	for _, h := range inputs {
 		if h.g != g {
@@ -41,12 +45,26 @@ func (g *Graph) attach(n *Node, inputs []*Handle) {
 		}
 		in := h.node()
 		in.refs++
-		n.in[n.nin] = in.id
+		ids = append(ids, in.id)
 		n.nin++
 		if in.hasErr && !n.hasErr {
 			g.setErr(n, g.errOf(in))
 		}
 	}
+	if len(inputs) > inlineInputs {
+		if g.wide == nil {
+			g.wide = map[nodeID][]nodeID{}
+		}
+		g.wide[n.id] = ids
+	}
+}
+
+// inputs returns n's input edges.
+func (g *Graph) inputs(n *Node) []nodeID {
+	if n.nin <= inlineInputs {
+		return n.in[:n.nin]
+	}
+	return g.wide[n.id]
 }
 
 // FromBytes makes an evaluated array from host bytes, allocating its buffer now, on the

@@ -249,7 +249,7 @@ func (g *Graph) Census() []CensusSite {
 			rows[k] = r
 		}
 		r.nodes++
-		for _, id := range n.in[:n.nin] {
+		for _, id := range g.inputs(n) {
 			// Identity of the shared data, not the buffer: a data stays valid for as
 			// long as a node owns it.
 			in := g.ns.get(uint32(id))

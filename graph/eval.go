@@ -113,7 +113,7 @@ func (g *Graph) buildTape(outs []*Handle) []*Node {
 		for len(stack) > 0 {
 			f := &stack[len(stack)-1]
 			if f.i < int(f.n.nin) {
-				in := g.ns.get(uint32(f.n.in[f.i]))
+				in := g.ns.get(uint32(g.inputs(f.n)[f.i]))
 				f.i++
 				if in.state == statePending && in.mark != g.epoch {
 					in.mark = g.epoch
@@ -135,7 +135,7 @@ const donationSlack = 16384
 func (g *Graph) schedule(n *Node) error {
 	defer g.detach(n)
 	if !n.hasErr {
-		for _, id := range n.in[:n.nin] {
+		for _, id := range g.inputs(n) {
 			in := g.ns.get(uint32(id))
 			g.settle(in)
 			if in.hasErr {
@@ -183,7 +183,7 @@ func (g *Graph) schedule(n *Node) error {
 	}
 	l := &b.launches[len(b.launches)-1]
 	l.Kernel, l.Params = k, g.params[n.params]
-	for i, id := range n.in[:n.nin] {
+	for i, id := range g.inputs(n) {
 		in := g.ns.get(uint32(id))
 		src := g.dataOf(in)
 		if src == nil { // donated its buffer to n
@@ -228,13 +228,19 @@ func (g *Graph) donor(in, out *Node, size int) dataID {
 
 // detach drops n's recipe and input edges: evaluated nodes keep only their buffer.
 func (g *Graph) detach(n *Node) {
-	ins := n.in
-	nin := n.nin
+	ins := n.in // a copy
+	var in []nodeID
+	if n.nin > inlineInputs {
+		in = g.wide[n.id]
+		delete(g.wide, n.id)
+	} else {
+		in = ins[:n.nin]
+	}
 	n.nin = 0
 	n.kernel = 0
 	g.setParams(n, nil)
 	n.view = false
-	for _, id := range ins[:nin] {
+	for _, id := range in {
 		g.decRef(g.ns.get(uint32(id)))
 	}
 }

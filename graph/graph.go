@@ -24,6 +24,7 @@ type Graph struct {
 	params  []any       // node params by index (0: nil); freed slots listed in freeP
 	freeP   []uint32
 	errs    map[nodeID]error           // errors of failed nodes
+	wide    map[nodeID][]nodeID        // input edges of nodes with more than inlineInputs
 	klist   []*kernels.Kernel          // kernel table by id, cached from kernelTable
 	kids    map[*kernels.Kernel]uint16 // kernel ids, cached
 	nodes   int                        // live nodes
@@ -213,7 +214,7 @@ func (g *Graph) decRef(n *Node) {
 	for len(stack) > 0 {
 		n := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		for _, id := range n.in[:n.nin] {
+		for _, id := range g.inputs(n) {
 			in := g.ns.get(uint32(id))
 			in.refs--
 			if in.refs == 0 {
@@ -227,6 +228,9 @@ func (g *Graph) decRef(n *Node) {
 		g.setParams(n, nil)
 		if n.hasErr {
 			delete(g.errs, n.id)
+		}
+		if n.nin > inlineInputs {
+			delete(g.wide, n.id)
 		}
 		id, gen := n.id, n.gen+1
 		*n = Node{gen: gen, id: id}

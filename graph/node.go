@@ -29,11 +29,11 @@ const (
 // scans them. A dead chain of a million pending links costs a collection nothing.
 type Node struct {
 	layout kernels.Layout
-	seq    uint64                      // batch that produces the buffer
-	in     [kernels.MaxArgs - 1]nodeID // input edges (nin of them)
-	id     nodeID                      // this node's index in the store
-	data   dataID                      // its buffer (0: none)
-	params uint32                      // index in the graph's params table (0: nil)
+	seq    uint64               // batch that produces the buffer
+	in     [inlineInputs]nodeID // input edges when nin <= inlineInputs, else in the wide map
+	id     nodeID               // this node's index in the store
+	data   dataID               // its buffer (0: none)
+	params uint32               // index in the graph's params table (0: nil)
 	refs   int32
 	mark   uint32 // tape-building epoch
 	gen    uint32 // bumped when the node is freed, so stale handles are caught
@@ -44,6 +44,10 @@ type Node struct {
 	view   bool // shares its input's buffer (reshape, slice, transpose, broadcast)
 	hasErr bool // the graph's errs map holds its error
 }
+
+// inlineInputs is how many input edges a node holds itself; the rare wider nodes keep
+// theirs in the graph's wide map (a smaller node is less host memory per dead link).
+const inlineInputs = 6
 
 // nodeID indexes the node store; 0 is no node.
 type nodeID uint32
