@@ -32,13 +32,14 @@ type Graph struct {
 	tape    []*Node
 	stack   []*Node
 
-	buildErr error // first allocator failure while building, returned by the next Eval
-	sweptGen uint64
-	scopes   []*scope
-	hchunk   []Handle // the rest of the current chunk of scope-held handles
-	spare    []*scope // closed scopes, kept for their slices
-	deferred []dataID // owner-less buffers still bound by launches in flight
-	doneSeq  uint64   // newest completed batch, as last read
+	buildErr              error // first allocator failure while building, returned by the next Eval
+	sweptGen              uint64
+	collections, reclaims int // forced collections (Stats)
+	scopes                []*scope
+	hchunk                []Handle // the rest of the current chunk of scope-held handles
+	spare                 []*scope // closed scopes, kept for their slices
+	deferred              []dataID // owner-less buffers still bound by launches in flight
+	doneSeq               uint64   // newest completed batch, as last read
 
 	exec    *executor
 	fails   []failure // failed batch ranges, as last learned from the executor
@@ -410,6 +411,7 @@ func (g *Graph) Release(h *Handle) {
 // no longer reaches releases its node.
 func (g *Graph) collect() {
 	runtime.GC()
+	g.collections++
 	g.sweep()
 }
 
@@ -423,6 +425,7 @@ func (g *Graph) reclaim() {
 	if g.alloc.LiveBufferCount() < g.alloc.ResourceLimit() {
 		return // the allocator's purge of the cache is now enough: no collection needed
 	}
+	g.reclaims++
 	g.collect()
 	g.freeDeferred()
 }
@@ -475,12 +478,16 @@ func (g *Graph) takeErr() error {
 
 // Stats are the graph's own counts, next to the allocator's.
 type Stats struct {
-	Nodes   int // live nodes (evaluated or not)
-	Handles int // handles not yet found dead (exact after Synchronize)
+	Nodes       int // live nodes (evaluated or not)
+	Handles     int // handles not yet found dead (exact after Synchronize)
+	Collections int // garbage collections forced (by Synchronize and the reclaimer)
+	Reclaims    int // of those, forced by the allocator at the resource limit
 }
 
 // Stats returns the graph's counts.
-func (g *Graph) Stats() Stats { return Stats{Nodes: g.nodes, Handles: len(g.handles)} }
+func (g *Graph) Stats() Stats {
+	return Stats{Nodes: g.nodes, Handles: len(g.handles), Collections: g.collections, Reclaims: g.reclaims}
+}
 
 // gcGen counts garbage collections seen by a self-renewing cleanup, so graphs sweep
 // after natural collections without forcing any.
