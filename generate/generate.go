@@ -76,6 +76,7 @@ func (p *PlainGenerator) Next() (int32, error) {
 		return 0, err
 	}
 	v, err := prev.Int32s()
+	prev.Graph().Release(prev.Handle()) // dead now: free it without a collection
 	if err != nil {
 		return 0, err
 	}

@@ -64,7 +64,7 @@ func (r *result) crash(err error) bool {
 	if !errors.As(err, &rle) {
 		return false
 	}
-	r.crashed, r.crashErr, r.crashToken = true, rle, len(r.tokens) // the error itself, unwrapped from a StepError
+	r.crashed, r.crashErr, r.crashToken = true, err, len(r.tokens)
 	return true
 }
 
