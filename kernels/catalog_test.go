@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -38,7 +36,7 @@ func TestCatalogComplete(t *testing.T) {
 // kernels.Encoder by recording bindings and running each dispatch in the given
 // thread order.
 type harness struct {
-	file  string
+	sess  *msltest.Session
 	order msltest.ThreadOrder
 	entry string
 	bufs  map[int][]byte
@@ -62,7 +60,7 @@ func (h *harness) run(d msltest.Dispatch) {
 		bs = append(bs, msltest.Buffer{Index: i, Data: b})
 	}
 	d.Order, d.Seed = h.order, 99
-	h.err = msltest.Run(h.file, h.entry, d, bs)
+	h.err = h.sess.Run(h.entry, d, bs)
 	h.bufs = map[int][]byte{}
 }
 
@@ -86,17 +84,17 @@ func clone(l *kernels.Launch) *kernels.Launch {
 	return &c
 }
 
-// checkMSLTwins runs each launch through the Go twin and through the MSL twin in file, once
+// checkMSLTwins runs each launch through the Go twin and through the MSL twin in sess, once
 // per thread order on copies carrying the second poison, and returns the first
 // disagreement: with the Go twin (any argument) or between orders (bit for bit).
-func checkMSLTwins(file string, ls []*kernels.Launch) error {
+func checkMSLTwins(sess *msltest.Session, ls []*kernels.Launch) error {
 	for i, l := range ls {
 		name := fmt.Sprintf("%s#%d", l.Kernel.Name, i)
 		copies := make([]*kernels.Launch, len(msltest.Orders))
 		for k, order := range msltest.Orders {
 			g := clone(l)
 			kernels.SwapPoison(g)
-			h := &harness{file: file, order: order, bufs: map[int][]byte{}}
+			h := &harness{sess: sess, order: order, bufs: map[int][]byte{}}
 			g.Kernel.Encode(g, h)
 			if h.err != nil {
 				return fmt.Errorf("%s (%v order): %w", name, order, h.err)
@@ -119,12 +117,13 @@ func checkMSLTwins(file string, ls []*kernels.Launch) error {
 	return nil
 }
 
-// writeSource writes a family's MSL as Metal compiles it into dir.
-func writeSource(t *testing.T, dir, fam, src string) string {
+// session starts the emulator on a family's MSL as Metal compiles it.
+func session(t *testing.T, fam, src string) *msltest.Session {
 	t.Helper()
-	file := filepath.Join(dir, fam+".metal")
-	require.NoError(t, os.WriteFile(file, []byte(src), 0o644))
-	return file
+	s, err := msltest.OpenSource(fam+".metal", src)
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	return s
 }
 
 // TestMSLMatchesGoTwin runs every sample launch through both twins: the Go twin, and
@@ -132,14 +131,13 @@ func writeSource(t *testing.T, dir, fam, src string) string {
 // reversed and shuffled thread order.
 func TestMSLMatchesGoTwin(t *testing.T) {
 	msltest.RequireCompiler(t)
-	dir := t.TempDir()
 	rng := rand.New(rand.NewSource(7))
 	for fam, ls := range kernels.Samples(rng) {
 		src, err := kernels.Source(fam)
 		require.NoError(t, err)
-		file := writeSource(t, dir, fam, src)
+		sess := session(t, fam, src)
 		t.Run(fam, func(t *testing.T) {
-			require.NoError(t, checkMSLTwins(file, ls))
+			require.NoError(t, checkMSLTwins(sess, ls))
 		})
 	}
 }
@@ -152,9 +150,9 @@ func TestTwinCheckCatchesARemovedBarrier(t *testing.T) {
 	require.NoError(t, err)
 	const barrier = "threadgroup_barrier(mem_flags::mem_threadgroup);"
 	require.Contains(t, src, barrier)
-	file := writeSource(t, t.TempDir(), "reduce", strings.Replace(src, barrier, "", 1))
+	sess := session(t, "reduce", strings.Replace(src, barrier, "", 1))
 	ls := kernels.Samples(rand.New(rand.NewSource(7)))["reduce"]
-	require.Error(t, checkMSLTwins(file, ls))
+	require.Error(t, checkMSLTwins(sess, ls))
 }
 
 // TestTwinCheckCatchesASkippedElement plants a kernel whose twins both leave the last
@@ -175,7 +173,6 @@ func TestTwinCheckCatchesASkippedElement(t *testing.T) {
 	kernels.Poison(&l.Args[0])
 	src, err := kernels.Source("arange")
 	require.NoError(t, err)
-	file := writeSource(t, t.TempDir(), "arange", src)
-	require.EqualError(t, checkMSLTwins(file, []*kernels.Launch{l}),
+	require.EqualError(t, checkMSLTwins(session(t, "arange", src), []*kernels.Launch{l}),
 		"arange_skips_last#0 argument 0 (forward order): element 8 was written by neither twin")
 }

@@ -21,8 +21,8 @@ inline void take_impl(const device T* a, const device int* idx, device T* out,
         return;
     }
     int k = gather_index(idx[j], p.axis);
-    int dst = (r * p.nidx + j) * p.inner + i;
-    out[dst] = k < 0 ? T(0) : a[(r * p.axis + k) * p.inner + i];
+    size_t dst = (size_t(r) * size_t(p.nidx) + size_t(j)) * size_t(p.inner) + size_t(i);
+    out[dst] = k < 0 ? T(0) : a[(size_t(r) * size_t(p.axis) + size_t(k)) * size_t(p.inner) + size_t(i)];
 }
 
 // out[o, j, i] = a[o, idx[o, j, i], i]; thread (i, j, o).
@@ -33,9 +33,9 @@ inline void take_along_impl(const device T* a, const device int* idx, device T* 
     if (i >= p.inner || j >= p.m || r >= p.outer) {
         return;
     }
-    int dst = (r * p.m + j) * p.inner + i;
+    size_t dst = (size_t(r) * size_t(p.m) + size_t(j)) * size_t(p.inner) + size_t(i);
     int k = gather_index(idx[dst], p.axis);
-    out[dst] = k < 0 ? T(0) : a[(r * p.axis + k) * p.inner + i];
+    out[dst] = k < 0 ? T(0) : a[(size_t(r) * size_t(p.axis) + size_t(k)) * size_t(p.inner) + size_t(i)];
 }
 
 kernel void take_b32(const device uint* a [[buffer(0)]],
@@ -95,12 +95,13 @@ inline void gather_mm_impl(const device T* x, const device T* w, const device in
         return;
     }
     int e = gather_index(idx[t * p.topk + j], p.experts);
-    int dst = (t * p.topk + j) * p.o + n;
+    size_t dst = (size_t(t) * size_t(p.topk) + size_t(j)) * size_t(p.o) + size_t(n);
     if (e < 0) {
         out[dst] = T(0);
         return;
     }
-    out[dst] = T(fixed_dot(x + t * p.k, w + (e * p.o + n) * p.k, p.k));
+    // 64-bit offsets: all experts' weights can pass 2^31 elements (512 x 1024 x 4096).
+    out[dst] = T(fixed_dot(x + size_t(t) * size_t(p.k), w + (size_t(e) * size_t(p.o) + size_t(n)) * size_t(p.k), p.k));
 }
 
 kernel void gather_mm_float32(const device float* x [[buffer(0)]],

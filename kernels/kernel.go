@@ -127,6 +127,14 @@ type Encoder interface {
 	DispatchThreadgroups(groups, group [3]int)
 }
 
+// ThreadLimiter is implemented by encoders that know the selected function's pipeline
+// limit on threads per threadgroup (Metal's maxTotalThreadsPerThreadgroup: at most 1024,
+// lower for a kernel that uses many registers). Kernels that work at any width clamp to
+// it (RowGroup); an encoder without it is taken to allow 1024.
+type ThreadLimiter interface {
+	MaxThreads() int
+}
+
 // Kernel is one entry of the catalog: a name shared by its two twins, the family (the
 // .metal file stem), the Go twin that the CPU device runs, and the Metal twin's encoding.
 type Kernel struct {

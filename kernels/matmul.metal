@@ -11,9 +11,10 @@ inline void linear_impl(const device T* x, const device T* w, device T* out,
     if (n >= p.n || m >= p.m || b >= p.batch) {
         return;
     }
-    const device T* xr = x + b * p.x_stride + m * p.k;
-    const device T* wr = w + b * p.w_stride + n * p.k;
-    out[(b * p.m + m) * p.n + n] = T(fixed_dot(xr, wr, p.k));
+    // 64-bit offsets: a weight can pass 2^31 elements.
+    const device T* xr = x + size_t(b) * size_t(p.x_stride) + size_t(m) * size_t(p.k);
+    const device T* wr = w + size_t(b) * size_t(p.w_stride) + size_t(n) * size_t(p.k);
+    out[(size_t(b) * size_t(p.m) + size_t(m)) * size_t(p.n) + size_t(n)] = T(fixed_dot(xr, wr, p.k));
 }
 
 kernel void linear_float32(const device float* x [[buffer(0)]],

@@ -1,6 +1,9 @@
 package kernels
 
-import "math/rand"
+import (
+	"fmt"
+	"math/rand"
+)
 
 // SwitchGLUParams is the parameter struct of KSwitchGLU: T token rows of width H, k
 // experts per token out of E, expert width I.
@@ -63,11 +66,20 @@ func switchGLUEncode(l *Launch, e Encoder) {
 	for i := 0; i < 7; i++ {
 		e.SetArg(i, &l.Args[i])
 	}
+	if p.I > moeMaxI {
+		panic(fmt.Sprintf("switch_glu: expert width %d exceeds the Metal twin's %d", p.I, moeMaxI))
+	}
 	e.SetBytes(7, mslBytes(&mslSwitchGLU{int32(p.T), int32(p.H), int32(p.K), int32(p.E), int32(p.I)}))
-	// One thread per output element (h, t); each recomputes its tokens' expert
-	// activations (simple, not fast: a tiled two-pass kernel is future work).
-	e.DispatchThreads([3]int{max(p.H, 1), max(p.T, 1), 1}, [3]int{min(max(p.H, 1), 64), 1, 1})
+	// One threadgroup per token; any width works (threads stride over I and H).
+	e.DispatchThreadgroups([3]int{max(p.T, 1), 1, 1}, ClampGroup(moeThreads, e))
 }
+
+// moeMaxI is MOE_MAX_I of moe.metal: the widest expert the Metal twin holds in
+// threadgroup memory.
+const moeMaxI = 4096
+
+// moeThreads is the Metal twin's threadgroup width (before the pipeline's limit).
+const moeThreads = 256
 
 func init() { RegisterSamples("moe", sampleSwitchGLU) }
 

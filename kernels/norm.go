@@ -124,7 +124,7 @@ func rmsNormEncode(l *Launch, e Encoder) {
 	}
 	e.SetArg(2, o)
 	e.SetBytes(3, normParamsOf(l, x, w))
-	e.DispatchThreadgroups([3]int{max(rows, 1), 1, 1}, [3]int{RowThreads(cols), 1, 1})
+	e.DispatchThreadgroups([3]int{max(rows, 1), 1, 1}, RowGroup(cols, e))
 }
 
 func gatedRMSNormEncode(l *Launch, e Encoder) {
@@ -140,7 +140,7 @@ func gatedRMSNormEncode(l *Launch, e Encoder) {
 	}
 	e.SetArg(3, o)
 	e.SetBytes(4, normParamsOf(l, x, w))
-	e.DispatchThreadgroups([3]int{max(rows, 1), 1, 1}, [3]int{RowThreads(cols), 1, 1})
+	e.DispatchThreadgroups([3]int{max(rows, 1), 1, 1}, RowGroup(cols, e))
 }
 
 // normSamples covers both kernels with and without a weight, decode-sized rows (16, 64),

@@ -157,9 +157,9 @@ inline int loc(uint i, constant Strided& s) {
 
 // fixed_dot is the catalog's dot in its fixed order: four float lanes over k mod 4, the
 // tail into lane 0, then (l0 + l1) + (l2 + l3), so the Go twins add the same products in
-// the same order.
-template <typename T>
-inline float fixed_dot(const device T* x, const device T* w, int k) {
+// the same order. x and w may be in any address space.
+template <typename PX, typename PW>
+inline float fixed_dot(PX x, PW w, int k) {
     float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
     int i = 0;
     for (; i + 4 <= k; i += 4) {

@@ -244,6 +244,22 @@ func logSumExpRow[T float32 | float64](x []T) float64 {
 	return math.Log(s) + m
 }
 
+// RowGroup is the threadgroup of a row kernel that works at any multiple of 32 threads:
+// RowThreads(cols), clamped to the pipeline's limit (rounded down to a multiple of 32,
+// and at least 32, so a limit under 32 is left for the encoder to report).
+func RowGroup(cols int, e Encoder) [3]int { return ClampGroup(RowThreads(cols), e) }
+
+// ClampGroup is a 1-D threadgroup of the given width (a multiple of 32) for a kernel that
+// works at any multiple of 32, clamped to the pipeline's limit rounded down to a multiple
+// of 32 (at least 32, so a limit under 32 is left for the encoder to report).
+func ClampGroup(threads int, e Encoder) [3]int {
+	limit := 1024
+	if tl, ok := e.(ThreadLimiter); ok {
+		limit = max(tl.MaxThreads()/32*32, 32)
+	}
+	return [3]int{min(threads, limit), 1, 1}
+}
+
 // RowThreads is the threadgroup size for one row of cols elements: a multiple of 32
 // giving each thread about four elements, at most 1024.
 func RowThreads(cols int) int {
@@ -259,7 +275,7 @@ func reduceEncode(op *ReduceOp, l *Launch, e Encoder) {
 	e.SetArg(0, in)
 	e.SetArg(1, o)
 	e.SetBytes(2, mslBytes(&mslRow{int32(rows), int32(cols)}))
-	e.DispatchThreadgroups([3]int{max(rows, 1), 1, 1}, [3]int{RowThreads(cols), 1, 1})
+	e.DispatchThreadgroups([3]int{max(rows, 1), 1, 1}, RowGroup(cols, e))
 }
 
 // reduceSamples covers small and long rows, odd sizes, float32, int32 and uint32 inputs,

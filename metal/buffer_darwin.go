@@ -83,16 +83,23 @@ func (p *bufferProvider) Alloc(n int) (alloc.Raw, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 
+	// Creation may autorelease temporaries; over hundreds of thousands of
+	// buffers, on threads with no pool, they would pile up, so each call
+	// drains its own pool (as MLX does).
 	var b *buffer
-	if n < smallBufferLimit {
-		b = p.newSmallLocked(n)
-	}
-	if b == nil { // large, or no heap could be made
-		mtl := objc.Call[metal.BufferWrapper](p.dev.mtl, selNewBuffer, uint(n), bufferOptions)
-		if mtl.IsNil() {
-			return nil, fmt.Errorf("metal: the device refused a buffer of %d bytes", n)
+	objc.WithAutoreleasePool(func() {
+		if n < smallBufferLimit && p.dev.heaps {
+			b = p.newSmallLocked(n)
 		}
-		b = &buffer{p: p, mtl: mtl}
+		if b == nil { // large, no heaps on this device, or no heap could be made
+			mtl := objc.Call[metal.BufferWrapper](p.dev.mtl, selNewBuffer, uint(n), bufferOptions)
+			if !mtl.IsNil() {
+				b = &buffer{p: p, mtl: mtl}
+			}
+		}
+	})
+	if b == nil {
+		return nil, fmt.Errorf("metal: the device refused a buffer of %d bytes", n)
 	}
 	p.liveBuffers++
 
@@ -182,7 +189,7 @@ func (b *buffer) Bytes() []byte { return b.data }
 func (b *buffer) Release() {
 	b.p.mu.Lock()
 	defer b.p.mu.Unlock()
-	b.releaseLocked()
+	objc.WithAutoreleasePool(b.releaseLocked) // see Alloc
 }
 
 func (b *buffer) releaseLocked() {

@@ -4,7 +4,9 @@ package metal
 
 /*
 #cgo CFLAGS: -x objective-c
-#cgo LDFLAGS: -framework Metal -framework Foundation
+// CoreGraphics is linked on purpose: without it a command-line tool's
+// MTLCreateSystemDefaultDevice may find no device.
+#cgo LDFLAGS: -framework Metal -framework Foundation -framework CoreGraphics
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,11 @@ package metal
 // message). The result is owned by the caller (+1), or NULL.
 static void *ingot_default_device(void) {
 	return (void *)MTLCreateSystemDefaultDevice();
+}
+
+// ingot_macos_major is the running macOS's major version.
+static long ingot_macos_major(void) {
+	return (long)[[NSProcessInfo processInfo] operatingSystemVersion].majorVersion;
 }
 
 // ingot_sysctl_int reads an integer sysctl of 4 or 8 bytes; 0 on success.
@@ -58,6 +65,7 @@ type Device struct {
 	workingSet    int64
 	resourceLimit int
 	provider      *bufferProvider
+	heaps         bool // small buffers come from MTLHeaps (not on a paravirtual GPU)
 }
 
 // Available reports whether Open can succeed.
@@ -84,6 +92,7 @@ var openDefault = sync.OnceValues(func() (*Device, error) {
 		d.workingSet = int64(d.mtl.RecommendedMaxWorkingSetSize())
 	})
 	d.resourceLimit = resourceLimitFrom(sysctlInt("iogpu.rsrc_limit"))
+	d.heaps = heapsUsable(d.name)
 	d.provider = &bufferProvider{dev: d}
 	return d, nil
 })
@@ -111,6 +120,9 @@ func (d *Device) RecommendedWorkingSet() int64 { return d.workingSet }
 // ResourceLimit is the most buffer objects that may be live at once: the
 // iogpu.rsrc_limit sysctl, or DefaultResourceLimit when it is absent or 0.
 func (d *Device) ResourceLimit() int { return d.resourceLimit }
+
+// macOSMajor is the running macOS's major version.
+func macOSMajor() int { return int(C.ingot_macos_major()) }
 
 // Provider makes the device's buffers for an alloc.Allocator. Every call
 // returns the same provider, which is safe for concurrent use.

@@ -55,6 +55,15 @@ func (e *encoder) Entry(name string) {
 	e.r.b.setPipeline(p)
 }
 
+// MaxThreads is the selected pipeline's maxTotalThreadsPerThreadgroup (1024
+// before Entry succeeds; the dispatch then fails anyway).
+func (e *encoder) MaxThreads() int {
+	if e.pipe == nil {
+		return maxGroupDim
+	}
+	return e.pipe.maxThreads()
+}
+
 func (e *encoder) checkIndex(index int) bool {
 	if index < 0 || index >= maxBufferIndex {
 		e.fail("buffer index %d is not in 0..%d", index, maxBufferIndex-1)
@@ -79,11 +88,14 @@ func (e *encoder) SetArg(index int, a *kernels.Arg) {
 		return
 	}
 	n := a.Size()
+	if n == 0 {
+		// An empty array: nothing to read or write. Bound as nil even when it is a
+		// view into a real buffer, whose offset may equal the buffer's length (the
+		// validation layer rejects that binding).
+		e.r.b.setBuffer(index, nil, 0)
+		return
+	}
 	if len(a.Data) == 0 {
-		if n == 0 {
-			e.r.b.setBuffer(index, nil, 0) // an empty array: nothing to read or write
-			return
-		}
 		e.fail("buffer(%d): a %v array of %d elements has no data", index, a.DType, n)
 		return
 	}

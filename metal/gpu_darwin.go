@@ -25,21 +25,29 @@ import (
 // "...error:" ones pass the error object instead of its address, and MTLSize
 // is an empty placeholder struct in the bindings.
 var (
-	selNewCommandQueue = objc.Sel("newCommandQueue")
-	selNewFence        = objc.Sel("newFence")
-	selNewLibrary      = objc.Sel("newLibraryWithSource:options:error:")
-	selNewFunction     = objc.Sel("newFunctionWithName:")
-	selNewPipeline     = objc.Sel("newComputePipelineStateWithFunction:error:")
-	selCommandBuffer   = objc.Sel("commandBufferWithUnretainedReferences")
-	selComputeEncoder  = objc.Sel("computeCommandEncoder")
-	selWaitForFence    = objc.Sel("waitForFence:")
-	selUpdateFence     = objc.Sel("updateFence:")
-	selEndEncoding     = objc.Sel("endEncoding")
-	selSetPipeline     = objc.Sel("setComputePipelineState:")
-	selSetBuffer       = objc.Sel("setBuffer:offset:atIndex:")
-	selSetBytes        = objc.Sel("setBytes:length:atIndex:")
-	selDispatchThreads = objc.Sel("dispatchThreads:threadsPerThreadgroup:")
-	selDispatchGroups  = objc.Sel("dispatchThreadgroups:threadsPerThreadgroup:")
+	selNewCommandQueue    = objc.Sel("newCommandQueue")
+	selNewFence           = objc.Sel("newFence")
+	selNewLibrary         = objc.Sel("newLibraryWithSource:options:error:")
+	selNewFunction        = objc.Sel("newFunctionWithName:")
+	selNewPipeline        = objc.Sel("newComputePipelineStateWithFunction:error:")
+	selCommandBuffer      = objc.Sel("commandBufferWithUnretainedReferences")
+	selComputeEncoder     = objc.Sel("computeCommandEncoder")
+	selWaitForFence       = objc.Sel("waitForFence:")
+	selUpdateFence        = objc.Sel("updateFence:")
+	selEndEncoding        = objc.Sel("endEncoding")
+	selSetPipeline        = objc.Sel("setComputePipelineState:")
+	selSetBuffer          = objc.Sel("setBuffer:offset:atIndex:")
+	selSetBytes           = objc.Sel("setBytes:length:atIndex:")
+	selDispatchThreads    = objc.Sel("dispatchThreads:threadsPerThreadgroup:")
+	selDispatchGroups     = objc.Sel("dispatchThreadgroups:threadsPerThreadgroup:")
+	selRespondsToSelector = objc.Sel("respondsToSelector:")
+	selSetMathMode        = objc.Sel("setMathMode:")
+)
+
+// Constants the bindings predate: MTLLanguageVersion3_1 and MTLMathModeSafe.
+const (
+	languageVersion3_1 = metal.LanguageVersion(3<<16 | 1)
+	mathModeSafe       = int64(0)
 )
 
 // mtlSize is MTLSize: three NSUIntegers, passed by value.
@@ -63,6 +71,9 @@ type GPU struct {
 func NewGPU(opt GPUOptions) (*GPU, error) {
 	opt, err := opt.withDefaults()
 	if err != nil {
+		return nil, err
+	}
+	if err := checkMacOS(macOSMajor()); err != nil {
 		return nil, err
 	}
 	dev, err := Open()
@@ -109,14 +120,8 @@ func (g *GPU) Run(batch []kernels.Launch) (err error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	objc.WithAutoreleasePool(func() {
-		// A panic must not unwind through the pool's C frame.
-		defer func() {
-			if p := recover(); p != nil {
-				g.q.reset()
-				err = fmt.Errorf("metal: run failed: %v", p)
-			}
-		}()
-		err = g.r.run(batch)
+		// runBatch recovers panics: one must not unwind through the pool's C frame.
+		err = g.r.runBatch(batch)
 	})
 	return err
 }
@@ -148,10 +153,18 @@ func nsErrorText(p unsafe.Pointer, fallback string) string {
 func (q *commandQueue) newLibrary(family, source string) (library, error) {
 	opts := metal.CompileOptions_Alloc().Init()
 	defer opts.Release()
+	// MSL 3.1 (bfloat), pinned: the default follows the OS, and NewGPU has
+	// checked that this one has it.
+	opts.SetLanguageVersion(languageVersion3_1)
 	// Fast math may reassociate, approximate and assume no NaN or infinity:
 	// the twins must agree with the Go ones, NaN included, so it is off (as
-	// MLX compiles its kernels).
-	opts.SetFastMathEnabled(false)
+	// MLX compiles its kernels). mathMode replaces the deprecated
+	// fastMathEnabled where the OS has it (macOS 15).
+	if objc.Call[bool](opts, selRespondsToSelector, selSetMathMode) {
+		objc.Call[objc.Void](opts, selSetMathMode, mathModeSafe)
+	} else {
+		opts.SetFastMathEnabled(false)
+	}
 	var nsErr unsafe.Pointer
 	lib := objc.Call[metal.LibraryWrapper](q.dev.mtl, selNewLibrary, source, opts.Ptr(), unsafe.Pointer(&nsErr))
 	if lib.IsNil() { // an error with a library holds only warnings
@@ -262,10 +275,18 @@ func (q *commandQueue) commit() bool {
 	return true
 }
 
-// reset forgets the command buffers of a batch that broke down (a nil object
-// from Metal); the autorelease pool frees them.
+// reset abandons a batch that broke down (see backend.reset): the open pass
+// is ended uncommitted (Metal asserts on an encoder freed mid-pass), and the
+// committed command buffers are waited for before they are forgotten, since
+// the buffers they use are untracked and about to be reused.
 func (q *commandQueue) reset() {
+	if !q.enc.IsNil() {
+		objc.Call[objc.Void](q.enc, selEndEncoding)
+	}
 	q.cb, q.enc = metal.CommandBufferWrapper{}, metal.ComputeCommandEncoderWrapper{}
+	for _, cb := range q.committed {
+		cb.WaitUntilCompleted()
+	}
 	clear(q.committed)
 	q.committed = q.committed[:0]
 }

@@ -4,8 +4,6 @@ package metal
 
 import (
 	"errors"
-	"fmt"
-	"math"
 	"math/rand"
 	"sort"
 	"testing"
@@ -49,45 +47,8 @@ func onDevice(t *testing.T, p *bufferProvider, l *kernels.Launch) (kernels.Launc
 		bufs = append(bufs, b)
 		c.Args[j].Data = b.Bytes()
 	}
+	kernels.SwapPoison(&c) // its own poison: an element neither twin writes then differs
 	return c, bufs
-}
-
-// tolerance is the largest error allowed, relative to the largest magnitude
-// of the Go twin's result: 1e-5 for float32, about one unit in the last
-// place for the 16-bit floats.
-var tolerance = map[kernels.DType]float64{kernels.Float32: 1e-5, kernels.Float16: 0x1p-10, kernels.BFloat16: 0x1p-7}
-
-// compareArg checks the GPU's bytes of one argument against the Go twin's:
-// integers and bools exactly, NaN and infinities in the same places, other
-// floats within tolerance. Inputs are compared too: a twin must not write them.
-func compareArg(t *testing.T, what string, want, got *kernels.Arg) {
-	t.Helper()
-	dt := want.DType
-	n := len(want.Data) / dt.Size()
-	var worst, scale float64
-	for k := 0; k < n; k++ {
-		w, g := kernels.Load(dt, want.Data, k), kernels.Load(dt, got.Data, k)
-		if w == g || (math.IsNaN(w) && math.IsNaN(g)) {
-			scale = math.Max(scale, finiteAbs(w))
-			continue
-		}
-		if !dt.IsFloat() || math.IsNaN(w) || math.IsNaN(g) || math.IsInf(w, 0) || math.IsInf(g, 0) {
-			t.Errorf("%s: element %d is %v on the GPU, %v from the Go twin", what, k, g, w)
-			return
-		}
-		scale = math.Max(scale, math.Abs(w))
-		worst = math.Max(worst, math.Abs(w-g))
-	}
-	if worst > tolerance[dt]*scale {
-		t.Errorf("%s: max error %g relative to max magnitude %g is %g, above %g", what, worst, scale, worst/scale, tolerance[dt])
-	}
-}
-
-func finiteAbs(v float64) float64 {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0
-	}
-	return math.Abs(v)
 }
 
 // TestSamplesMatchGoTwins runs every registered sample launch on the GPU, one
@@ -128,8 +89,9 @@ func TestSamplesMatchGoTwins(t *testing.T) {
 			for i, l := range host {
 				kernels.Run(l)
 				for j := 0; j < l.NArgs; j++ {
-					what := fmt.Sprintf("%s sample %d (%s, %+v) argument %d", family, i, l.Kernel.Name, l.Params, j)
-					compareArg(t, what, &l.Args[j], &batch[i].Args[j])
+					if err := kernels.CompareArgs(&l.Args[j], &batch[i].Args[j]); err != nil {
+						t.Errorf("%s sample %d (%s, %+v) argument %d: %v", family, i, l.Kernel.Name, l.Params, j, err)
+					}
 				}
 			}
 			t.Logf("%d launches", len(batch))

@@ -5,14 +5,20 @@ package metal
 import (
 	"fmt"
 	"runtime"
+	"sync"
 
 	"github.com/ingotml/ingot/alloc"
 	"github.com/ingotml/ingot/kernels"
 )
 
-// GPU is the Metal graph device. On this platform none can be made; the type
-// and its methods exist so that callers compile everywhere.
-type GPU struct{}
+// GPU is the Metal graph device. On this platform NewGPU cannot make one; the
+// type and its methods exist so that callers compile everywhere. (The tests
+// make one over an emulated backend, which runs Run's code unchanged.)
+type GPU struct {
+	mu   sync.Mutex // one batch at a time, as on darwin
+	r    *runner
+	prov alloc.Provider
+}
 
 // NewGPU makes a Metal graph device. On this platform it always fails with an
 // error wrapping ErrUnavailable.
@@ -27,8 +33,9 @@ func NewGPU(opt GPUOptions) (*GPU, error) {
 // Name is "metal".
 func (g *GPU) Name() string { return "metal" }
 
-// Provider makes the device's buffers; nil on this platform.
-func (g *GPU) Provider() alloc.Provider { return nil }
+// Provider makes the device's buffers; nil on this platform (but for the
+// tests' emulated GPU).
+func (g *GPU) Provider() alloc.Provider { return g.prov }
 
 // Device is the Metal device the GPU runs on; nil on this platform.
 func (g *GPU) Device() *Device { return nil }
@@ -36,7 +43,13 @@ func (g *GPU) Device() *Device { return nil }
 // ResourceLimit is 0: there is no device here.
 func (g *GPU) ResourceLimit() int { return 0 }
 
-// Run fails on this platform with an error wrapping ErrUnavailable.
+// Run fails on this platform with an error wrapping ErrUnavailable, except on
+// the tests' emulated GPU, where it runs the batch as darwin's Run does.
 func (g *GPU) Run(batch []kernels.Launch) error {
-	return fmt.Errorf("%w: this build is not for macOS (GOOS=%s)", ErrUnavailable, runtime.GOOS)
+	if g == nil || g.r == nil {
+		return fmt.Errorf("%w: this build is not for macOS (GOOS=%s)", ErrUnavailable, runtime.GOOS)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.r.runBatch(batch)
 }

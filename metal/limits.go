@@ -1,6 +1,11 @@
 package metal
 
-import "github.com/ingotml/ingot/alloc"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ingotml/ingot/alloc"
+)
 
 // DefaultResourceLimit is the buffer-object limit MLX assumes when the
 // iogpu.rsrc_limit sysctl is missing or zero, which is what current macOS
@@ -14,4 +19,24 @@ func resourceLimitFrom(v int64, ok bool) int {
 		return DefaultResourceLimit
 	}
 	return int(v)
+}
+
+// minMacOS is the oldest macOS NewGPU accepts: the kernels are MSL 3.1 (bfloat), which
+// macOS 13's compiler does not know, and would then fail whole families for good.
+const minMacOS = 14
+
+// checkMacOS refuses a macOS older than minMacOS, with an error wrapping ErrUnavailable.
+func checkMacOS(major int) error {
+	if major < minMacOS {
+		return fmt.Errorf("%w: macOS %d or later is needed (the kernels are MSL 3.1); this is macOS %d",
+			ErrUnavailable, minMacOS, major)
+	}
+	return nil
+}
+
+// heapsUsable reports whether small buffers may come from MTLHeaps on the named device:
+// not on the paravirtual GPU of macOS virtual machines (CI runners), where heap
+// creation can assert, as MLX also avoids.
+func heapsUsable(deviceName string) bool {
+	return !strings.Contains(deviceName, "Paravirtual")
 }

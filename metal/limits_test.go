@@ -1,6 +1,10 @@
 package metal
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
 
 func TestResourceLimitFrom(t *testing.T) {
 	for _, tc := range []struct {
@@ -19,4 +23,17 @@ func TestResourceLimitFrom(t *testing.T) {
 			t.Errorf("resourceLimitFrom(%d, %v) = %d, want %d", tc.v, tc.ok, got, tc.want)
 		}
 	}
+}
+
+func TestCheckMacOS(t *testing.T) {
+	require.NoError(t, checkMacOS(14))
+	require.NoError(t, checkMacOS(15))
+	err := checkMacOS(13)
+	require.EqualError(t, err, "metal: no Metal device: macOS 14 or later is needed (the kernels are MSL 3.1); this is macOS 13")
+	require.ErrorIs(t, err, ErrUnavailable)
+}
+
+func TestHeapsUsable(t *testing.T) {
+	require.True(t, heapsUsable("Apple M2 Max"))
+	require.False(t, heapsUsable("Apple Paravirtual device"))
 }

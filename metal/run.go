@@ -57,6 +57,11 @@ type backend interface {
 	// has completed. It returns the position (in commit order) and error of
 	// the first one that failed, or -1 and nil.
 	wait() (int, error)
+	// reset abandons a batch that broke down (a panic): it ends the open
+	// command buffer's encoding without committing it, waits for every
+	// committed one (the GPU may still be using buffers the graph is about to
+	// reuse, which untracked hazards do not protect) and forgets them.
+	reset()
 }
 
 // library is a compiled family.
@@ -153,6 +158,18 @@ func newRunner(b backend, opt GPUOptions) *runner {
 	r.cache.source = kernels.Source
 	r.enc.r = r
 	return r
+}
+
+// runBatch is run with a panic (a nil object from Metal, a bug) turned into
+// Run's error, after reset has waited for whatever was committed.
+func (r *runner) runBatch(batch []kernels.Launch) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.b.reset()
+			err = fmt.Errorf("metal: run failed: %v", p)
+		}
+	}()
+	return r.run(batch)
 }
 
 // span is the launches [first, last] encoded into one command buffer.

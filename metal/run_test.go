@@ -28,6 +28,8 @@ type fakeBackend struct {
 	open      bool
 	committed int
 	failAt    int // position of the committed buffer that fails, or -1
+	panicOn   int // the commit (counted from 1) that panics, as a nil Metal object would; 0 for none
+	commits   int
 }
 
 type fakeBuf struct{ id, n int }
@@ -117,9 +119,18 @@ func (f *fakeBackend) dispatch(kind dispatchKind, size, group [3]int) {
 	f.op("%s %v %v", name, size, group)
 }
 
+func (f *fakeBackend) reset() {
+	f.ops = append(f.ops, fmt.Sprintf("reset: end the open pass, wait for %d committed", f.committed))
+	f.open, f.committed = false, 0
+}
+
 func (f *fakeBackend) commit() bool {
 	if !f.open {
 		return false
+	}
+	f.commits++
+	if f.commits == f.panicOn {
+		panic("the command buffer is nil")
 	}
 	f.open = false
 	f.committed++
@@ -422,4 +433,34 @@ func TestGPUOptionsDefaults(t *testing.T) {
 	assert.Equal(t, 7, o.CommitEvery)
 	_, err = GPUOptions{CommitEvery: -1}.withDefaults()
 	require.EqualError(t, err, "metal: GPUOptions.CommitEvery is -1; want 0 (for 50) or more")
+}
+
+// TestRunPanicWaitsForCommitted: a panic mid-batch still waits for the command
+// buffers already committed before the batch's buffers can be reused.
+func TestRunPanicWaitsForCommitted(t *testing.T) {
+	f := newFake()
+	f.panicOn = 3
+	r := newRunner(f, GPUOptions{CommitEvery: 1})
+	batch := []kernels.Launch{arange(f, kernels.Float32, 8, 0), arange(f, kernels.Float32, 8, 0), arange(f, kernels.Float32, 8, 0)}
+	err := r.runBatch(batch)
+	require.EqualError(t, err, "metal: run failed: the command buffer is nil")
+	require.Equal(t, "reset: end the open pass, wait for 2 committed", f.ops[len(f.ops)-1])
+	require.Equal(t, 2, count(f.ops, "commit"))
+
+	f.panicOn = 0 // the runner works again
+	require.NoError(t, r.runBatch(batch[:1]))
+	require.Equal(t, "wait", f.ops[len(f.ops)-1])
+}
+
+// TestRunBindsEmptyViewsAsNil: an empty array is bound as nil, even when it is a view
+// at the very end of a real buffer (offset == length, which the validation layer
+// rejects).
+func TestRunBindsEmptyViewsAsNil(t *testing.T) {
+	f := newFake()
+	r := newRunner(f, GPUOptions{})
+	l := arange(f, kernels.Float32, 4, 0)
+	l.Args[0].Layout = kernels.Contiguous(kernels.Float32, 0)
+	l.Args[0].Offset = 4 // the end of its 16-byte buffer
+	require.NoError(t, r.runBatch([]kernels.Launch{l}))
+	require.Contains(t, f.ops, "buffer 0 = nil")
 }

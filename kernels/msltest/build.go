@@ -49,6 +49,13 @@ func load(metalFile string) (*program, error) {
 	if err != nil {
 		return nil, fmt.Errorf("msltest: %w", err)
 	}
+	return loadSource(metalFile, src)
+}
+
+// loadSource is load for source held in memory, named name in diagnostics.
+// The name is part of the program (its #line directives), so a stable name
+// lets later processes reuse the cached executable.
+func loadSource(metalFile string, src []byte) (*program, error) {
 	sum := sha256.Sum256(append([]byte(metalFile+"\x00"), src...))
 	key := hex.EncodeToString(sum[:])
 	programsMu.Lock()

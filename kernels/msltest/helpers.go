@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+	"os/exec"
 	"strconv"
 	"testing"
 )
@@ -48,4 +49,18 @@ func Values[T Scalar](b []byte) ([]T, error) {
 		return nil, fmt.Errorf("msltest: %w", err)
 	}
 	return out, nil
+}
+
+// RequireClang skips the test when clang++ is unavailable, except in CI (the
+// environment variable CI set to true), where that is a failure.
+func RequireClang(tb testing.TB) {
+	tb.Helper()
+	_, err := exec.LookPath("clang++")
+	if err == nil {
+		return
+	}
+	if ci, _ := strconv.ParseBool(os.Getenv("CI")); ci {
+		tb.Fatalf("the MSL lint needs clang++ in CI: %v: %v", ErrNoClang, err)
+	}
+	tb.Skipf("skipping the MSL lint: %v: %v", ErrNoClang, err)
 }

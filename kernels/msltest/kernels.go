@@ -44,6 +44,9 @@ type param struct {
 	attr     string
 	index    int  // buffer index, for paramBuffer
 	readOnly bool // a constant or const buffer, mapped read-only
+	// addressSpace: the buffer parameter names device or constant (the lint
+	// requires it; the emulator does not care).
+	addressSpace bool
 }
 
 // kernelSig is one entry point found in a .metal file.
@@ -206,6 +209,9 @@ func parseParam(p []token) (param, error) {
 			}
 			if t.text == "const" || t.text == "constant" {
 				pp.readOnly = true
+			}
+			if t.text == "device" || t.text == "constant" {
+				pp.addressSpace = true
 			}
 		}
 		if !indirect {

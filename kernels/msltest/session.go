@@ -22,12 +22,12 @@ type Session struct {
 	file string
 	p    *program
 
-	mu     sync.Mutex
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	stdout *bufio.Reader
-	stderr *lockedBuffer
-	done   chan struct{} // closed when cmd has exited; waitErr is then its status
+	mu      sync.Mutex
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	stdout  *bufio.Reader
+	stderr  *lockedBuffer
+	done    chan struct{} // closed when cmd has exited; waitErr is then its status
 	waitErr error
 }
 
@@ -42,6 +42,19 @@ func Open(metalFile string) (*Session, error) {
 		return nil, err
 	}
 	return &Session{file: metalFile, p: p}, nil
+}
+
+// OpenSource is Open for MSL source held in memory; name (such as
+// "binary.metal") stands for the file in diagnostics and in the cache key.
+func OpenSource(name, src string) (*Session, error) {
+	if err := Available(); err != nil {
+		return nil, err
+	}
+	p, err := loadSource(name, []byte(src))
+	if err != nil {
+		return nil, err
+	}
+	return &Session{file: name, p: p}, nil
 }
 
 var (

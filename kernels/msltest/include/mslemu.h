@@ -30,6 +30,7 @@
 #include <vector>
 
 #include <fcntl.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <ucontext.h>

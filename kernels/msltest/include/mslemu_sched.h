@@ -47,7 +47,9 @@ using SimdExec = void (*)(Fiber* const* lanes);
 constexpr size_t kSimdSlot = 64;
 
 struct Fiber {
-  ucontext_t ctx;
+  ucontext_t ctx;  // used once, to start the fiber on its own stack
+  jmp_buf jb;      // where it continues after blocking
+  bool started;
   ThreadInfo info;
   State state;
   SimdExec exec;
@@ -61,6 +63,10 @@ using EntryFn = void (*)(const ThreadInfo&);
 
 inline Fiber* g_current = nullptr;
 inline ucontext_t g_sched_ctx;
+// Switches after a fiber's start use _setjmp/_longjmp, which (unlike
+// swapcontext) make no signal-mask system call: a dispatch may switch
+// millions of times. g_sched_jb is where the scheduler waits.
+inline jmp_buf g_sched_jb;
 inline EntryFn g_entry = nullptr;
 inline const char* g_kernel_name = "";
 
@@ -91,7 +97,7 @@ inline void block(State s) {
   Fiber* f = g_current;
   if (!f) fatal("barrier or SIMD-group function called outside a kernel");
   f->state = s;
-  swapcontext(&f->ctx, &g_sched_ctx);
+  if (!_setjmp(f->jb)) _longjmp(g_sched_jb, 1);
 }
 
 // Threadgroup variables are registered by the rewritten declaration each time
@@ -156,7 +162,7 @@ inline void fiber_main() {
   Fiber* f = g_current;
   g_entry(f->info);
   f->state = State::done;
-  // Returning resumes uc_link, the scheduler.
+  _longjmp(g_sched_jb, 1);  // never return: uc_link's context is stale by now
 }
 
 // complete_simd runs the pending SIMD-group functions of every simdgroup and
@@ -190,7 +196,17 @@ inline void run_group(Fiber* fibers, int n) {
   g_tg_bytes = 0;
   for (int i = 0; i < n; i++) {
     Fiber& f = fibers[i];
-    getcontext(&f.ctx);
+    static ucontext_t tmpl;
+    static bool have_tmpl = false;
+    if (!have_tmpl) {
+      getcontext(&tmpl);
+      have_tmpl = true;
+    }
+    f.ctx = tmpl;  // a copy of the template: no system call per fiber
+#if defined(__x86_64__) && defined(__GLIBC__)
+    f.ctx.uc_mcontext.fpregs = &f.ctx.__fpregs_mem;  // glibc points it into the struct itself
+#endif
+    f.started = false;
     f.ctx.uc_stack.ss_sp = g_stacks.stack(i);
     f.ctx.uc_stack.ss_size = kFiberStack;
     f.ctx.uc_link = &g_sched_ctx;
@@ -208,7 +224,11 @@ inline void run_group(Fiber* fibers, int n) {
       Fiber& f = fibers[perm[size_t(pi)]];
       if (f.state != State::ready) continue;
       g_current = &f;
-      swapcontext(&g_sched_ctx, &f.ctx);
+      if (!_setjmp(g_sched_jb)) {
+        if (f.started) _longjmp(f.jb, 1);
+        f.started = true;
+        swapcontext(&g_sched_ctx, &f.ctx);
+      }
       g_current = nullptr;
       if (f.state == State::done) live--;
     }

@@ -1,0 +1,239 @@
+//go:build !darwin
+
+package metal
+
+import (
+	"fmt"
+	"maps"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/ingotml/ingot/alloc"
+	"github.com/ingotml/ingot/kernels/msltest"
+)
+
+// The executing backend: GPU.Run's own code (pipeline cache, cadence, checks,
+// bindings) over a backend that, instead of calling Metal, compiles each
+// family's MSL with the emulation harness and runs every dispatch of a
+// committed command buffer on the bound buffers, at the bound offsets, with
+// the setBytes payloads and the requested grid and threadgroup sizes. Buffers
+// live in memory that the Go side and the kernel programs share, as CPU and
+// GPU share it on a Mac.
+
+// emuProvider makes shared buffers and finds them by their first byte, as
+// the darwin provider does with MTLBuffers.
+type emuProvider struct {
+	mu   sync.Mutex
+	live map[*byte]*emuBuffer
+}
+
+type emuBuffer struct {
+	p  *emuProvider
+	sh *msltest.Shared
+}
+
+func (b *emuBuffer) Bytes() []byte { return b.sh.Bytes }
+func (b *emuBuffer) size() int     { return len(b.sh.Bytes) }
+
+func (b *emuBuffer) Release() {
+	b.p.mu.Lock()
+	delete(b.p.live, &b.sh.Bytes[0])
+	b.p.mu.Unlock()
+	b.sh.Free() //nolint:errcheck // a leftover file in a private temp directory is harmless
+}
+
+func (p *emuProvider) Name() string                 { return "metal" }
+func (p *emuProvider) MaxBufferLength() int64       { return 1 << 36 }
+func (p *emuProvider) RecommendedWorkingSet() int64 { return 0 }
+
+func (p *emuProvider) Alloc(n int) (alloc.Raw, error) {
+	sh, err := msltest.NewShared(n)
+	if err != nil {
+		return nil, err
+	}
+	b := &emuBuffer{p: p, sh: sh}
+	p.mu.Lock()
+	p.live[&sh.Bytes[0]] = b
+	p.mu.Unlock()
+	return b, nil
+}
+
+// liveBuffers is the number of buffers made and not released.
+func (p *emuProvider) liveBuffers() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.live)
+}
+
+// emuBackend runs command buffers on the emulator when they are waited for.
+type emuBackend struct {
+	prov       *emuProvider
+	maxThr     int // every pipeline's maxTotalThreadsPerThreadgroup
+	order      msltest.ThreadOrder
+	sessions   []*msltest.Session
+	dispatches int // run so far
+
+	open      bool
+	pipe      *emuPipeline
+	bindings  map[int]emuBinding // the open encoder's argument table
+	cmds      []emuCommand       // the open command buffer
+	committed [][]emuCommand
+}
+
+type emuBinding struct {
+	buf    *emuBuffer // nil for setBytes or an empty argument
+	offset int
+	bytes  []byte // a setBytes payload (copied, as Metal copies it)
+}
+
+type emuCommand struct {
+	pipe     *emuPipeline
+	bindings map[int]emuBinding
+	d        msltest.Dispatch
+}
+
+type emuLibrary struct {
+	b    *emuBackend
+	sess *msltest.Session
+}
+
+type emuPipeline struct {
+	sess  *msltest.Session
+	entry string
+	max   int
+}
+
+func (p *emuPipeline) maxThreads() int { return p.max }
+
+func (b *emuBackend) newLibrary(family, source string) (library, error) {
+	s, err := msltest.OpenSource(family+".metal", source)
+	if err != nil {
+		return nil, err
+	}
+	b.sessions = append(b.sessions, s)
+	return &emuLibrary{b: b, sess: s}, nil
+}
+
+func (l *emuLibrary) newPipeline(entry string) (pipeline, error) {
+	names := l.sess.Kernels()
+	for _, n := range names {
+		if n == entry {
+			return &emuPipeline{sess: l.sess, entry: entry, max: l.b.maxThr}, nil
+		}
+	}
+	return nil, fmt.Errorf("no function named %s (it has %s)", entry, strings.Join(names, ", "))
+}
+
+func (b *emuBackend) buffer(base *byte) (deviceBuffer, bool) {
+	b.prov.mu.Lock()
+	defer b.prov.mu.Unlock()
+	buf, ok := b.prov.live[base]
+	return buf, ok
+}
+
+// openBuffer starts a command buffer and its encoder, whose argument table
+// starts empty.
+func (b *emuBackend) openBuffer() {
+	if !b.open {
+		b.open, b.pipe, b.bindings, b.cmds = true, nil, map[int]emuBinding{}, nil
+	}
+}
+
+func (b *emuBackend) setPipeline(p pipeline) {
+	b.openBuffer()
+	b.pipe = p.(*emuPipeline)
+}
+
+func (b *emuBackend) setBuffer(index int, buf deviceBuffer, offset int) {
+	b.openBuffer()
+	var eb *emuBuffer
+	if buf != nil {
+		eb = buf.(*emuBuffer)
+	}
+	b.bindings[index] = emuBinding{buf: eb, offset: offset}
+}
+
+func (b *emuBackend) setBytes(index int, p []byte) {
+	b.openBuffer()
+	b.bindings[index] = emuBinding{bytes: append([]byte(nil), p...)}
+}
+
+func (b *emuBackend) dispatch(kind dispatchKind, size, group [3]int) {
+	b.openBuffer()
+	d := msltest.Dispatch{Group: group, Order: b.order, Seed: uint64(len(b.cmds) + 1)}
+	if kind == dispatchThreads {
+		d.Threads = size
+	} else {
+		d.Groups = size
+	}
+	b.cmds = append(b.cmds, emuCommand{pipe: b.pipe, bindings: maps.Clone(b.bindings), d: d})
+}
+
+func (b *emuBackend) commit() bool {
+	if !b.open {
+		return false
+	}
+	b.committed = append(b.committed, b.cmds)
+	b.open, b.cmds = false, nil
+	return true
+}
+
+// wait runs the committed command buffers in order; the first dispatch that
+// fails fails its command buffer, and the ones after it do not run.
+func (b *emuBackend) wait() (int, error) {
+	defer func() { b.committed = nil }()
+	for i, cb := range b.committed {
+		for _, c := range cb {
+			if err := b.execute(c); err != nil {
+				return i, err
+			}
+		}
+	}
+	return -1, nil
+}
+
+func (b *emuBackend) reset() {
+	b.open, b.cmds = false, nil
+	b.wait() //nolint:errcheck // the batch is abandoned; what was committed still runs first
+}
+
+// execute runs one dispatch with the buffers its kernel declares.
+func (b *emuBackend) execute(c emuCommand) error {
+	b.dispatches++
+	indices, err := c.pipe.sess.BufferIndices(c.pipe.entry)
+	if err != nil {
+		return err
+	}
+	bufs := make([]msltest.Buffer, 0, len(indices))
+	for _, i := range indices {
+		bd, ok := c.bindings[i]
+		switch {
+		case !ok:
+			return fmt.Errorf("%s: nothing bound at buffer(%d)", c.pipe.entry, i)
+		case bd.buf != nil:
+			bufs = append(bufs, msltest.Buffer{Index: i, Shared: bd.buf.sh, Offset: bd.offset})
+		default: // setBytes, or nil for an empty argument (0 bytes: any access faults)
+			bufs = append(bufs, msltest.Buffer{Index: i, Data: bd.bytes})
+		}
+	}
+	return c.pipe.sess.Run(c.pipe.entry, c.d, bufs)
+}
+
+// newEmulatedGPU makes a GPU over the executing backend; the test's cleanup
+// ends its kernel programs. It skips (or fails in CI) without g++.
+func newEmulatedGPU(t testing.TB, opt GPUOptions, order msltest.ThreadOrder) (*GPU, *emuBackend) {
+	t.Helper()
+	msltest.RequireCompiler(t)
+	opt, err := opt.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &emuBackend{prov: &emuProvider{live: map[*byte]*emuBuffer{}}, maxThr: 1024, order: order}
+	t.Cleanup(func() {
+		for _, s := range b.sessions {
+			s.Close()
+		}
+	})
+	return &GPU{r: newRunner(b, opt), prov: b.prov}, b
+}
