@@ -13,9 +13,17 @@ import (
 // Quantized layers keep MLX's packed weights on the device and run the quant kernels on
 // them (kernels/quant.go): no float copy of a weight is ever made. Activations are float32.
 
+// ExpertsLayer runs routed tokens through a bank of experts: SwitchGLU and
+// QuantizedSwitchGLU.
+type ExpertsLayer interface {
+	Forward(x, idx, scores tensor.Array) tensor.Array
+}
+
 var (
 	_ LinearLayer    = (*QuantizedLinear)(nil)
 	_ EmbeddingLayer = (*QuantizedEmbedding)(nil)
+	_ ExpertsLayer   = (*QuantizedSwitchGLU)(nil)
+	_ ExpertsLayer   = (*SwitchGLU)(nil)
 )
 
 // QuantizedWeight is an affine-quantized matrix (or a stack of them) on the device:
