@@ -197,5 +197,22 @@ func All() []*Kernel {
 	return out
 }
 
+// LaunchError is the panic value of a Go twin that finds bad data in its inputs (an
+// index out of range): the data is computed, so it cannot be checked when the graph
+// is built. The CPU device turns the panic into the batch's error (wrapping this
+// value), and every array the batch computes carries it.
+type LaunchError struct {
+	Kernel string
+	Msg    string
+}
+
+// Error names the kernel and what was wrong.
+func (e *LaunchError) Error() string { return "kernels: " + e.Kernel + ": " + e.Msg }
+
+// launchFail stops l's Go twin with a *LaunchError.
+func launchFail(l *Launch, format string, args ...any) {
+	panic(&LaunchError{Kernel: l.Kernel.Name, Msg: fmt.Sprintf(format, args...)})
+}
+
 // Run calls the Go twin of l.Kernel.
 func Run(l *Launch) { l.Kernel.CPU(l) }
