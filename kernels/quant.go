@@ -1,9 +1,6 @@
 package kernels
 
-import (
-	"fmt"
-	"math"
-)
+import "fmt"
 
 // The quant family: affine-quantized matrices (MLX's format, see quantize.go) used in
 // place, never expanded to a float copy. A quantized matrix is three arguments: the
@@ -32,8 +29,9 @@ var KQMM = Register(&Kernel{Name: "qmm", Family: "quant", CPU: qmmCPU, Encode: q
 type QEmbedParams struct{ T, V, D, Bits, Group int }
 
 // KQEmbed looks up dequantized rows: out[t, :] = scales*q + biases of row ids[t]. Args
-// ids (int32 [T]), w, scales, biases, out (float32 [T, D]). An id outside [-V, V)
-// gives a zero row (negative ids wrap), as take does.
+// ids (int32 [T]), w, scales, biases, out (float32 [T, D]). Negative ids wrap; an id
+// outside [-V, V) fails the launch, as take does (a token outside the vocabulary is
+// an error, never a zero embedding).
 var KQEmbed = Register(&Kernel{Name: "qembed", Family: "quant", CPU: qembedCPU, Encode: qembedEncode})
 
 // QSwitchGLUParams is the parameter struct of KQSwitchGLU: as SwitchGLUParams, plus the
@@ -179,11 +177,7 @@ func qembedCPU(l *Launch) {
 	gb := m.group * m.bits / 8
 	for t, id := range ids {
 		row := os[t*p.D : (t+1)*p.D]
-		r, ok := gatherIndex(id, p.V)
-		if !ok {
-			clear(row)
-			continue
-		}
+		r := takeIndex(l, id, p.V)
 		packed := m.raw[r*m.rowBytes:]
 		for g := 0; g < m.groups; g++ {
 			vals := row[g*m.group : (g+1)*m.group]
@@ -242,19 +236,6 @@ func qswitchCPU(l *Launch) {
 // qEntry is the MSL entry of a quant kernel for scales of dtype dt.
 func qEntry(base string, dt DType) string { return base + "_" + dt.String() }
 
-// qPack32 packs ints as the int32 fields of an MSL struct.
-func qPack32(v ...int) []byte {
-	b := make([]byte, 0, 4*len(v))
-	for _, x := range v {
-		if x > math.MaxInt32 || x < math.MinInt32 {
-			panic(fmt.Sprintf("kernels: quant parameter %d does not fit int32", x))
-		}
-		u := uint32(int32(x))
-		b = append(b, byte(u), byte(u>>8), byte(u>>16), byte(u>>24))
-	}
-	return b
-}
-
 func qBindAll(l *Launch, e Encoder, n int) {
 	for i := 0; i < n; i++ {
 		e.SetArg(i, &l.Args[i])
@@ -265,7 +246,7 @@ func qmvEncode(l *Launch, e Encoder) {
 	p := l.Params.(*QuantParams)
 	e.Entry(qEntry("qmv", l.Args[2].DType))
 	qBindAll(l, e, 5)
-	e.SetBytes(5, qPack32(p.M, p.N, p.K, p.Bits, p.Group))
+	e.SetBytes(5, mslBytes(&mslQuant{int32(p.M), int32(p.N), int32(p.K), int32(p.Bits), int32(p.Group)}))
 	// One thread per output column; it reads its packed row once for all M x rows.
 	e.DispatchThreads([3]int{max(p.N, 1), 1, 1}, [3]int{min(max(p.N, 1), 64), 1, 1})
 }
@@ -274,7 +255,7 @@ func qmmEncode(l *Launch, e Encoder) {
 	p := l.Params.(*QuantParams)
 	e.Entry(qEntry("qmm", l.Args[2].DType))
 	qBindAll(l, e, 5)
-	e.SetBytes(5, qPack32(p.M, p.N, p.K, p.Bits, p.Group))
+	e.SetBytes(5, mslBytes(&mslQuant{int32(p.M), int32(p.N), int32(p.K), int32(p.Bits), int32(p.Group)}))
 	// One thread per output element: x = column, y = x row.
 	e.DispatchThreads([3]int{max(p.N, 1), max(p.M, 1), 1}, [3]int{min(max(p.N, 1), 64), 1, 1})
 }
@@ -283,7 +264,7 @@ func qembedEncode(l *Launch, e Encoder) {
 	p := l.Params.(*QEmbedParams)
 	e.Entry(qEntry("qembed", l.Args[2].DType))
 	qBindAll(l, e, 5)
-	e.SetBytes(5, qPack32(p.T, p.V, p.D, p.Bits, p.Group))
+	e.SetBytes(5, mslBytes(&mslQEmbed{int32(p.T), int32(p.V), int32(p.D), int32(p.Bits), int32(p.Group)}))
 	// One thread per output element: x = feature, y = token.
 	e.DispatchThreads([3]int{max(p.D, 1), max(p.T, 1), 1}, [3]int{min(max(p.D, 1), 64), 1, 1})
 }
@@ -292,7 +273,8 @@ func qswitchEncode(l *Launch, e Encoder) {
 	p := l.Params.(*QSwitchGLUParams)
 	e.Entry(qEntry("qswitch_glu", l.Args[2].DType))
 	qBindAll(l, e, 13)
-	e.SetBytes(13, qPack32(p.T, p.H, p.K, p.E, p.I, p.GateBits, p.UpBits, p.DownBits, p.GateGroup, p.UpGroup, p.DownGroup))
+	e.SetBytes(13, mslBytes(&mslQSwitchGLU{int32(p.T), int32(p.H), int32(p.K), int32(p.E), int32(p.I),
+		int32(p.GateBits), int32(p.UpBits), int32(p.DownBits), int32(p.GateGroup), int32(p.UpGroup), int32(p.DownGroup)}))
 	// One thread per output element (h, t), recomputing its experts' activations, as
 	// switch_glu does (simple, not fast).
 	e.DispatchThreads([3]int{max(p.H, 1), max(p.T, 1), 1}, [3]int{min(max(p.H, 1), 64), 1, 1})

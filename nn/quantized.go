@@ -117,7 +117,7 @@ type QuantizedEmbedding struct {
 }
 
 // Forward dequantizes the rows of int32 ids (any shape) into float32 ids.shape + [dim].
-// An id outside [-vocab, vocab) gives a zero row, as Take does.
+// Negative ids wrap; an id outside [-vocab, vocab) fails the evaluation, as Take does.
 func (e *QuantizedEmbedding) Forward(ids tensor.Array) tensor.Array {
 	shape := e.Shape()
 	if len(shape) != 2 || ids.DType() != tensor.Int32 {

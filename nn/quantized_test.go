@@ -181,21 +181,23 @@ func TestQuantizedEmbedding(t *testing.T) {
 	qw, err := qt.Upload(g)
 	require.NoError(t, err)
 	e := &nn.QuantizedEmbedding{QuantizedWeight: qw}
-	ids := []int32{3, 0, 9, -1, 10}
-	y := e.Forward(tensor.FromInt32(g, ids, 5))
-	require.Equal(t, []int{5, dim}, y.Shape())
+	ids := []int32{3, 0, 9, -1}
+	y := e.Forward(tensor.FromInt32(g, ids, 4))
+	require.Equal(t, []int{4, dim}, y.Shape())
 	got := qtValues(t, y)
 	for i, id := range ids {
 		row := got[i*dim : (i+1)*dim]
 		switch {
-		case id == 10: // out of range: a zero row, as Take gives
-			assert.Equal(t, make([]float32, dim), row)
 		case id < 0:
 			assert.Equal(t, deq[(vocab-1)*dim:], row)
 		default:
 			assert.Equal(t, deq[int(id)*dim:(int(id)+1)*dim], row, "id %d", id)
 		}
 	}
+	// A token outside the vocabulary is an error, as Take makes it, not a zero row.
+	_, err = e.Forward(tensor.FromInt32(g, []int32{2, vocab}, 2)).Float32s()
+	require.ErrorContains(t, err, "kernels: qembed: index 10 out of range for an axis of length 10")
+
 	// The tied head reads the same packed matrix as a QuantizedLinear would.
 	xv := make([]float32, 3*dim)
 	for i := range xv {
