@@ -106,24 +106,67 @@ func qSum(v []float32) float32 {
 	return (s0 + s1) + (s2 + s3)
 }
 
-// dot is row r of the matrix dotted with x (len cols) whose group sums are sums; buf
-// holds one group of codes.
-func (m *qMatrix) dot(x, sums, buf []float32, r int) float32 {
+// dot is row r of the matrix dotted with x (len cols) whose group sums are sums.
+func (m *qMatrix) dot(x, sums []float32, r int) float32 {
 	p := m.raw[r*m.rowBytes : (r+1)*m.rowBytes]
 	gb := m.group * m.bits / 8
 	acc := float32(0)
 	for g := 0; g < m.groups; g++ {
-		quantUnpack(buf[:m.group], p[g*gb:(g+1)*gb], m.bits)
+		d := qGroupDot(x[g*m.group:(g+1)*m.group], p[g*gb:(g+1)*gb], m.bits)
 		s, b := m.scaleBias(r, g)
 		// The explicit conversions keep the compiler from fusing into an FMA.
-		acc += float32(s*mmDot(x[g*m.group:(g+1)*m.group], buf)) + float32(b*sums[g])
+		acc += float32(s*d) + float32(b*sums[g])
 	}
 	return acc
 }
 
-// qScratch returns the per-launch buffers: a group of codes and the group sums of one row.
-func qScratch(m *qMatrix) (buf, sums []float32) {
-	return make([]float32, m.group), make([]float32, m.groups)
+// qGroupDot is x . q for one group, decoding the codes from p on the fly, in the
+// matmul family's order (lane k mod 4, then (l0 + l1) + (l2 + l3)).
+func qGroupDot(x []float32, p []byte, bits int) float32 {
+	var s0, s1, s2, s3 float32
+	switch bits {
+	case 4:
+		for k := 0; k+8 <= len(x); k += 8 {
+			w := uint32(p[k/2]) | uint32(p[k/2+1])<<8 | uint32(p[k/2+2])<<16 | uint32(p[k/2+3])<<24
+			xs := x[k : k+8 : k+8]
+			s0 += xs[0] * float32(w&15)
+			s1 += xs[1] * float32(w>>4&15)
+			s2 += xs[2] * float32(w>>8&15)
+			s3 += xs[3] * float32(w>>12&15)
+			s0 += xs[4] * float32(w>>16&15)
+			s1 += xs[5] * float32(w>>20&15)
+			s2 += xs[6] * float32(w>>24&15)
+			s3 += xs[7] * float32(w>>28)
+		}
+	case 8:
+		p = p[:len(x)]
+		for k := 0; k+4 <= len(x); k += 4 {
+			xs, ps := x[k:k+4:k+4], p[k:k+4:k+4]
+			s0 += xs[0] * float32(ps[0])
+			s1 += xs[1] * float32(ps[1])
+			s2 += xs[2] * float32(ps[2])
+			s3 += xs[3] * float32(ps[3])
+		}
+	default: // 8 codes fill exactly bits bytes
+		mask := uint64(1)<<bits - 1
+		for k := 0; k+8 <= len(x); k += 8 {
+			var v uint64
+			c := p[k/8*bits : k/8*bits+bits]
+			for i := bits - 1; i >= 0; i-- {
+				v = v<<8 | uint64(c[i])
+			}
+			xs := x[k : k+8 : k+8]
+			s0 += xs[0] * float32(v&mask)
+			s1 += xs[1] * float32(v>>bits&mask)
+			s2 += xs[2] * float32(v>>(2*bits)&mask)
+			s3 += xs[3] * float32(v>>(3*bits)&mask)
+			s0 += xs[4] * float32(v>>(4*bits)&mask)
+			s1 += xs[5] * float32(v>>(5*bits)&mask)
+			s2 += xs[6] * float32(v>>(6*bits)&mask)
+			s3 += xs[7] * float32(v>>(7*bits)&mask)
+		}
+	}
+	return (s0 + s1) + (s2 + s3)
 }
 
 func qmvCPU(l *Launch) { qLinearCPU(l, "qmv", false) }
@@ -143,7 +186,6 @@ func qLinearCPU(l *Launch, op string, tiled bool) {
 	m := qBind(op, &l.Args[1], &l.Args[2], &l.Args[3], p.N, p.K, p.Bits, p.Group)
 	xs := F32(x.Data)[x.Offset : x.Offset+p.M*p.K]
 	os := F32(o.Data)[o.Offset : o.Offset+p.M*p.N]
-	buf, _ := qScratch(&m)
 	sums := make([]float32, p.M*m.groups)
 	for i := 0; i < p.M; i++ {
 		m.groupSums(xs[i*p.K:(i+1)*p.K], sums[i*m.groups:])
@@ -157,7 +199,7 @@ func qLinearCPU(l *Launch, op string, tiled bool) {
 		for i := 0; i < p.M; i++ {
 			xr, sr := xs[i*p.K:(i+1)*p.K], sums[i*m.groups:(i+1)*m.groups]
 			for n := n0; n < n1; n++ {
-				os[i*p.N+n] = m.dot(xr, sr, buf, n)
+				os[i*p.N+n] = m.dot(xr, sr, n)
 			}
 		}
 	}
@@ -206,7 +248,6 @@ func qswitchCPU(l *Launch) {
 	idx := I32(ix.Data)[ix.Offset : ix.Offset+p.T*K]
 	ss := F32(sc.Data)[sc.Offset : sc.Offset+p.T*K]
 	ys := F32(o.Data)[o.Offset : o.Offset+p.T*H]
-	buf := make([]float32, 128)
 	gsums, usums, asums := make([]float32, gate.groups), make([]float32, up.groups), make([]float32, down.groups)
 	act := make([]float32, I)
 	for t := 0; t < p.T; t++ {
@@ -220,14 +261,14 @@ func qswitchCPU(l *Launch) {
 				continue
 			}
 			for i := range act {
-				g := float64(gate.dot(xr, gsums, buf, e*I+i))
-				u := up.dot(xr, usums, buf, e*I+i)
+				g := float64(gate.dot(xr, gsums, e*I+i))
+				u := up.dot(xr, usums, e*I+i)
 				act[i] = float32(g/(1+expF64(-g))) * u // silu in float64, rounded, as switch_glu
 			}
 			down.groupSums(act, asums)
 			s := ss[t*K+j]
 			for h := range yr {
-				yr[h] += down.dot(act, asums, buf, e*H+h) * s
+				yr[h] += down.dot(act, asums, e*H+h) * s
 			}
 		}
 	}
