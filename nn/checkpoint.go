@@ -220,3 +220,26 @@ func (c *Checkpoint) Tensor(g *graph.Graph, name string) (tensor.Array, error) {
 	}
 	return tensor.Wrap(g.FromBytes(kernels.Contiguous(dt, info.Shape...), b)), nil
 }
+
+// Files returns the paths of the checkpoint's weight files, sorted.
+func (c *Checkpoint) Files() []string {
+	out := make([]string, len(c.files))
+	for i, f := range c.files {
+		out[i] = f.File()
+	}
+	return out
+}
+
+// Format returns the "format" entry of the weight files' __metadata__ when they all
+// agree ("mlx" for files mlx-lm wrote, "pt" for PyTorch's), else "".
+func (c *Checkpoint) Format() string {
+	format := ""
+	for i, f := range c.files {
+		v := f.Metadata()["format"]
+		if i > 0 && v != format {
+			return ""
+		}
+		format = v
+	}
+	return format
+}

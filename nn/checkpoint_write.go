@@ -106,7 +106,8 @@ func quantizable(name string, info TensorInfo, spec QuantSpec) bool {
 }
 
 // QuantizeCheckpoint writes src as an mlx-community-style quantized checkpoint in dir:
-// every quantizable module (see quantizable) is quantized with MLX's rule at its spec,
+// every quantizable module (see quantizable; a switch_mlp stack only when all three of
+// its projections are) is quantized with MLX's rule at its spec,
 // other tensors are copied unchanged, and config.json gains the "quantization" and
 // "quantization_config" blocks (the default plus an entry for every module whose spec
 // differs, false for modules left in float).
@@ -116,6 +117,32 @@ func QuantizeCheckpoint(src *Checkpoint, dir string, opt QuantizeOptions) error 
 		return fmt.Errorf("quantize %s: config.json: %w", src.Dir, err)
 	}
 	block := map[string]any{"group_size": opt.Default.GroupSize, "bits": opt.Default.Bits, "mode": "affine"}
+	specOf := func(module string) (QuantSpec, bool) {
+		if s, ok := opt.Modules[module]; ok {
+			if s == nil {
+				return QuantSpec{}, false
+			}
+			return *s, true
+		}
+		return opt.Default, true
+	}
+	// The three projections of a switch_mlp stack are quantized together or not at all
+	// (the fused expert kernels take all three quantized).
+	stackOK := map[string]bool{}
+	for _, name := range src.Names() {
+		prefix, _, ok := strings.Cut(name, "switch_mlp.")
+		if !ok {
+			continue
+		}
+		all := true
+		for _, proj := range []string{"gate_proj", "up_proj", "down_proj"} {
+			n := prefix + "switch_mlp." + proj + ".weight"
+			info, _, found := src.Info(n)
+			spec, on := specOf(strings.TrimSuffix(n, ".weight"))
+			all = all && found && on && quantizable(n, info, spec)
+		}
+		stackOK[prefix] = all
+	}
 	var out []WriteTensor
 	for _, name := range src.Names() {
 		raw, info, err := src.Bytes(name)
@@ -123,14 +150,12 @@ func QuantizeCheckpoint(src *Checkpoint, dir string, opt QuantizeOptions) error 
 			return err
 		}
 		module := strings.TrimSuffix(name, ".weight")
-		spec, quantize := opt.Default, true
-		if s, ok := opt.Modules[module]; ok {
-			if s == nil {
-				quantize = false
-				block[module] = false
-			} else {
-				spec = *s
-			}
+		spec, quantize := specOf(module)
+		if _, listed := opt.Modules[module]; listed && !quantize {
+			block[module] = false
+		}
+		if prefix, _, ok := strings.Cut(name, "switch_mlp."); ok && !stackOK[prefix] {
+			quantize = false
 		}
 		if !quantize || !quantizable(name, info, spec) {
 			out = append(out, WriteTensor{Name: name, DType: info.DType, Shape: info.Shape, Data: raw})
