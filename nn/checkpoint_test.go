@@ -119,9 +119,14 @@ func TestCheckpointShardedEqualsSingle(t *testing.T) {
 		require.NoError(t, err)
 		return qtValues(t, l.Forward(x))
 	}(src)
+	assert.Equal(t, "mlx", src.Format(), "mlx-lm's save_model marks its files")
+	assert.Equal(t, []string{filepath.Join(ckMLXDir(), "model.safetensors")}, src.Files())
 	for kind, dir := range dirs {
 		c := ckOpen(t, dir)
 		require.Equal(t, src.Names(), c.Names(), kind)
+		assert.Equal(t, "mlx", c.Format(), kind)
+		files, _ := filepath.Glob(filepath.Join(dir, "model*.safetensors"))
+		assert.Equal(t, files, c.Files(), kind)
 		for _, name := range src.Names() {
 			a, _, err := src.Bytes(name)
 			require.NoError(t, err)
