@@ -1,6 +1,9 @@
 package kernels
 
-import "fmt"
+import (
+	"encoding/binary"
+	"fmt"
+)
 
 // The quant family: affine-quantized matrices (MLX's format, see quantize.go) used in
 // place, never expanded to a float copy. A quantized matrix is three arguments: the
@@ -126,44 +129,51 @@ func qGroupDot(x []float32, p []byte, bits int) float32 {
 	var s0, s1, s2, s3 float32
 	switch bits {
 	case 4:
-		for k := 0; k+8 <= len(x); k += 8 {
-			w := uint32(p[k/2]) | uint32(p[k/2+1])<<8 | uint32(p[k/2+2])<<16 | uint32(p[k/2+3])<<24
-			xs := x[k : k+8 : k+8]
-			s0 += xs[0] * float32(w&15)
-			s1 += xs[1] * float32(w>>4&15)
-			s2 += xs[2] * float32(w>>8&15)
-			s3 += xs[3] * float32(w>>12&15)
-			s0 += xs[4] * float32(w>>16&15)
-			s1 += xs[5] * float32(w>>20&15)
-			s2 += xs[6] * float32(w>>24&15)
-			s3 += xs[7] * float32(w>>28)
+		n := len(x) / 8
+		p, x = p[:4*n], x[:8*n]
+		for i := 0; i < n; i++ {
+			w := binary.LittleEndian.Uint32(p[4*i:])
+			xs := x[8*i : 8*i+8 : 8*i+8]
+			s0 += xs[0] * float32(int32(w&15))
+			s1 += xs[1] * float32(int32(w>>4&15))
+			s2 += xs[2] * float32(int32(w>>8&15))
+			s3 += xs[3] * float32(int32(w>>12&15))
+			s0 += xs[4] * float32(int32(w>>16&15))
+			s1 += xs[5] * float32(int32(w>>20&15))
+			s2 += xs[6] * float32(int32(w>>24&15))
+			s3 += xs[7] * float32(int32(w>>28))
 		}
 	case 8:
 		p = p[:len(x)]
 		for k := 0; k+4 <= len(x); k += 4 {
 			xs, ps := x[k:k+4:k+4], p[k:k+4:k+4]
-			s0 += xs[0] * float32(ps[0])
-			s1 += xs[1] * float32(ps[1])
-			s2 += xs[2] * float32(ps[2])
-			s3 += xs[3] * float32(ps[3])
+			s0 += xs[0] * float32(int32(ps[0]))
+			s1 += xs[1] * float32(int32(ps[1]))
+			s2 += xs[2] * float32(int32(ps[2]))
+			s3 += xs[3] * float32(int32(ps[3]))
 		}
-	default: // 8 codes fill exactly bits bytes
-		mask := uint64(1)<<bits - 1
+	default: // 8 codes fill exactly bits bytes: load them as one little-endian integer
+		b := uint(bits)
+		mask := uint64(1)<<b - 1
 		for k := 0; k+8 <= len(x); k += 8 {
+			off := k / 8 * bits
 			var v uint64
-			c := p[k/8*bits : k/8*bits+bits]
-			for i := bits - 1; i >= 0; i-- {
-				v = v<<8 | uint64(c[i])
+			if off+8 <= len(p) {
+				v = binary.LittleEndian.Uint64(p[off:]) // bytes past the chunk shift out
+			} else {
+				for i := bits - 1; i >= 0; i-- {
+					v = v<<8 | uint64(p[off+i])
+				}
 			}
 			xs := x[k : k+8 : k+8]
-			s0 += xs[0] * float32(v&mask)
-			s1 += xs[1] * float32(v>>bits&mask)
-			s2 += xs[2] * float32(v>>(2*bits)&mask)
-			s3 += xs[3] * float32(v>>(3*bits)&mask)
-			s0 += xs[4] * float32(v>>(4*bits)&mask)
-			s1 += xs[5] * float32(v>>(5*bits)&mask)
-			s2 += xs[6] * float32(v>>(6*bits)&mask)
-			s3 += xs[7] * float32(v>>(7*bits)&mask)
+			s0 += xs[0] * float32(int32(v&mask))
+			s1 += xs[1] * float32(int32(v>>b&mask))
+			s2 += xs[2] * float32(int32(v>>(2*b)&mask))
+			s3 += xs[3] * float32(int32(v>>(3*b)&mask))
+			s0 += xs[4] * float32(int32(v>>(4*b)&mask))
+			s1 += xs[5] * float32(int32(v>>(5*b)&mask))
+			s2 += xs[6] * float32(int32(v>>(6*b)&mask))
+			s3 += xs[7] * float32(int32(v>>(7*b)&mask))
 		}
 	}
 	return (s0 + s1) + (s2 + s3)
