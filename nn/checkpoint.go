@@ -202,8 +202,15 @@ func (c *Checkpoint) Float32(name string) ([]float32, []int, error) {
 	return st.Float32(name)
 }
 
-// Tensor places the named tensor on g's device as stored (one copy of its bytes from
-// the mapping into a device buffer; float16/bfloat16 stay half-width).
+// Tensor places the named tensor on g's device as stored (float16/bfloat16 stay
+// half-width, packed weights stay packed). Its bytes are copied once, from the mapping
+// into a buffer of g's allocator: on the CPU device a Go-heap buffer, on Metal a
+// shared-storage MTLBuffer (newBufferWithLength, unified memory) filled by memcpy. So
+// loading costs one pass over the checkpoint and holds each weight once in device
+// buffers, plus whichever mapped pages the kernel has not yet dropped (clean, file-
+// backed, reclaimable); no float copy of a quantized weight is ever made. Using the
+// mapping in place (newBufferWithBytesNoCopy on page-aligned tensors) would save the
+// copy and is not done: safetensors offsets are not page-aligned.
 func (c *Checkpoint) Tensor(g *graph.Graph, name string) (tensor.Array, error) {
 	b, info, err := c.Bytes(name)
 	if err != nil {
