@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -115,6 +116,32 @@ func checkMSLTwins(sess *msltest.Session, ls []*kernels.Launch) error {
 		}
 	}
 	return nil
+}
+
+var (
+	familyMu       sync.Mutex
+	familySessions = map[string]*msltest.Session{}
+)
+
+// runFamily runs an entry of a family's MSL, as Metal compiles it (kernels.Source), on
+// the emulator; the tests' small encoders use it. One session per family serves them.
+func runFamily(family, entry string, d msltest.Dispatch, bufs []msltest.Buffer) error {
+	familyMu.Lock()
+	s, ok := familySessions[family]
+	if !ok {
+		src, err := kernels.Source(family)
+		if err != nil {
+			familyMu.Unlock()
+			return err
+		}
+		if s, err = msltest.OpenSource(family+".metal", src); err != nil {
+			familyMu.Unlock()
+			return err
+		}
+		familySessions[family] = s
+	}
+	familyMu.Unlock()
+	return s.Run(entry, d, bufs)
 }
 
 // session starts the emulator on a family's MSL as Metal compiles it.

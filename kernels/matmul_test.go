@@ -143,11 +143,11 @@ func TestLinearRejectsStridedInput(t *testing.T) {
 // mmEncoder drives an Encode through the MSL emulation harness: it collects bindings
 // (offsetting each argument's bytes as the Metal device does) and runs the dispatch.
 type mmEncoder struct {
-	file, entry string
-	bufs        []msltest.Buffer
-	args        map[int]*kernels.Arg
-	err         error
-	ran         bool
+	family, entry string
+	bufs          []msltest.Buffer
+	args          map[int]*kernels.Arg
+	err           error
+	ran           bool
 }
 
 func (e *mmEncoder) Entry(name string) { e.entry = name }
@@ -164,7 +164,7 @@ func (e *mmEncoder) SetBytes(i int, b []byte) {
 
 func (e *mmEncoder) run(d msltest.Dispatch) {
 	e.ran = true
-	e.err = msltest.Run(e.file, e.entry, d, e.bufs)
+	e.err = runFamily(e.family, e.entry, d, e.bufs)
 }
 
 func (e *mmEncoder) DispatchThreads(grid, group [3]int) {
@@ -179,7 +179,7 @@ func (e *mmEncoder) DispatchThreadgroups(groups, group [3]int) {
 // from its offset on.
 func mmRunMSL(t *testing.T, l *kernels.Launch) []byte {
 	t.Helper()
-	e := &mmEncoder{file: l.Kernel.Family + ".metal", args: map[int]*kernels.Arg{}}
+	e := &mmEncoder{family: l.Kernel.Family, args: map[int]*kernels.Arg{}}
 	l.Kernel.Encode(l, e)
 	require.True(t, e.ran, "Encode dispatched")
 	require.NoError(t, e.err)

@@ -19,7 +19,8 @@ var MSL embed.FS
 const preludeInclude = `#include "prelude.metal"`
 
 // Source returns the MSL source of a family as Metal compiles it: the prelude, then the
-// family's file, with #line directives so that diagnostics name each file and line.
+// family's file, with #line directives so that diagnostics name each file and line. A
+// file without the include line is returned as it is.
 func Source(family string) (string, error) {
 	b, err := MSL.ReadFile(family + ".metal")
 	if err != nil {
@@ -28,7 +29,7 @@ func Source(family string) (string, error) {
 	src := string(b)
 	before, after, ok := strings.Cut(src, preludeInclude+"\n")
 	if !ok {
-		return "", fmt.Errorf("kernels: %s.metal does not include the prelude (%s)", family, preludeInclude)
+		return src, nil // a family that does not use the prelude (yet) compiles on its own
 	}
 	pre, err := MSL.ReadFile("prelude.metal")
 	if err != nil {

@@ -18,12 +18,12 @@ import (
 // emuEncoder runs an Encode through the MSL emulation harness, binding each argument's
 // bytes from its element offset on, as the Metal device does.
 type emuEncoder struct {
-	file, entry string
-	bufs        []msltest.Buffer
-	outIdx      int
-	out         *kernels.Arg
-	err         error
-	ran         bool
+	family, entry string
+	bufs          []msltest.Buffer
+	outIdx        int
+	out           *kernels.Arg
+	err           error
+	ran           bool
 }
 
 func (e *emuEncoder) Entry(name string) { e.entry = name }
@@ -42,7 +42,7 @@ func (e *emuEncoder) SetBytes(i int, b []byte) {
 
 func (e *emuEncoder) run(d msltest.Dispatch) {
 	e.ran = true
-	e.err = msltest.Run(e.file, e.entry, d, e.bufs)
+	e.err = runFamily(e.family, e.entry, d, e.bufs)
 }
 
 func (e *emuEncoder) DispatchThreads(grid, group [3]int) {
@@ -56,7 +56,7 @@ func (e *emuEncoder) DispatchThreadgroups(groups, group [3]int) {
 // emuRun runs l's MSL twin and returns its output elements as float64.
 func emuRun(t *testing.T, l *kernels.Launch) []float64 {
 	t.Helper()
-	e := &emuEncoder{file: l.Kernel.Family + ".metal", out: l.Out(), outIdx: -1}
+	e := &emuEncoder{family: l.Kernel.Family, out: l.Out(), outIdx: -1}
 	l.Kernel.Encode(l, e)
 	require.True(t, e.ran, "Encode dispatched")
 	require.NoError(t, e.err)

@@ -16,8 +16,9 @@
 // commits a command buffer every GPUOptions.CommitEvery dispatches (50 by
 // default, as MLX on Max and Ultra chips) and at the end of the batch, and
 // waits for all of them; a fence orders the passes, since the buffers are
-// untracked. A kernel family's MSL is compiled when it is first needed, with
-// fast math off, and each pipeline is made once. Arguments are bound by the
+// untracked. A kernel family's MSL is compiled when it is first needed, as
+// MSL 3.1 with safe math (NewGPU requires macOS 14), and each pipeline is made
+// once. Arguments are bound by the
 // MTLBuffer whose contents they are (the provider indexes its live buffers by
 // their first byte), at Offset times the element size. Whatever Metal would
 // reject or crash on (host memory, an out-of-range binding, a threadgroup
@@ -28,5 +29,7 @@
 // Open and NewGPU return an error wrapping ErrUnavailable, and the Device and
 // GPU types keep the same methods so that callers compile on every platform.
 // The bookkeeping of Run (caching, cadence, checks, errors) is platform
-// independent and tested everywhere against a recording backend.
+// independent and tested everywhere against a recording backend, and against
+// an executing one (emu_test.go) that runs every dispatch on the MSL emulator of
+// kernels/msltest: the golden models and the leak repro go through Run on it.
 package metal

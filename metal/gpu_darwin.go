@@ -18,7 +18,9 @@ import (
 	"github.com/progrium/macdriver/objc"
 )
 
-// Every message is sent with objc.Call. The generated wrappers do not fit:
+// The per-dispatch messages (pipeline, buffers, constant blocks, dispatches)
+// go through the small Objective-C functions of encode_darwin.go; every other
+// message is sent with objc.Call. The generated wrappers do not fit:
 // those taking a protocol argument (setBuffer:, setComputePipelineState:,
 // waitForFence:, ...) hand Metal a Go-implemented adaptor object instead of
 // the object itself, the "new..." ones autorelease what we mean to own, the
@@ -35,11 +37,6 @@ var (
 	selWaitForFence       = objc.Sel("waitForFence:")
 	selUpdateFence        = objc.Sel("updateFence:")
 	selEndEncoding        = objc.Sel("endEncoding")
-	selSetPipeline        = objc.Sel("setComputePipelineState:")
-	selSetBuffer          = objc.Sel("setBuffer:offset:atIndex:")
-	selSetBytes           = objc.Sel("setBytes:length:atIndex:")
-	selDispatchThreads    = objc.Sel("dispatchThreads:threadsPerThreadgroup:")
-	selDispatchGroups     = objc.Sel("dispatchThreadgroups:threadsPerThreadgroup:")
 	selRespondsToSelector = objc.Sel("respondsToSelector:")
 	selSetMathMode        = objc.Sel("setMathMode:")
 )
@@ -49,11 +46,6 @@ const (
 	languageVersion3_1 = metal.LanguageVersion(3<<16 | 1)
 	mathModeSafe       = int64(0)
 )
-
-// mtlSize is MTLSize: three NSUIntegers, passed by value.
-type mtlSize struct{ Width, Height, Depth uint }
-
-func sizeOf(v [3]int) mtlSize { return mtlSize{uint(v[0]), uint(v[1]), uint(v[2])} }
 
 // GPU is the Metal graph device: it runs kernel launches by encoding their
 // MSL twins into command buffers on its own command queue. Its method set is
@@ -234,7 +226,7 @@ func (q *commandQueue) open() {
 
 func (q *commandQueue) setPipeline(p pipeline) {
 	q.open()
-	objc.Call[objc.Void](q.enc, selSetPipeline, p.(*mtlPipeline).mtl.Ptr())
+	encSetPipeline(q.enc.Ptr(), p.(*mtlPipeline).mtl.Ptr())
 }
 
 func (q *commandQueue) setBuffer(index int, b deviceBuffer, offset int) {
@@ -243,23 +235,17 @@ func (q *commandQueue) setBuffer(index int, b deviceBuffer, offset int) {
 	if b != nil {
 		ptr = b.(*buffer).mtl.Ptr()
 	}
-	objc.Call[objc.Void](q.enc, selSetBuffer, ptr, uint(offset), uint(index))
+	encSetBuffer(q.enc.Ptr(), ptr, offset, index)
 }
 
 func (q *commandQueue) setBytes(index int, b []byte) {
 	q.open()
-	// Metal copies the bytes before setBytes returns.
-	objc.Call[objc.Void](q.enc, selSetBytes, unsafe.Pointer(&b[0]), uint(len(b)), uint(index))
-	runtime.KeepAlive(b)
+	encSetBytes(q.enc.Ptr(), b, index)
 }
 
 func (q *commandQueue) dispatch(kind dispatchKind, size, group [3]int) {
 	q.open()
-	sel := selDispatchThreads
-	if kind == dispatchThreadgroups {
-		sel = selDispatchGroups
-	}
-	objc.Call[objc.Void](q.enc, sel, sizeOf(size), sizeOf(group))
+	encDispatch(q.enc.Ptr(), kind == dispatchThreadgroups, size, group)
 }
 
 func (q *commandQueue) commit() bool {

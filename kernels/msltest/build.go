@@ -162,7 +162,8 @@ func verify(exe, sum string) error {
 
 var (
 	headersOnce sync.Once
-	headersDir  string
+	headerNames []string
+	headerFiles map[string][]byte
 	headersHash string
 	headersErr  error
 )
@@ -172,8 +173,7 @@ var (
 func headers() (string, string, error) {
 	headersOnce.Do(func() {
 		h := sha256.New()
-		var names []string
-		files := map[string][]byte{}
+		headerFiles = map[string][]byte{}
 		headersErr = fs.WalkDir(includeFS, "include", func(path string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() {
 				return err
@@ -182,48 +182,47 @@ func headers() (string, string, error) {
 			if err != nil {
 				return err
 			}
-			names = append(names, path)
-			files[path] = data
+			headerNames = append(headerNames, path)
+			headerFiles[path] = data
 			return nil
 		})
-		if headersErr != nil {
-			return
-		}
-		sort.Strings(names)
-		for _, n := range names {
-			fmt.Fprintf(h, "%s\x00%d\x00", n, len(files[n]))
-			h.Write(files[n])
+		sort.Strings(headerNames)
+		for _, n := range headerNames {
+			fmt.Fprintf(h, "%s\x00%d\x00", n, len(headerFiles[n]))
+			h.Write(headerFiles[n])
 		}
 		headersHash = hex.EncodeToString(h.Sum(nil))
-		cache, err := cacheDir()
-		if err != nil {
-			headersErr = err
-			return
-		}
-		headersDir = filepath.Join(cache, "include-"+headersHash[:16])
-		if _, err := os.Stat(headersDir); err == nil {
-			return
-		}
-		tmp, err := os.MkdirTemp(cache, "include-tmp-")
-		if err != nil {
-			headersErr = err
-			return
-		}
-		defer os.RemoveAll(tmp)
-		for _, n := range names {
-			if err := os.WriteFile(filepath.Join(tmp, filepath.Base(n)), files[n], 0o644); err != nil {
-				headersErr = err
-				return
-			}
-		}
-		// Another process may have won the race; its copy is identical.
-		if err := os.Rename(tmp, headersDir); err != nil {
-			if _, statErr := os.Stat(headersDir); statErr != nil {
-				headersErr = err
-			}
-		}
 	})
-	return headersDir, headersHash, headersErr
+	if headersErr != nil {
+		return "", "", headersErr
+	}
+	// The directory is found (or written) on every call: the cache directory
+	// follows os.TempDir.
+	cache, err := cacheDir()
+	if err != nil {
+		return "", "", err
+	}
+	dir := filepath.Join(cache, "include-"+headersHash[:16])
+	if _, err := os.Stat(dir); err == nil {
+		return dir, headersHash, nil
+	}
+	tmp, err := os.MkdirTemp(cache, "include-tmp-")
+	if err != nil {
+		return "", "", err
+	}
+	defer os.RemoveAll(tmp)
+	for _, n := range headerNames {
+		if err := os.WriteFile(filepath.Join(tmp, filepath.Base(n)), headerFiles[n], 0o644); err != nil {
+			return "", "", err
+		}
+	}
+	// Another process may have won the race; its copy is identical.
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, statErr := os.Stat(dir); statErr != nil {
+			return "", "", err
+		}
+	}
+	return dir, headersHash, nil
 }
 
 // compile builds the translation unit into an executable, reusing a cached

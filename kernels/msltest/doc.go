@@ -36,7 +36,7 @@
 // shuffles, broadcasts, ballots) over 32-lane simdgroups. half and bfloat
 // round to nearest even on conversion and after every operation.
 //
-// Before compiling, msltest rewrites two things on the same source lines,
+// Before compiling, msltest rewrites a few things on the same source lines,
 // so g++ reports errors at the .metal file's own line numbers: each
 // `threadgroup` variable becomes static storage shared by the threads of a
 // group (and filled with 0xFF bytes at the start of each group, so reading
@@ -60,9 +60,23 @@
 // buffer, the offset and the thread; constant and const buffers are mapped
 // read-only. g++'s diagnostics come back as a *CompileError.
 //
-// One executable per .metal file serves all its kernels. Executables are
-// cached by content hash in a directory under os.TempDir, so a second
-// process (or test run) reuses them; a compile takes about a second.
+// One executable per .metal file serves all its kernels, and stays running:
+// a Session sends it one dispatch after another over a pipe. Buffers travel
+// inline or, as Shared buffers, stay in files that Go and the program both
+// map, so a long run (a model decoding through metal.GPU.Run) copies nothing.
+// Dispatch.Order runs the threads of a group between barriers forward,
+// reversed or shuffled; a kernel whose result depends on it has a race.
+// A bool loaded from memory keeps only the byte's low bit, as a GPU may.
+//
+// Executables are cached by content hash in a private per-user directory
+// under os.TempDir (created 0700; refused if another user owns it, others
+// may write to it, or it is a link), so a second process reuses them; each
+// executable's SHA-256 is recorded beside it and checked before it runs. A
+// compile takes a few seconds.
+//
+// Lint checks MSL with clang as far as Linux allows (address spaces, double),
+// and RecordLayouts gives clang's layout of its structs, which the host's
+// setBytes packers must match.
 //
 // # What it does not check
 //

@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 )
 
 //go:embed lint
@@ -103,47 +102,38 @@ func lintRewrite(src string, toks []token) string {
 	return b.String()
 }
 
-var (
-	lintDirOnce sync.Once
-	lintDir     string
-	lintDirErr  error
-)
-
-// lintHeaders writes the lint's headers into the private cache directory.
+// lintHeaders writes the lint's headers into the private cache directory
+// (once per content and cache directory).
 func lintHeaders() (string, error) {
-	lintDirOnce.Do(func() {
-		cache, err := cacheDir()
-		if err != nil {
-			lintDirErr = err
-			return
-		}
-		h := sha256.New()
-		files := map[string][]byte{}
-		lintDirErr = fs.WalkDir(lintFS, "lint", func(path string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				return err
-			}
-			data, err := lintFS.ReadFile(path)
-			files[filepath.Base(path)] = data
-			fmt.Fprintf(h, "%s\x00%d\x00", path, len(data))
-			h.Write(data)
+	cache, err := cacheDir()
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	files := map[string][]byte{}
+	err = fs.WalkDir(lintFS, "lint", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
 			return err
-		})
-		if lintDirErr != nil {
-			return
 		}
-		dir := filepath.Join(cache, "lint-"+hex.EncodeToString(h.Sum(nil))[:16])
-		if lintDirErr = os.MkdirAll(dir, 0o700); lintDirErr != nil {
-			return
-		}
-		for n, data := range files {
-			if lintDirErr = writeAtomic(filepath.Join(dir, n), data); lintDirErr != nil {
-				return
-			}
-		}
-		lintDir = dir
+		data, err := lintFS.ReadFile(path)
+		files[filepath.Base(path)] = data
+		fmt.Fprintf(h, "%s\x00%d\x00", path, len(data))
+		h.Write(data)
+		return err
 	})
-	return lintDir, lintDirErr
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(cache, "lint-"+hex.EncodeToString(h.Sum(nil))[:16])
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	for n, data := range files {
+		if err := writeAtomic(filepath.Join(dir, n), data); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
 }
 
 // clangCheck runs clang++ -fsyntax-only on src and returns its diagnostics

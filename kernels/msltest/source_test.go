@@ -70,15 +70,15 @@ kernel void plain(
 	require.Len(t, ks, 2)
 	require.Equal(t, "attr_form", ks[0].name)
 	require.Equal(t, []param{
-		{name: "x", kind: paramBuffer, attr: "buffer", index: 1},
+		{name: "x", kind: paramBuffer, attr: "buffer", index: 1, addressSpace: true},
 		{name: "p", kind: paramVector, attr: "thread_position_in_grid"},
 	}, ks[0].params)
 	require.Equal(t, "plain", ks[1].name)
 	require.Equal(t, 8, ks[1].line)
 	require.Equal(t, []param{
-		{name: "p", kind: paramBuffer, attr: "buffer", index: 0, readOnly: true},
-		{name: "in", kind: paramBuffer, attr: "buffer", index: 2, readOnly: true},
-		{name: "out", kind: paramBuffer, attr: "buffer", index: 3},
+		{name: "p", kind: paramBuffer, attr: "buffer", index: 0, readOnly: true, addressSpace: true},
+		{name: "in", kind: paramBuffer, attr: "buffer", index: 2, readOnly: true, addressSpace: true},
+		{name: "out", kind: paramBuffer, attr: "buffer", index: 3, addressSpace: true},
 		{name: "lane", kind: paramScalar, attr: "thread_index_in_simdgroup"},
 	}, ks[1].params)
 }

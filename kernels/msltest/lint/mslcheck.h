@@ -27,6 +27,7 @@ typedef char16_t bfloat;
 typedef unsigned int uint;
 typedef unsigned short ushort;
 typedef unsigned char uchar;
+typedef unsigned long ulong;
 typedef decltype(sizeof(0)) size_t;
 
 namespace metal {
