@@ -91,7 +91,7 @@ func (r *RoPE) Forward(x, offsets tensor.Array) tensor.Array {
 
 // MLP is the SwiGLU feed-forward block: Down(silu(Gate x) * Up x).
 type MLP struct {
-	Gate, Up, Down Linear
+	Gate, Up, Down LinearLayer
 }
 
 // Forward maps x [..., dim] to [..., dim].

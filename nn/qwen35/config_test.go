@@ -266,7 +266,7 @@ func TestValidate(t *testing.T) {
 		{"huge dim", func(c *qwen35.Config) { c.VocabSize = 1 << 30 }, "vocab_size: 1073741824 exceeds the limit of 16777216"},
 		{"gqa", func(c *qwen35.Config) { c.NumKVHeads = 3 }, "num_key_value_heads: 3 does not divide num_attention_heads 4"},
 		{"layer count", func(c *qwen35.Config) { c.NumLayers = 5 }, "layer_types: has 4 entries for 5 layers"},
-		{"unset layer type", func(c *qwen35.Config) { c.LayerTypes[1] = 0 }, "layer_types[1]: unknown layer type LayerType(0)"},
+		{"unset layer type", func(c *qwen35.Config) { c.LayerTypes[1] = 0 }, "layer_types[1]: unknown layer type LayerKind(0)"},
 		{"no attention", func(c *qwen35.Config) { c.LayerTypes[3] = cfgG }, "layer_types: no full_attention layer among 4 layers"},
 		{"Hk", func(c *qwen35.Config) { c.LinearNumKeyHeads = 0 }, "linear_num_key_heads: must be positive, got 0"},
 		{"Hv", func(c *qwen35.Config) { c.LinearNumValueHeads = 0 }, "linear_num_value_heads: must be positive, got 0"},
@@ -437,5 +437,5 @@ func TestReproConfig(t *testing.T) {
 func TestLayerTypeString(t *testing.T) {
 	assert.Equal(t, "linear_attention", qwen35.GatedDeltaNet.String())
 	assert.Equal(t, "full_attention", qwen35.FullAttention.String())
-	assert.Equal(t, "LayerType(7)", qwen35.LayerType(7).String())
+	assert.Equal(t, "LayerKind(7)", qwen35.LayerType(7).String())
 }

@@ -25,10 +25,10 @@ type Model struct {
 	cfg    *Config
 	g      *graph.Graph
 	opt    Options
-	embed  nn.Embedding
+	embed  nn.EmbeddingLayer
 	layers []*layer
 	norm   nn.RMSNorm
-	head   nn.Linear // lm_head; its Weight is the embedding table when tied
+	head   nn.LinearLayer // lm_head, or nil when tied to the embedding
 	k      *constants
 }
 
@@ -46,15 +46,23 @@ type layer struct {
 	postNorm nn.RMSNorm
 	gdn      *gatedDeltaNet
 	attn     *attention
-	mlp      *nn.MLP
-	moe      *sparseMoE
+	mlp      *nn.MLP    // a dense layer's MLP
+	moe      *sparseMoE // or a sparse layer's
 }
+
+var _ nn.Model = (*Model)(nil)
 
 // Config returns the model's configuration (do not modify it).
 func (m *Model) Config() *Config { return m.cfg }
 
 // Graph returns the graph the model's weights live on.
 func (m *Model) Graph() *graph.Graph { return m.g }
+
+// VocabSize is the number of token ids.
+func (m *Model) VocabSize() int { return m.cfg.VocabSize }
+
+// LayerKinds returns each layer's mixer kind.
+func (m *Model) LayerKinds() []nn.LayerKind { return append([]nn.LayerKind(nil), m.cfg.LayerTypes...) }
 
 // MakeCache returns fresh caches, one per layer: a *cache.KVCache for attention layers
 // and a *cache.ArraysCache with policy p for GDN layers (both metadata fields absent: the
@@ -120,6 +128,9 @@ func (m *Model) forward(tokens tensor.Array, caches []cache.Cache, keep bool) (t
 	x = m.norm.Forward(x)
 	if keep {
 		hidden = append(hidden, x)
+	}
+	if m.head == nil {
+		return m.embed.AsLinear(x), hidden
 	}
 	return m.head.Forward(x), hidden
 }
@@ -202,7 +213,7 @@ func build(cfg *Config, g *graph.Graph, src source, opt Options) (*Model, error)
 	b := &builder{g: g, src: src}
 	m := &Model{cfg: cfg, g: g, opt: opt}
 	eps := cfg.RMSNormEps
-	m.embed = nn.Embedding{Weight: b.array("model.embed_tokens.weight", kindEmbed, cfg.VocabSize, cfg.HiddenSize)}
+	m.embed = b.embedding("model.embed_tokens.weight", cfg.VocabSize, cfg.HiddenSize)
 	m.layers = make([]*layer, cfg.NumLayers)
 	for i := range m.layers {
 		p := fmt.Sprintf("model.layers.%d.", i)
@@ -214,19 +225,16 @@ func build(cfg *Config, g *graph.Graph, src source, opt Options) (*Model, error)
 		} else {
 			l.gdn = b.gatedDeltaNet(cfg, p+"linear_attn.")
 		}
-		if cfg.IsMoE() {
+		if cfg.IsSparse(i) {
 			l.moe = b.sparseMoE(cfg, p+"mlp.")
 		} else {
-			mlp := b.mlp(p+"mlp.", cfg.HiddenSize, cfg.IntermediateSize)
-			l.mlp = &mlp
+			l.mlp = b.mlp(p+"mlp.", cfg.HiddenSize, cfg.IntermediateSize)
 		}
 		m.layers[i] = l
 	}
 	m.norm = nn.RMSNorm{Weight: b.array("model.norm.weight", kindNorm, cfg.HiddenSize), Eps: eps}
-	if cfg.TieWordEmbeddings {
-		m.head = nn.Linear{Weight: m.embed.Weight}
-	} else {
-		m.head = nn.Linear{Weight: b.array("lm_head.weight", kindWeight, cfg.VocabSize, cfg.HiddenSize)}
+	if !cfg.TieWordEmbeddings {
+		m.head = b.linear("lm_head", cfg.VocabSize, cfg.HiddenSize, false)
 	}
 	if b.err != nil {
 		return nil, b.err

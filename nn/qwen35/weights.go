@@ -73,18 +73,25 @@ func (b *builder) array(name string, kind paramKind, shape ...int) tensor.Array 
 	return b.fromFloat32(b.floats(name, kind, shape...), shape...)
 }
 
-// linear loads p.weight [out, in] and, with bias, p.bias [out].
-func (b *builder) linear(p string, out, in int, bias bool) nn.Linear {
-	l := nn.Linear{Weight: b.array(p+".weight", kindWeight, out, in)}
+// linear loads p.weight [out, in] and, with bias, p.bias [out]. Every linear layer of
+// the model is made here, so this is the one place that decides a layer's type from
+// the tensors the checkpoint holds.
+func (b *builder) linear(p string, out, in int, bias bool) nn.LinearLayer {
+	l := &nn.Linear{Weight: b.array(p+".weight", kindWeight, out, in)}
 	if bias {
 		l.Bias = b.array(p+".bias", kindBias, out)
 	}
 	return l
 }
 
+// embedding loads the [vocab, dim] table name.
+func (b *builder) embedding(name string, vocab, dim int) nn.EmbeddingLayer {
+	return &nn.Embedding{Weight: b.array(name, kindEmbed, vocab, dim)}
+}
+
 // mlp loads a SwiGLU block p{gate,up,down}_proj.
-func (b *builder) mlp(p string, h, inter int) nn.MLP {
-	return nn.MLP{
+func (b *builder) mlp(p string, h, inter int) *nn.MLP {
+	return &nn.MLP{
 		Gate: b.linear(p+"gate_proj", inter, h, false),
 		Up:   b.linear(p+"up_proj", inter, h, false),
 		Down: b.linear(p+"down_proj", h, inter, false),
