@@ -127,7 +127,6 @@ func TestUnknownModelType(t *testing.T) {
 	require.ErrorIs(t, err, models.ErrUnknownModelType)
 }
 
-
 func readF32(t *testing.T, path string) []float32 {
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)

@@ -44,12 +44,14 @@ func (b *builder) gatedDeltaNet(cfg *Config, p string) *gatedDeltaNet {
 		d.a = b.linear(p+"in_proj_a", hv, h, false)
 	}
 	d.conv = b.array(p+"conv1d.weight", kindConv, c, kk)
-	if alog := b.floats(p+"A_log", kindALog, hv); alog != nil {
+	if alog, ok := b.host(p+"A_log", kindALog, hv); ok {
+		// -exp(A_log) in float32 whatever A_log's stored dtype (HF and mlx-lm both
+		// compute the decay from a float32 A_log).
 		neg := make([]float32, hv)
-		for i, v := range alog {
-			neg[i] = float32(-math.Exp(float64(v)))
+		for i := range neg {
+			neg[i] = float32(-math.Exp(alog.At(i)))
 		}
-		d.negA = b.fromFloat32(neg, hv)
+		d.negA = nn.HostFloat32(neg, hv).Array(b.g)
 	}
 	d.dtBias = b.array(p+"dt_bias", kindDtBias, hv)
 	d.norm = nn.GatedRMSNorm{Weight: b.array(p+"norm.weight", kindGatedNorm, dv), Eps: cfg.RMSNormEps}
@@ -73,7 +75,7 @@ func (d *gatedDeltaNet) forward(m *Model, x, mask tensor.Array, c *cache.ArraysC
 	if c != nil && c.Conv.Valid() {
 		convState = c.Conv
 	} else {
-		convState = tensor.Zeros(m.g, tensor.Float32, bsz, d.kernel-1, d.conC)
+		convState = tensor.Zeros(m.g, qkv.DType(), bsz, d.kernel-1, d.conC)
 	}
 	window := tensor.Concatenate(1, convState, qkv) // [B, K-1+S, C], oldest first
 	if c != nil {
@@ -102,6 +104,7 @@ func (d *gatedDeltaNet) forward(m *Model, x, mask tensor.Array, c *cache.ArraysC
 	} else {
 		y, state = tensor.GatedDelta(q, k, v, decay, beta, state, mask)
 	}
+	y = y.AsType(m.act) // the recurrence runs and keeps its state in float32
 	if c != nil {
 		tensor.Assign(&c.SSM, state)
 		c.Advance(s)

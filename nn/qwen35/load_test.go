@@ -320,3 +320,31 @@ func TestLoadTiedAndBias(t *testing.T) {
 	require.ErrorIs(t, err, nn.ErrTensorNotFound)
 	require.Contains(t, err.Error(), "self_attn.q_proj.bias: not found")
 }
+
+// TestLoadPerExpertHugeConfig: a config within the validator's limits whose experts are
+// far larger than the per-expert tensors in the file fails on the first expert's shape,
+// before anything of the config's size is allocated (it used to allocate E*I*H floats
+// first: a fatal out-of-memory).
+func TestLoadPerExpertHugeConfig(t *testing.T) {
+	for _, gm := range goldenModels(t) {
+		saved := filepath.Join(gm.dir, "hf_save_pretrained")
+		ts := readAll(t, filepath.Join(saved, "model.safetensors"))
+		var expert string
+		for n := range ts {
+			if strings.HasSuffix(n, ".mlp.experts.0.gate_proj.weight") && (expert == "" || n < expert) {
+				expert = n
+			}
+		}
+		if expert == "" {
+			continue // a dense set
+		}
+		t.Run(gm.name, func(t *testing.T) {
+			dir := withConfig(t, saved, ts, map[string]any{"moe_intermediate_size": 1 << 24})
+			_, err := Load(dir, graph.NewCPU(graph.Options{}), Options{})
+			require.ErrorIs(t, err, ErrShape)
+			var we *WeightError
+			require.ErrorAs(t, err, &we)
+			require.True(t, strings.HasSuffix(we.Tensor, ".mlp.experts.0.gate_proj.weight"), we.Tensor)
+		})
+	}
+}

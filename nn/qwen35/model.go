@@ -29,12 +29,13 @@ type Model struct {
 	layers []*layer
 	norm   nn.RMSNorm
 	head   nn.LinearLayer // lm_head, or nil when tied to the embedding
+	act    tensor.DType   // the activations' dtype: the embedding table's, as in MLX
 	k      *constants
 }
 
 // constants are small arrays every forward reuses, made once rather than per forward.
 type constants struct {
-	zero   tensor.Array // float32 0-d 0, for Where
+	zero   tensor.Array // 0-d 0 in the activation dtype, for Where
 	qScale tensor.Array // [Dk] filled with 1/Dk: turns RMSNorm into Dk^-0.5 * l2norm
 	kScale tensor.Array // [Dk] filled with Dk^-0.5: turns RMSNorm into l2norm
 }
@@ -213,7 +214,7 @@ func build(cfg *Config, g *graph.Graph, src source, opt Options) (*Model, error)
 	b := &builder{g: g, src: src}
 	m := &Model{cfg: cfg, g: g, opt: opt}
 	eps := cfg.RMSNormEps
-	m.embed = b.embedding("model.embed_tokens.weight", cfg.VocabSize, cfg.HiddenSize)
+	m.embed, m.act = b.embedding("model.embed_tokens.weight", cfg.VocabSize, cfg.HiddenSize)
 	m.layers = make([]*layer, cfg.NumLayers)
 	for i := range m.layers {
 		p := fmt.Sprintf("model.layers.%d.", i)
@@ -239,18 +240,11 @@ func build(cfg *Config, g *graph.Graph, src source, opt Options) (*Model, error)
 	if b.err != nil {
 		return nil, b.err
 	}
-	m.k = &constants{zero: tensor.Scalar(g, 0, tensor.Float32)}
+	// Constants take the activation dtype, as MLX's Python scalars do.
+	m.k = &constants{zero: tensor.Scalar(g, 0, m.act)}
 	if dk := cfg.LinearKeyHeadDim; cfg.NumGDN() > 0 {
-		m.k.qScale = filled(g, dk, 1/float64(dk))
-		m.k.kScale = filled(g, dk, 1/math.Sqrt(float64(dk)))
+		m.k.qScale = tensor.Full(g, m.act, 1/float64(dk), dk)
+		m.k.kScale = tensor.Full(g, m.act, 1/math.Sqrt(float64(dk)), dk)
 	}
 	return m, nil
-}
-
-func filled(g *graph.Graph, n int, v float64) tensor.Array {
-	s := make([]float32, n)
-	for i := range s {
-		s[i] = float32(v)
-	}
-	return tensor.FromFloat32(g, s, n)
 }
