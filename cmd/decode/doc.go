@@ -6,10 +6,10 @@
 // It builds a random Qwen3.5-MoE model (50 layers: 49 Gated-DeltaNet + 1 attention by
 // default), decodes greedily through mlx-lm's batch path (or the plain path), and
 // samples the allocator's live buffer objects every --report-every tokens. With the
-// stock lazy cache bookkeeping every GDN cache but layer 0's grows a dead chain of
-// `left_padding - 1` nodes, one 4-byte buffer per layer per token, until the limit is
-// hit; with --cache eager the count stays flat. The flags, printed lines, JSON keys and
-// exit codes follow the seed repro (repro_leak.py):
+// stock lazy cache bookkeeping (--cache lazy; the mechanism is told at cache.Lazy) the
+// count grows by GDN layers - 1 per token until the limit is hit; with --cache eager
+// it stays flat. The flags, printed lines, JSON keys and exit codes follow the seed
+// repro (repro_leak.py):
 //
 //	0  flat (survived)       1  leak detected      2  resource-limit crash reproduced
 //	64 bad command line      69 --device metal without a Metal device
