@@ -47,6 +47,9 @@ var fixedKeys = map[string]any{
 // null value counts as absent), and known keys whose value the family does not
 // implement. Keys starting with "_" (e.g. "_name_or_path") are metadata.
 func (f fields) checkKnown(modelType string) error {
+	if !slices.Contains(ModelTypes, modelType) {
+		return nil // Validate names the model type itself
+	}
 	var unknown []string
 	for k := range f.own {
 		if _, ok := f.get(k); !ok || k == "" || k[0] == '_' {

@@ -105,16 +105,16 @@ func (f fields) sparseRule(c *Config) error {
 	if !ok {
 		return nil
 	}
-	var layers []json.Number
+	var layers []json.RawMessage
 	if err := json.Unmarshal(raw, &layers); err != nil {
 		return cfgErr("mlp_only_layers", "want an array of layer indices, got %s", snippet(raw))
 	}
-	for i, n := range layers {
-		v, err := n.Int64()
+	for i, r := range layers {
+		v, err := fields{m: map[string]json.RawMessage{"i": r}}.int("i", 0)
 		if err != nil || v < 0 || v > maxLayers {
-			return cfgErr(fmt.Sprintf("mlp_only_layers[%d]", i), "want a layer index, got %s", n)
+			return cfgErr(fmt.Sprintf("mlp_only_layers[%d]", i), "want a layer index, got %s", snippet(r))
 		}
-		c.MLPOnlyLayers = append(c.MLPOnlyLayers, int(v))
+		c.MLPOnlyLayers = append(c.MLPOnlyLayers, v)
 	}
 	return nil
 }
