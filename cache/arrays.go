@@ -45,8 +45,10 @@ func (c *ArraysCache) graphOrNil() *graph.Graph {
 	if c == nil {
 		return nil
 	}
-	as := append([]tensor.Array{c.conv, c.ssm}, c.leftPad.arrays()...)
-	return firstGraph(c.g, append(as, c.lengths.arrays()...)...)
+	if g := firstGraph(c.g, c.conv, c.ssm); g != nil {
+		return g
+	}
+	return firstGraph(nil, append(c.leftPad.arrays(), c.lengths.arrays()...)...)
 }
 
 func (c *ArraysCache) graph() *graph.Graph { return orDefault(c.graphOrNil()) }
@@ -123,7 +125,12 @@ func (c *ArraysCache) MakeMask(n int) tensor.Array {
 
 // Lengths returns the prepared lengths as int32 [B], for the model's per-row conv-state
 // pick; invalid unless prepared.
-func (c *ArraysCache) Lengths() tensor.Array { return c.lengths.array(c.graph()) }
+func (c *ArraysCache) Lengths() tensor.Array {
+	if !c.lengths.set() {
+		return tensor.Array{}
+	}
+	return c.lengths.array(c.graph())
+}
 
 // Filter keeps rows, in this order (Lazy: the fields get a lazy gather each).
 func (c *ArraysCache) Filter(rows []int) {

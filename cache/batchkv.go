@@ -62,7 +62,10 @@ func (c *BatchKVCache) graphOrNil() *graph.Graph {
 	if c == nil {
 		return nil
 	}
-	return firstGraph(c.g, append(c.s.arrays(), c.offset.arrays()...)...)
+	if g := firstGraph(c.g, c.s.keys); g != nil {
+		return g
+	}
+	return firstGraph(nil, c.offset.arrays()...)
 }
 
 func (c *BatchKVCache) graph() *graph.Graph { return orDefault(c.graphOrNil()) }
