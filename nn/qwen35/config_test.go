@@ -590,3 +590,45 @@ func TestSparseRule(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 0, c.NumSparse())
 }
+
+// TestMarshalHFRoundTrip: MarshalHF writes what ParseHFConfig reads back unchanged, for
+// the repro's three model types and the fixtures.
+func TestMarshalHFRoundTrip(t *testing.T) {
+	var cfgs []*qwen35.Config
+	for _, typ := range []string{"", "qwen3_5", "qwen3_next"} {
+		c, err := qwen35.ReproConfig(qwen35.ReproOptions{ModelType: typ, Layers: 8, Interval: 4})
+		require.NoError(t, err)
+		cfgs = append(cfgs, c)
+	}
+	for _, f := range []string{"qwen3_5_moe_text.json", "qwen3_5_text.json", "qwen3_next.json"} {
+		c, err := qwen35.LoadConfig(filepath.Join("testdata", f))
+		require.NoError(t, err)
+		cfgs = append(cfgs, c)
+	}
+	for _, c := range cfgs {
+		raw, err := c.MarshalHF()
+		require.NoError(t, err)
+		back, err := qwen35.ParseHFConfig(raw)
+		require.NoError(t, err, string(raw))
+		assert.Equal(t, c, back, string(raw))
+	}
+	bad := cfgGoldenMoE()
+	bad.VocabSize = 0
+	_, err := bad.MarshalHF()
+	assert.EqualError(t, err, "qwen35 config: vocab_size: must be positive, got 0")
+}
+
+func TestReproConfigModelTypes(t *testing.T) {
+	dense, err := qwen35.ReproConfig(qwen35.ReproOptions{ModelType: "qwen3_5", Layers: 8, Interval: 4})
+	require.NoError(t, err)
+	assert.Equal(t, 0, dense.NumExperts)
+	assert.Equal(t, 64, dense.IntermediateSize)
+	assert.Equal(t, 0, dense.NumSparse())
+	next, err := qwen35.ReproConfig(qwen35.ReproOptions{ModelType: "qwen3_next", Layers: 8, Interval: 4})
+	require.NoError(t, err)
+	assert.True(t, next.FusedGDNProjections())
+	assert.Equal(t, 8, next.NumSparse())
+	assert.Equal(t, 6, next.NumGDN())
+	_, err = qwen35.ReproConfig(qwen35.ReproOptions{ModelType: "llama"})
+	assert.EqualError(t, err, `qwen35 config: ModelType: the repro builds qwen3_5_moe, qwen3_5 or qwen3_next, not "llama"`)
+}
