@@ -9,11 +9,11 @@ import (
 // Zero values select the repro's defaults.
 type ReproOptions struct {
 	ModelType     string // qwen3_5_moe (the default), qwen3_5 (dense MLPs of width 64) or qwen3_next
-	Layers        int  // decoder layers; 0 means 50
-	Interval      int  // full_attention_interval; 0 means Layers (one attention layer, last)
-	Experts       int  // routed experts; 0 means 8
-	Hidden        int  // hidden size; 0 means 64
-	AttentionOnly bool // interval 1: every layer attends, no GDN layers (the control run)
+	Layers        int    // decoder layers; 0 means 50
+	Interval      int    // full_attention_interval; 0 means Layers (one attention layer, last)
+	Experts       int    // routed experts; 0 means 8
+	Hidden        int    // hidden size; 0 means 64
+	AttentionOnly bool   // interval 1: every layer attends, no GDN layers (the control run)
 }
 
 // ReproConfig returns the random qwen3_5_moe model the MLX leak repro builds:
