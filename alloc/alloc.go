@@ -26,7 +26,7 @@ const (
 // Config sets the Allocator's limits. A zero (or negative) field takes the
 // MLX default described on each field.
 type Config struct {
-	ResourceLimit   int   // 0 -> $INGOT_RESOURCE_LIMIT if a positive int, else 499000
+	ResourceLimit   int   // 0 -> $INGOT_RESOURCE_LIMIT if a positive int, else DefaultResourceLimit
 	MemoryLimit     int64 // 0 -> min(1.5*rws, 0.95*RAM)
 	CacheLimit      int64 // 0 -> MemoryLimit
 	GCLimit         int64 // 0 -> min(0.95*rws, MemoryLimit)

@@ -13,5 +13,11 @@
 //
 //	0  flat (survived)       1  leak detected      2  resource-limit crash reproduced
 //	64 bad command line      69 --device metal without a Metal device
-//	70 any other failure
+//	70 any other failure     130 interrupted (SIGINT, SIGTERM): the report so far is
+//	                             still printed and written
+//
+// Exit 64 also covers what the command line makes impossible before decoding: an
+// output path that cannot be written, a model that cannot fit in memory, or a resource
+// limit below the model's own baseline. These are the built binary's codes; `go run`
+// turns any non-zero code into 1.
 package main

@@ -45,16 +45,36 @@ func TestFailSlopeValidated(t *testing.T) {
 }
 
 func TestLimitBelowBaseline(t *testing.T) {
-	for _, lim := range []string{"1", "50", "150"} {
-		msg := usage(t, "--limit "+lim+" is below this model's baseline:", "--layers", "6", "--limit", lim, "--tokens", "50")
-		require.NotContains(t, msg, "CRASH", lim)
+	// The weights alone (the estimate counts them: TestWeightEstimate).
+	for _, mode := range []string{"batch", "plain", "server"} {
+		msg := usage(t, "--limit 100 is below this model's baseline: its ", "--layers", "6", "--limit", "100", "--mode", mode)
+		require.Regexp(t, `its \d+ weight arrays alone need more buffer objects than that \(raise the limit\)`, msg)
 	}
+	// The weights fit; the first token does not.
+	for _, mode := range []string{"batch", "server"} {
+		msg := usage(t, "--limit 150 is below this model's baseline: the model and its ", "--layers", "6", "--limit", "150", "--mode", mode)
+		require.NotContains(t, msg, "CRASH", mode)
+	}
+	t.Setenv(alloc.ResourceLimitEnv, "150")
+	usage(t, "INGOT_RESOURCE_LIMIT 150 is below this model's baseline", "--layers", "6")
 }
 
 func TestModelMustFitMemory(t *testing.T) {
-	msg := usage(t, "the model needs ~", "--hidden", "4096", "--experts", "512")
+	// 3.3 TB of experts: larger than any machine's memory.
+	msg := usage(t, "the model needs ~", "--layers", "4096", "--hidden", "4096", "--experts", "512")
 	require.Contains(t, msg, "exceeds this machine's memory limit")
-	usage(t, "needs ~", "--layers", "4096", "--hidden", "4096", "--experts", "512")
+	// The issue's shape, against a 16 GiB machine: ~40 GB of expert weights.
+	o, err := parseFlags([]string{"--hidden", "4096", "--experts", "512"}, &bytes.Buffer{})
+	require.NoError(t, err)
+	spec := runSpec{policy: o.cache}
+	cfg, err := modelConfig(o, spec)
+	require.NoError(t, err)
+	est := estimateMemory(o, spec, cfg, alloc.DefaultResourceLimit)
+	require.Greater(t, est.weights, int64(50*3*512*32*4096*4)) // the experts alone
+	err = checkFits(est, 16<<30)
+	require.ErrorIs(t, err, errUsage)
+	require.Regexp(t, `^usage: the model needs ~\d+\.\d\d GB \(weights \d+\.\d\d GB, KV cache .*\), which exceeds this machine's memory limit of 17\.18 GB; use a smaller --hidden, --experts, --layers or --tokens$`, err.Error())
+	require.NoError(t, checkFits(estimateMemory(&options{mode: "batch", tokens: 12000, clearCacheEvery: 256}, spec, cfg, alloc.DefaultResourceLimit), est.total()))
 }
 
 // TestWeightEstimate: the estimate is close to what the built model holds.
@@ -70,6 +90,10 @@ func TestWeightEstimate(t *testing.T) {
 		require.NoError(t, err)
 		got := g.Allocator().ActiveMemory()
 		require.InEpsilon(t, float64(got), float64(est.weights), 0.05, "%v: estimate %d, built %d", args, est.weights, got)
+		// Every parameter is one buffer; build adds a few constants of its own.
+		live := g.Allocator().LiveBufferCount()
+		require.LessOrEqual(t, est.arrays, live, args)
+		require.GreaterOrEqual(t, est.arrays, live-4, args)
 		_ = m
 	}
 }

@@ -94,7 +94,7 @@ func printVerdict(out io.Writer, r *result, failSlope float64) {
 	case "crashed":
 		before := fmt.Sprintf("%+.1f live objects/token before it", sl)
 		if !ok {
-			before = fmt.Sprintf("%d samples before it: too few for a slope", len(r.samples))
+			before = fmt.Sprintf("too few samples before it for a slope: %d of %d", len(r.samples), minSamples)
 		}
 		fmt.Fprintf(out, "[verdict] CRASH REPRODUCED: %v at token %s (predicted ~%s; %s)\n",
 			r.crashErr, comma(r.crashToken), comma(r.predictedCrash()), before)

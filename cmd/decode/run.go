@@ -191,9 +191,11 @@ func setup(o *options, spec runSpec, out io.Writer) (*graph.Graph, *qwen35.Model
 	}
 	g := graph.New(dev, graph.Options{Alloc: alloc.Config{ResourceLimit: lim.n}})
 	m, err := buildModel(o, cfg, g)
-	var rle *alloc.ResourceLimitError
-	if errors.As(err, &rle) {
-		return nil, nil, nil, lim.belowBaseline(fmt.Sprintf("its %s weight arrays alone need more buffer objects", comma(est.arrays)))
+	if err == nil {
+		err = g.Synchronize() // the weights are uploaded: a limit below them fails here
+	}
+	if isLimit(err) {
+		return nil, nil, nil, lim.belowBaseline(fmt.Sprintf("its %s weight arrays alone need more buffer objects than that", comma(est.arrays)))
 	}
 	if err != nil {
 		return nil, nil, nil, err
@@ -245,7 +247,7 @@ func decodeRun(ctx context.Context, o *options, spec runSpec, out io.Writer, pro
 	if o.mode == "plain" {
 		p, err := generate.NewPlain(m, spec.policy, prompt)
 		if isLimit(err) {
-			return nil, lim.belowBaseline("the prompt's prefill already reaches it")
+			return nil, lim.belowBaseline("the model and its prompt's prefill need more buffer objects than that")
 		}
 		if err != nil {
 			return nil, err
@@ -278,7 +280,7 @@ func decodeRun(ctx context.Context, o *options, spec runSpec, out io.Writer, pro
 		if r.crash(err) {
 			if r.baseline == 0 {
 				// Nothing decoded yet: the model cannot start under this limit.
-				return nil, lim.belowBaseline("building the model and decoding its first token need more live buffer objects")
+				return nil, lim.belowBaseline("the model and its first decoded token need more buffer objects than that")
 			}
 			break
 		}

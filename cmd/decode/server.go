@@ -60,7 +60,7 @@ func serverRun(ctx context.Context, o *options, spec runSpec, out io.Writer, pro
 		}
 		if r.crash(err) {
 			if completed == 0 && len(r.tokens) == 0 {
-				return nil, limit{n: r.limit, source: r.limitSource}.belowBaseline("the first requests' prefill already reaches it")
+				return nil, limit{n: r.limit, source: r.limitSource}.belowBaseline("the model and its first requests' prefill need more buffer objects than that")
 			}
 			break
 		}
