@@ -11,18 +11,20 @@ import (
 )
 
 // mib is n bytes in MiB. (Cached bytes vary by a few hundred bytes from run to run:
-// which small buffers the collector frees before a step reuses one. Two decimals of a
-// MiB hide that.)
+// which small buffers the collector frees before a step reuses one. Whole MiB hide
+// that.)
 func mib(n int64) float64 { return float64(n) / (1 << 20) }
 
-// decodeEager decodes n tokens of one request under the eager policy and, every 256
-// tokens, prints the live count and the allocator's active and cached bytes. With
-// clearEvery > 0 it then releases the allocator's cache every clearEvery tokens, as
-// mlx-lm's generate_step does every 256.
+// decodeEager decodes n tokens of one request under the eager policy on a one-layer
+// attention model (the repro's shapes) and, every 512 tokens, prints the live count
+// and the allocator's active and cached bytes. With clearEvery > 0 it then releases
+// the allocator's cache every clearEvery tokens, as mlx-lm's generate_step does
+// every 256.
 func decodeEager(n, clearEvery int) {
 	// Kernels run on the calling goroutine (graph.Options.Sync), so what is cached
-	// when is the same on every run.
-	cfg, err := qwen35.ReproConfig(qwen35.ReproOptions{Layers: 6, Interval: 3})
+	// when is the same on every run. One attention layer is all the cache growth
+	// needs, and it decodes fast.
+	cfg, err := qwen35.ReproConfig(qwen35.ReproOptions{Layers: 1, AttentionOnly: true})
 	if err != nil {
 		panic(err)
 	}
@@ -44,10 +46,10 @@ func decodeEager(n, clearEvery int) {
 			continue // the prefill step
 		}
 		done += len(out)
-		if done%256 == 0 {
+		if done%512 == 0 {
 			l := live(g) // synchronizes: every buffer the step retired is freed
 			st := g.Allocator().Stats()
-			fmt.Printf("  tok %4d: live %d, active %.2f MiB, cached %.2f MiB\n",
+			fmt.Printf("  tok %4d: live %d, active %.2f MiB, cached %2.0f MiB\n",
 				done, l, mib(st.ActiveMemory), mib(st.CacheMemory))
 		}
 		if clearEvery > 0 && done%clearEvery == 0 {
@@ -58,28 +60,27 @@ func decodeEager(n, clearEvery int) {
 }
 
 // Example_cacheGrowth is page 8: an eager decode keeps its live buffers flat, yet the
-// allocator's cache grows. Every 256 tokens the attention layers' KV storage grows by
-// one block: a new, larger buffer is made and the old one is freed into the cache,
-// where no later request of that size comes to reuse it. Clearing the cache
-// periodically holds the memory flat.
+// allocator's cache grows: buffers whose size follows the sequence length are freed
+// into it and never reused, since every later request is larger. Clearing the cache
+// every 256 tokens keeps only what the last 256 tokens retired.
 func Example_cacheGrowth() {
 	fmt.Println("eager, cache never cleared:")
-	decodeEager(1536, 0)
+	decodeEager(3072, 0)
 	fmt.Println("eager, cache cleared every 256 tokens:")
-	decodeEager(1536, 256)
+	decodeEager(3072, 256)
 	// Output:
 	// eager, cache never cleared:
-	//   tok  256: live 127, active 2.02 MiB, cached 0.52 MiB
-	//   tok  512: live 127, active 2.14 MiB, cached 0.77 MiB
-	//   tok  768: live 127, active 2.27 MiB, cached 1.14 MiB
-	//   tok 1024: live 127, active 2.39 MiB, cached 1.64 MiB
-	//   tok 1280: live 127, active 2.52 MiB, cached 2.27 MiB
-	//   tok 1536: live 127, active 2.64 MiB, cached 3.02 MiB
+	//   tok  512: live 23, active 0.53 MiB, cached  0 MiB
+	//   tok 1024: live 23, active 0.65 MiB, cached  1 MiB
+	//   tok 1536: live 23, active 0.78 MiB, cached  4 MiB
+	//   tok 2048: live 23, active 0.90 MiB, cached  8 MiB
+	//   tok 2560: live 23, active 1.03 MiB, cached 14 MiB
+	//   tok 3072: live 23, active 1.15 MiB, cached 21 MiB
 	// eager, cache cleared every 256 tokens:
-	//   tok  256: live 127, active 2.02 MiB, cached 0.52 MiB
-	//   tok  512: live 127, active 2.14 MiB, cached 0.43 MiB
-	//   tok  768: live 127, active 2.27 MiB, cached 0.70 MiB
-	//   tok 1024: live 127, active 2.39 MiB, cached 0.89 MiB
-	//   tok 1280: live 127, active 2.52 MiB, cached 0.80 MiB
-	//   tok 1536: live 127, active 2.64 MiB, cached 0.92 MiB
+	//   tok  512: live 23, active 0.53 MiB, cached  1 MiB
+	//   tok 1024: live 23, active 0.65 MiB, cached  2 MiB
+	//   tok 1536: live 23, active 0.78 MiB, cached  3 MiB
+	//   tok 2048: live 23, active 0.90 MiB, cached  4 MiB
+	//   tok 2560: live 23, active 1.03 MiB, cached  5 MiB
+	//   tok 3072: live 23, active 1.15 MiB, cached  7 MiB
 }

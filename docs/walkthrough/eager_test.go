@@ -77,7 +77,7 @@ func Example_eagerFixLimit() {
 		var rle *alloc.ResourceLimitError
 		switch {
 		case errors.As(err, &rle):
-			fmt.Printf("  crashed after %d tokens: %v\n", len(toks), err)
+			fmt.Printf("  crashed after %d tokens: %v\n", len(toks), rle)
 		case err != nil:
 			panic(err)
 		default:
