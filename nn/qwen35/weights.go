@@ -138,6 +138,9 @@ func Load(dir string, g *graph.Graph, opt Options) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("qwen35: %w", err)
 	}
+	// Every tensor is copied into a device buffer by build, so the file (a mapping) is
+	// released when it returns.
+	defer st.Close()
 	return build(cfg, g, newFileSource(st, cfg), opt)
 }
 
