@@ -6,7 +6,7 @@ import (
 
 	"github.com/ingotml/ingot/cache"
 	"github.com/ingotml/ingot/graph"
-	"github.com/ingotml/ingot/nn/qwen35"
+	"github.com/ingotml/ingot/nn"
 	"github.com/ingotml/ingot/tensor"
 )
 
@@ -33,7 +33,7 @@ type row struct {
 
 // BatchGenerator is mlx-lm's BatchGenerator: continuous batching over merged caches.
 type BatchGenerator struct {
-	m        *qwen35.Model
+	m        nn.Model
 	g        *graph.Graph
 	policy   cache.Policy
 	maxBatch int
@@ -47,13 +47,13 @@ type BatchGenerator struct {
 
 // NewBatchGenerator makes a generator whose generation batch holds up to maxBatch rows
 // (<= 0: unbounded).
-func NewBatchGenerator(m *qwen35.Model, policy cache.Policy, maxBatch int) *BatchGenerator {
+func NewBatchGenerator(m nn.Model, policy cache.Policy, maxBatch int) *BatchGenerator {
 	return &BatchGenerator{m: m, g: m.Graph(), policy: policy, maxBatch: maxBatch}
 }
 
 // Insert queues requests; they join the generation batch at the next step.
 func (b *BatchGenerator) Insert(reqs ...Request) error {
-	vocab := b.m.Config().VocabSize
+	vocab := b.m.VocabSize()
 	for _, r := range reqs {
 		if len(r.Prompt) == 0 || r.MaxTokens < 1 {
 			return fmt.Errorf("generate: request %d: need a prompt and MaxTokens >= 1", r.ID)
