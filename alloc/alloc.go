@@ -146,7 +146,7 @@ type Buffer struct {
 type block struct {
 	raw   Raw
 	data  []byte
-	owner *Allocator
+	owner *Allocator // whose store the block belongs to: set once, kept across reuse
 	state bufState
 	gen   uint32 // bumped by every Free: a Buffer holding an older value is stale
 
@@ -190,12 +190,43 @@ func (b Buffer) Raw() Raw {
 	return b.b.raw
 }
 
-// destroy releases the device object; the caller has already uncounted it.
-func (b *block) destroy() {
-	b.state = stateReleased
+// destroy releases the device object and returns the block to the spare list; the
+// caller has already uncounted it.
+func (b *block) destroy(spare *blockStore) {
 	raw := b.raw
-	b.raw, b.data = nil, nil
+	spare.put(b)
 	raw.Release()
+}
+
+// blockChunk is the number of blocks allocated at once.
+const blockChunk = 256
+
+// blockStore hands out blocks from chunks and takes released ones back, so a buffer
+// costs no Go allocation of its own. A reused block keeps its generation, so a Buffer
+// of its previous life stays stale.
+type blockStore struct {
+	chunk []block  // the unused rest of the newest chunk
+	spare []*block // released blocks
+}
+
+func (s *blockStore) get() *block {
+	if k := len(s.spare); k > 0 {
+		b := s.spare[k-1]
+		s.spare = s.spare[:k-1]
+		return b
+	}
+	if len(s.chunk) == 0 {
+		s.chunk = make([]block, blockChunk)
+	}
+	b := &s.chunk[0]
+	s.chunk = s.chunk[1:]
+	return b
+}
+
+// put resets b (keeping its generation) and keeps it for reuse.
+func (s *blockStore) put(b *block) {
+	*b = block{gen: b.gen, owner: b.owner, state: stateReleased}
+	s.spare = append(s.spare, b)
 }
 
 // Malloc returns a buffer of at least size bytes, following MLX's malloc
@@ -269,7 +300,9 @@ func (a *Allocator) missLocked(size int) (*block, error) {
 			"alloc: %s provider returned %d bytes for a %d-byte request", a.p.Name(), len(data), size)}
 	}
 	a.count++
-	return &block{raw: raw, data: data, owner: a}, nil
+	b := a.cache.blocks.get()
+	b.raw, b.data, b.owner = raw, data, a
+	return b, nil
 }
 
 // purgeLocked is MLX's step 5: under memory or count pressure, release at
@@ -309,9 +342,8 @@ func (a *Allocator) Free(buf Buffer) {
 		return
 	}
 	a.count--
-	b.state = stateReleased
 	raw := b.raw
-	b.raw, b.data = nil, nil
+	a.cache.blocks.put(b)
 	a.mu.Unlock()
 	raw.Release() // outside the lock, as MLX does
 }

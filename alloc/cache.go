@@ -17,6 +17,7 @@ type bufferCache struct {
 	newest  *block // tail
 	bytes   int64
 	count   int
+	blocks  blockStore // every block of the allocator, cached or not, comes from here
 }
 
 type bucket struct {
@@ -135,7 +136,7 @@ func (c *bufferCache) release(minBytes uint64) int {
 			break
 		}
 		freed += uint64(len(b.data))
-		b.destroy()
+		b.destroy(&c.blocks)
 		released++
 	}
 	return released
@@ -147,7 +148,7 @@ func (c *bufferCache) clear() int {
 	for b := c.oldest; b != nil; {
 		next := b.next
 		b.prev, b.next, b.nextSame = nil, nil, nil
-		b.destroy()
+		b.destroy(&c.blocks)
 		b = next
 		n++
 	}

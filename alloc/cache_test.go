@@ -265,3 +265,22 @@ func TestSetCacheLimitTrimsOnNextMiss(t *testing.T) {
 	eq(t, a.CacheMemory(), int64(400), "cache memory")
 	counts(t, a, 2, 1)
 }
+
+// TestStaleFreeAfterReleasePanics: a buffer released to the device (cache limit 0) and
+// freed again is caught too, before and after its block is reused.
+func TestStaleFreeAfterReleasePanics(t *testing.T) {
+	p := newFake()
+	a := alloc.New(p, alloc.Config{CacheLimit: 1})
+	a.SetCacheLimit(0)
+	old := mustMalloc(t, a, 4)
+	a.Free(old)
+	counts(t, a, 0, 0)
+	mustPanic(t, "alloc: Free of a stale buffer (generation 0, the buffer is at 1): it was already freed, and may now belong to another owner",
+		func() { a.Free(old) })
+	owner := mustMalloc(t, a, 4) // a new device object, in the same block
+	mustPanic(t, "alloc: Free of a stale buffer (generation 0, the buffer is at 1): it was already freed, and may now belong to another owner",
+		func() { a.Free(old) })
+	counts(t, a, 1, 0)
+	a.Free(owner)
+	counts(t, a, 0, 0)
+}

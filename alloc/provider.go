@@ -39,15 +39,18 @@ type cpuProvider struct{}
 // Name is "cpu".
 func (cpuProvider) Name() string { return "cpu" }
 
-// Alloc backs the buffer with []uint64 so the data is 8-byte aligned, as
-// kernels that reinterpret it as float32/float64/int64 require.
+// Alloc backs the buffer with one []uint64 (so the data is 8-byte aligned, as kernels
+// that reinterpret it as float32/float64/int64 require) whose first word holds the
+// length: the Raw points at that word, so a buffer is a single pointer-free object,
+// which the garbage collector marks without scanning (a dead chain pins hundreds of
+// thousands of small buffers; each costs a collection as little as possible).
 func (cpuProvider) Alloc(n int) (Raw, error) {
 	if n <= 0 {
 		return nil, fmt.Errorf("alloc: cpu buffer of %d bytes: size must be positive", n)
 	}
-	words := make([]uint64, (n+7)/8)
-	view := unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), len(words)*8)
-	return &cpuRaw{words: words, data: view[:n:n]}, nil
+	words := make([]uint64, 1+(n+7)/8)
+	words[0] = uint64(n)
+	return (*cpuRaw)(unsafe.Pointer(&words[0])), nil
 }
 
 // MaxBufferLength is the CPU working set (0.75 x RAM).
@@ -62,16 +65,17 @@ var cpuWorkingSet = sync.OnceValue(func() int64 {
 	return int64(0.75 * float64(totalRAM()))
 })
 
-type cpuRaw struct {
-	words []uint64 // owns the memory; data views it
-	data  []byte
+// cpuRaw is the header word of a CPU buffer; the data follows it in the same array.
+type cpuRaw struct{ n uint64 }
+
+// Bytes is the buffer's Go memory (nil once released).
+func (r *cpuRaw) Bytes() []byte {
+	if r.n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(r), 8)), int(r.n))
 }
 
-// Bytes is the buffer's Go memory.
-func (r *cpuRaw) Bytes() []byte { return r.data }
-
-// Release drops the references so the Go GC can reclaim the memory.
-func (r *cpuRaw) Release() {
-	r.words = nil
-	r.data = nil
-}
+// Release marks the buffer released; the Go GC reclaims the memory once the allocator
+// drops its references.
+func (r *cpuRaw) Release() { r.n = 0 }

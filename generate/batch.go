@@ -6,7 +6,7 @@ import (
 
 	"github.com/ingotml/ingot/cache"
 	"github.com/ingotml/ingot/graph"
-	"github.com/ingotml/ingot/nn/qwen35"
+	"github.com/ingotml/ingot/nn"
 	"github.com/ingotml/ingot/tensor"
 )
 
@@ -33,7 +33,7 @@ type row struct {
 
 // BatchGenerator is mlx-lm's BatchGenerator: continuous batching over merged caches.
 type BatchGenerator struct {
-	m        *qwen35.Model
+	m        nn.Model
 	g        *graph.Graph
 	policy   cache.Policy
 	maxBatch int
@@ -47,13 +47,13 @@ type BatchGenerator struct {
 
 // NewBatchGenerator makes a generator whose generation batch holds up to maxBatch rows
 // (<= 0: unbounded).
-func NewBatchGenerator(m *qwen35.Model, policy cache.Policy, maxBatch int) *BatchGenerator {
+func NewBatchGenerator(m nn.Model, policy cache.Policy, maxBatch int) *BatchGenerator {
 	return &BatchGenerator{m: m, g: m.Graph(), policy: policy, maxBatch: maxBatch}
 }
 
 // Insert queues requests; they join the generation batch at the next step.
 func (b *BatchGenerator) Insert(reqs ...Request) error {
-	vocab := b.m.Config().VocabSize
+	vocab := b.m.VocabSize()
 	for _, r := range reqs {
 		if len(r.Prompt) == 0 || r.MaxTokens < 1 {
 			return fmt.Errorf("generate: request %d: need a prompt and MaxTokens >= 1", r.ID)
@@ -88,10 +88,9 @@ type StepError struct {
 	Err error
 }
 
-// Error names the dropped requests and the cause.
-func (e *StepError) Error() string {
-	return fmt.Sprintf("generate: step failed, requests %v dropped: %v", e.IDs, e.Err)
-}
+// Error is the cause's message, unchanged (callers print it as the step's error; the
+// dropped requests are in IDs).
+func (e *StepError) Error() string { return e.Err.Error() }
 
 // Unwrap returns the cause.
 func (e *StepError) Unwrap() error { return e.Err }
@@ -202,7 +201,8 @@ func (b *BatchGenerator) admit() ([]Token, error) {
 		for l, c := range b.caches {
 			c.Extend(merged[l])
 		}
-		b.y = tensor.Keep(tensor.Concatenate(0, b.y, y))
+		tensor.Assign(&b.y, tensor.Concatenate(0, b.y, y))
+		release(y)
 	}
 	for _, r := range reqs {
 		b.rows = append(b.rows, row{req: r})
@@ -226,7 +226,18 @@ func (b *BatchGenerator) decode() ([]Token, error) {
 		return nil, err
 	}
 	b.y = next
-	return b.emit(prev)
+	toks, err := b.emit(prev)
+	// prev is dead now: release it at once, as Python's refcount would, so its buffer
+	// returns without waiting for a garbage collection (nothing dies unnoticed per step).
+	release(prev)
+	return toks, err
+}
+
+// release drops a step's array that nothing uses any more.
+func release(a tensor.Array) {
+	if a.Valid() {
+		a.Graph().Release(a.Handle())
+	}
 }
 
 // emit reads y (one token per row, in row order), records the tokens, and retires
@@ -274,5 +285,5 @@ func (b *BatchGenerator) retire(keep []int) {
 	for i, k := range keep {
 		k32[i] = int32(k)
 	}
-	b.y = tensor.Keep(tensor.Take(b.y, tensor.FromInt32(b.g, k32, len(k32)), 0))
+	tensor.Assign(&b.y, tensor.Take(b.y, tensor.FromInt32(b.g, k32, len(k32)), 0))
 }

@@ -1,4 +1,4 @@
-// Package generate runs greedy decoding over a Qwen3.5 model two ways, as mlx-lm does.
+// Package generate runs greedy decoding over any nn.Model two ways, as mlx-lm does.
 //
 // Plain is mlx-lm's generate_step: one sequence over fresh caches (make_prompt_cache).
 // The recurrent caches' padding fields are never set there, so their advance does

@@ -81,3 +81,26 @@ func TestTransientAllocationFailure(t *testing.T) {
 		require.Equal(t, alone(t, m, p, prompts[2], 12), got[2], "%s: the generator recovered", p)
 	}
 }
+
+// TestLimitNeedsOneCollection: each step releases the arrays it is done with, so on the
+// way to the resource limit nothing dies unnoticed and the allocator's reclaimer forces
+// a single collection, at the crash (it forced one on nearly every miss at the limit).
+func TestLimitNeedsOneCollection(t *testing.T) {
+	cfg, err := qwen35.ReproConfig(qwen35.ReproOptions{Layers: 9, Interval: 3})
+	require.NoError(t, err)
+	g := graph.NewCPU(graph.Options{Alloc: alloc.Config{ResourceLimit: 600}})
+	m, err := qwen35.NewRandom(cfg, g, 3, qwen35.Options{})
+	require.NoError(t, err)
+	b := generate.NewBatchGenerator(m, cache.Lazy, 0)
+	require.NoError(t, b.Insert(generate.Request{Prompt: []int32{1, 2, 3}, MaxTokens: 100000}))
+	for step := 0; ; step++ {
+		require.Less(t, step, 10000, "no crash")
+		_, err := b.Next()
+		var rle *alloc.ResourceLimitError
+		if errors.As(err, &rle) {
+			break
+		}
+		require.NoError(t, err)
+	}
+	require.Equal(t, 1, g.Stats().Reclaims)
+}

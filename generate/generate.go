@@ -5,7 +5,7 @@ import (
 
 	"github.com/ingotml/ingot/cache"
 	"github.com/ingotml/ingot/graph"
-	"github.com/ingotml/ingot/nn/qwen35"
+	"github.com/ingotml/ingot/nn"
 	"github.com/ingotml/ingot/tensor"
 )
 
@@ -30,7 +30,7 @@ func tokensArray(g *graph.Graph, rows [][]int32) tensor.Array {
 // with make_prompt_cache): the first Next prefills the prompt; every Next returns one
 // token while the device already computes the one after it.
 type PlainGenerator struct {
-	m       *qwen35.Model
+	m       nn.Model
 	g       *graph.Graph
 	caches  []cache.Cache
 	prompt  []int32
@@ -40,11 +40,11 @@ type PlainGenerator struct {
 
 // NewPlain makes a plain generator; policy only matters if something arms the caches
 // (nothing does on this path).
-func NewPlain(m *qwen35.Model, policy cache.Policy, prompt []int32) (*PlainGenerator, error) {
+func NewPlain(m nn.Model, policy cache.Policy, prompt []int32) (*PlainGenerator, error) {
 	if len(prompt) == 0 {
 		return nil, fmt.Errorf("generate: empty prompt")
 	}
-	if err := checkTokens(prompt, m.Config().VocabSize); err != nil {
+	if err := checkTokens(prompt, m.VocabSize()); err != nil {
 		return nil, fmt.Errorf("generate: %w", err)
 	}
 	return &PlainGenerator{m: m, g: m.Graph(), caches: m.MakeCache(policy), prompt: prompt}, nil
@@ -76,6 +76,7 @@ func (p *PlainGenerator) Next() (int32, error) {
 		return 0, err
 	}
 	v, err := prev.Int32s()
+	prev.Graph().Release(prev.Handle()) // dead now: free it without a collection
 	if err != nil {
 		return 0, err
 	}

@@ -10,6 +10,8 @@ import (
 	"github.com/ingotml/ingot/cache"
 	"github.com/ingotml/ingot/generate"
 	"github.com/ingotml/ingot/graph"
+	"github.com/ingotml/ingot/nn"
+	"github.com/ingotml/ingot/nn/models"
 	"github.com/ingotml/ingot/nn/qwen35"
 )
 
@@ -19,6 +21,19 @@ func tinyModel(t *testing.T, layers int) (*graph.Graph, *qwen35.Model) {
 	require.NoError(t, err)
 	g := graph.NewCPU(graph.Options{})
 	m, err := qwen35.NewRandom(cfg, g, 3, qwen35.Options{})
+	require.NoError(t, err)
+	return g, m
+}
+
+// reproModel builds the repro's random model of a model type through the registry.
+func reproModel(t *testing.T, typ string, layers int) (*graph.Graph, nn.Model) {
+	t.Helper()
+	cfg, err := qwen35.ReproConfig(qwen35.ReproOptions{ModelType: typ, Layers: layers, Interval: 3})
+	require.NoError(t, err)
+	raw, err := cfg.MarshalHF()
+	require.NoError(t, err)
+	g := graph.NewCPU(graph.Options{})
+	m, err := models.Random(raw, g, 3, models.Options{})
 	require.NoError(t, err)
 	return g, m
 }
@@ -99,13 +114,17 @@ func TestContinuousBatchingEqualsAlone(t *testing.T) {
 
 // TestBatchPathLeakRate: one request through the batch path with the lazy policy grows
 // by exactly (GDN layers - 1) live buffers per token; eager and the plain path do not.
+// Every repro model type (built through the registry) leaks at the same rate: the
+// rate is the number of GDN layers minus one, whatever the MLPs and projections.
 func TestBatchPathLeakRate(t *testing.T) {
 	const layers, steps = 9, 30 // interval 3: 6 GDN layers
 	for _, c := range []struct {
+		typ  string
 		p    cache.Policy
 		want int
-	}{{cache.Lazy, 5}, {cache.Eager, 0}} {
-		g, m := tinyModel(t, layers)
+	}{{"qwen3_5_moe", cache.Lazy, 5}, {"qwen3_5_moe", cache.Eager, 0}, {"qwen3_5", cache.Lazy, 5},
+		{"qwen3_5", cache.Eager, 0}, {"qwen3_next", cache.Lazy, 5}, {"qwen3_next", cache.Eager, 0}} {
+		g, m := reproModel(t, c.typ, layers)
 		b := generate.NewBatchGenerator(m, c.p, 0)
 		require.NoError(t, b.Insert(generate.Request{Prompt: prompts[1], MaxTokens: 1000}))
 		for i := 0; i < 3; i++ {
@@ -119,7 +138,7 @@ func TestBatchPathLeakRate(t *testing.T) {
 			require.NoError(t, err)
 		}
 		require.NoError(t, g.Synchronize())
-		require.Equal(t, base+c.want*steps, g.Allocator().LiveBufferCount(), "%s", c.p)
+		require.Equal(t, base+c.want*steps, g.Allocator().LiveBufferCount(), "%s %s", c.typ, c.p)
 		runtime.KeepAlive(b)
 	}
 	g, m := tinyModel(t, layers)

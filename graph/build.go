@@ -16,8 +16,8 @@ func (g *Graph) Apply(k *kernels.Kernel, params any, dt kernels.DType, shape []i
 // shape slice on hot paths).
 func (g *Graph) ApplyLayout(k *kernels.Kernel, params any, out kernels.Layout, inputs ...*Handle) *Handle {
 	n := g.newNode(out)
-	n.kernel = k
-	n.params = params
+	g.setKernel(n, k)
+	g.setParams(n, params)
 	g.attach(n, inputs)
 	return g.handle(n)
 }
@@ -32,17 +32,39 @@ func (g *Graph) View(in *Handle, l kernels.Layout) *Handle {
 }
 
 func (g *Graph) attach(n *Node, inputs []*Handle) {
+	if len(inputs) >= kernels.MaxArgs {
+		graphPanic("%d inputs: a node takes at most %d", len(inputs), kernels.MaxArgs-1)
+	}
+	ids := n.in[:0]
+	if len(inputs) > inlineInputs {
+		ids = make([]nodeID, 0, len(inputs))
+	}
 	for _, h := range inputs {
 		if h.g != g {
 			graphPanic("input from another graph")
 		}
 		in := h.node()
 		in.refs++
-		n.inputs = append(n.inputs, in)
-		if in.err != nil && n.err == nil {
-			n.err = in.err
+		ids = append(ids, in.id)
+		n.nin++
+		if in.hasErr && !n.hasErr {
+			g.setErr(n, g.errOf(in))
 		}
 	}
+	if len(inputs) > inlineInputs {
+		if g.wide == nil {
+			g.wide = map[nodeID][]nodeID{}
+		}
+		g.wide[n.id] = ids
+	}
+}
+
+// inputs returns n's input edges.
+func (g *Graph) inputs(n *Node) []nodeID {
+	if n.nin <= inlineInputs {
+		return n.in[:n.nin]
+	}
+	return g.wide[n.id]
 }
 
 // FromBytes makes an evaluated array from host bytes, allocating its buffer now, on the
@@ -57,18 +79,16 @@ func (g *Graph) FromBytes(l kernels.Layout, b []byte) *Handle {
 	}
 	buf, err := g.alloc.Malloc(size)
 	if err != nil {
-		n.err = err
-		n.state = stateFailed
+		g.fail(n, err)
 		if g.buildErr == nil {
 			g.buildErr = err
 		}
 		return h
 	}
-	d := &data{buf: buf, owners: 1}
 	if size > 0 {
 		copy(buf.Bytes(), b[:size])
 	}
-	n.data = d
+	n.data = g.newData(buf)
 	n.state = stateScheduled
 	return h
 }
@@ -89,22 +109,23 @@ func (g *Graph) Bytes(h *Handle) ([]byte, kernels.Layout, error) {
 			return nil, h.n.layout, err
 		}
 	}
-	if h.n.err != nil {
-		return nil, h.n.layout, h.n.err
+	if err := g.errOf(h.n); err != nil {
+		return nil, h.n.layout, err
 	}
 	g.exec.flush()
 	g.exec.wait(h.n.seq)
 	g.freeDeferred()
 	g.syncFailures()
 	g.settle(h.n) // never hand out a buffer its failed batch did not write
-	if err := g.exec.takeErr(); h.n.err != nil || err != nil {
-		if h.n.err != nil {
-			err = h.n.err
+	if err := g.exec.takeErr(); h.n.hasErr || err != nil {
+		if h.n.hasErr {
+			err = g.errOf(h.n)
 		}
 		return nil, h.n.layout, err
 	}
-	if h.n.data == nil || h.n.data.buf.IsNil() {
+	d := g.dataOf(h.n)
+	if d == nil {
 		return nil, h.n.layout, nil
 	}
-	return h.n.data.buf.Bytes(), h.n.layout, nil
+	return d.buf.Bytes(), h.n.layout, nil
 }

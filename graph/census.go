@@ -233,7 +233,7 @@ func (g *Graph) Census() []CensusSite {
 	}
 	type pin struct {
 		k censusKey
-		d *data
+		d dataID
 	}
 	type row struct{ nodes, bufs int }
 	rows := make(map[censusKey]*row)
@@ -249,10 +249,11 @@ func (g *Graph) Census() []CensusSite {
 			rows[k] = r
 		}
 		r.nodes++
-		for _, in := range n.inputs {
-			// Identity of the shared data, not the buffer: the worker clears buf when a
-			// buffer dies, while data stays valid for as long as a node owns it.
-			if in.state != stateScheduled || in.data == nil {
+		for _, id := range g.inputs(n) {
+			// Identity of the shared data, not the buffer: a data stays valid for as
+			// long as a node owns it.
+			in := g.ns.get(uint32(id))
+			if in.state != stateScheduled || in.data == 0 {
 				continue
 			}
 			p := pin{k, in.data}

@@ -17,6 +17,13 @@
 // collections. A Go variable holds its array until its last use (Go's liveness is
 // precise): use runtime.KeepAlive to pin one past that point.
 //
+// That collection must stay cheap however long a dead chain grows, so nodes hold no Go
+// pointers: they live in fixed chunks and refer to their inputs, buffer record, kernel,
+// params and error by index, and the collector marks a chunk without scanning it. What
+// remains per live buffer is its allocator record and its memory (one pointer-free
+// object on the CPU). Scope-held handles come from chunks too: a node costs no Go
+// allocation of its own.
+//
 // Two cheaper forms of the same rule: a scope (BeginScope/EndScope) holds the arrays
 // built while it is open and drops them at its end, as a Python function's locals die
 // at return, with no weak pointer per array (Keep exempts one); Release drops a

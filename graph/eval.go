@@ -35,8 +35,8 @@ func (g *Graph) eval(outs []*Handle) error {
 	g.syncFailures()
 	for _, h := range outs {
 		g.settle(h.n)
-		if h.n.err != nil && err == nil {
-			err = h.n.err
+		if h.n.hasErr && err == nil {
+			err = g.errOf(h.n)
 		}
 	}
 	if e := g.exec.takeErr(); err == nil { // reported once, here, even when an output's error came first
@@ -88,8 +88,8 @@ func (g *Graph) asyncEval(outs []*Handle) error {
 	g.tape = tape[:0]
 	g.exec.flush()
 	for _, h := range outs {
-		if h.n.err != nil && firstErr == nil {
-			firstErr = h.n.err
+		if h.n.hasErr && firstErr == nil {
+			firstErr = g.errOf(h.n)
 		}
 	}
 	return firstErr
@@ -112,8 +112,8 @@ func (g *Graph) buildTape(outs []*Handle) []*Node {
 		stack = append(stack[:0], frame{n: h.n})
 		for len(stack) > 0 {
 			f := &stack[len(stack)-1]
-			if f.i < len(f.n.inputs) {
-				in := f.n.inputs[f.i]
+			if f.i < int(f.n.nin) {
+				in := g.ns.get(uint32(g.inputs(f.n)[f.i]))
 				f.i++
 				if in.state == statePending && in.mark != g.epoch {
 					in.mark = g.epoch
@@ -134,44 +134,46 @@ const donationSlack = 16384
 // schedule gives n a buffer, queues its launch and detaches it.
 func (g *Graph) schedule(n *Node) error {
 	defer g.detach(n)
-	if n.err == nil {
-		for _, in := range n.inputs {
+	if !n.hasErr {
+		for _, id := range g.inputs(n) {
+			in := g.ns.get(uint32(id))
 			g.settle(in)
-			if in.err != nil {
-				n.err = in.err
+			if in.hasErr {
+				g.setErr(n, g.errOf(in))
 				break
 			}
 		}
 	}
-	if n.err != nil {
+	if n.hasErr {
 		n.state = stateFailed
-		return n.err
+		return g.errOf(n)
 	}
 	if n.view {
-		d := n.inputs[0].data
-		n.data = d
-		if d != nil {
+		in := g.ns.get(uint32(n.in[0]))
+		n.data = in.data
+		if d := g.dataOf(n); d != nil {
 			d.owners++
 		}
 		n.state = stateScheduled
-		n.seq = n.inputs[0].seq
+		n.seq = in.seq
 		return nil
 	}
+	k := g.klist[n.kernel]
 	size := n.layout.Size() * n.layout.DType.Size()
-	var d *data
-	if n.kernel.Donates && len(n.inputs) > 0 {
-		d = g.donor(n.inputs[0], n, size)
+	var did dataID
+	if k.Donates && n.nin > 0 {
+		did = g.donor(g.ns.get(uint32(n.in[0])), n, size)
 	}
-	if d == nil {
+	if did == 0 {
 		buf, err := g.alloc.Malloc(size) // may reclaim: flushes the batch in progress
 		if err != nil {
-			n.err = err
-			n.state = stateFailed
+			g.fail(n, err)
 			return err
 		}
-		d = &data{buf: buf, owners: 1}
+		did = g.newData(buf)
 	}
-	n.data = d
+	n.data = did
+	d := g.ds.get(uint32(did))
 	b := g.exec.current()
 	// Grow in place: a Launch is large, so avoid building one and copying it.
 	if k := len(b.launches); k < cap(b.launches) {
@@ -180,20 +182,25 @@ func (g *Graph) schedule(n *Node) error {
 		b.launches = append(b.launches, kernels.Launch{})
 	}
 	l := &b.launches[len(b.launches)-1]
-	l.Kernel, l.Params = n.kernel, n.params
-	for i, in := range n.inputs {
-		src := in.data
+	l.Kernel, l.Params = k, g.params[n.params]
+	for i, id := range g.inputs(n) {
+		in := g.ns.get(uint32(id))
+		src := g.dataOf(in)
 		if src == nil { // donated its buffer to n
 			src = d
 		}
-		l.Args[i] = kernels.Arg{Data: src.bytes(), Layout: in.layout}
-		if n.kernel.Broadcasts && !kernels.SameShape(&in.layout, &n.layout) {
-			l.Args[i].Layout = kernels.BroadcastLayout(&in.layout, &n.layout)
+		a := &l.Args[i]
+		a.Data = src.bytes()
+		if k.Broadcasts && !kernels.SameShape(&in.layout, &n.layout) {
+			a.Layout = kernels.BroadcastLayout(&in.layout, &n.layout)
+		} else {
+			a.Layout = in.layout
 		}
 		src.lastUse = b.seq
 	}
-	l.Args[len(n.inputs)] = kernels.Arg{Data: d.bytes(), Layout: n.layout}
-	l.NArgs = len(n.inputs) + 1
+	o := &l.Args[n.nin]
+	o.Data, o.Layout = d.bytes(), n.layout
+	l.NArgs = int(n.nin) + 1
 	d.lastUse = b.seq
 	n.state = stateScheduled
 	n.seq = b.seq
@@ -202,32 +209,39 @@ func (g *Graph) schedule(n *Node) error {
 
 // donor returns in's buffer for out when nothing else can read in afterwards: in is
 // referenced only by out's edge, owns its buffer alone, and has out's size and layout.
-func (g *Graph) donor(in, out *Node, size int) *data {
-	d := in.data
+func (g *Graph) donor(in, out *Node, size int) dataID {
+	d := g.dataOf(in)
 	if in.refs != 1 || d == nil || d.owners != 1 || d.buf.IsNil() {
-		return nil
+		return 0
 	}
 	if in.layout.Offset != 0 || !in.layout.IsContiguous() || in.layout.DType.Size() != out.layout.DType.Size() ||
 		!kernels.SameShape(&in.layout, &out.layout) {
-		return nil
+		return 0
 	}
 	if d.buf.Len() < size || d.buf.Len()-size > donationSlack {
-		return nil
+		return 0
 	}
-	in.data = nil // ownership moves to out
-	return d
+	id := in.data
+	in.data = 0 // ownership moves to out
+	return id
 }
 
 // detach drops n's recipe and input edges: evaluated nodes keep only their buffer.
 func (g *Graph) detach(n *Node) {
-	ins := n.inputs
-	n.inputs = n.inl[:0]
-	n.kernel = nil
-	n.params = nil
+	ins := n.in // a copy
+	var in []nodeID
+	if n.nin > inlineInputs {
+		in = g.wide[n.id]
+		delete(g.wide, n.id)
+	} else {
+		in = ins[:n.nin]
+	}
+	n.nin = 0
+	n.kernel = 0
+	g.setParams(n, nil)
 	n.view = false
-	for i, in := range ins {
-		ins[i] = nil
-		g.decRef(in)
+	for _, id := range in {
+		g.decRef(g.ns.get(uint32(id)))
 	}
 }
 

@@ -27,7 +27,7 @@ type executor struct {
 	next      uint64 // seq of the next batch to open
 	submitted uint64 // seq of the newest submitted batch
 	ch        chan *batch
-	pool      sync.Pool
+	spare     []*batch // finished batches, kept with their launch arrays (guarded by mu)
 
 	mu   sync.Mutex
 	cond sync.Cond
@@ -75,7 +75,16 @@ func (e *executor) start(g *Graph, opt Options) {
 // current returns the batch being filled, opening one if needed.
 func (e *executor) current() *batch {
 	if e.cur == nil {
-		b, _ := e.pool.Get().(*batch)
+		// A launch record is large (MaxArgs layouts): reuse finished batches' arrays
+		// rather than regrow and fault in megabytes per batch (a sync.Pool would drop
+		// them at every collection).
+		var b *batch
+		e.mu.Lock()
+		if k := len(e.spare); k > 0 {
+			b = e.spare[k-1]
+			e.spare = e.spare[:k-1]
+		}
+		e.mu.Unlock()
 		if b == nil {
 			b = &batch{}
 		}
@@ -136,9 +145,9 @@ func (e *executor) run(b *batch) {
 			e.err = err
 		}
 	}
+	e.spare = append(e.spare, b)
 	e.cond.Broadcast()
 	e.mu.Unlock()
-	e.pool.Put(b)
 }
 
 // completed returns the newest completed batch.

@@ -19,18 +19,27 @@ type Graph struct {
 	dev   Device
 
 	handles []handleRef // every handle not yet known to be dead
-	free    []*Node     // node pool
-	nodes   int         // live nodes
-	epoch   uint32      // tape marks
+	ns      store[Node] // nodes, pointer-free
+	ds      store[data] // buffers shared by nodes
+	params  []any       // node params by index (0: nil); freed slots listed in freeP
+	freeP   []uint32
+	errs    map[nodeID]error           // errors of failed nodes
+	wide    map[nodeID][]nodeID        // input edges of nodes with more than inlineInputs
+	klist   []*kernels.Kernel          // kernel table by id, cached from kernelTable
+	kids    map[*kernels.Kernel]uint16 // kernel ids, cached
+	nodes   int                        // live nodes
+	epoch   uint32                     // tape marks
 	tape    []*Node
 	stack   []*Node
 
-	buildErr error // first allocator failure while building, returned by the next Eval
-	sweptGen uint64
-	scopes   []*scope
-	spare    []*scope // closed scopes, kept for their slices
-	deferred []*data  // owner-less buffers still bound by launches in flight
-	doneSeq  uint64   // newest completed batch, as last read
+	buildErr              error // first allocator failure while building, returned by the next Eval
+	sweptGen              uint64
+	collections, reclaims int // forced collections (Stats)
+	scopes                []*scope
+	hchunk                []Handle // the rest of the current chunk of scope-held handles
+	spare                 []*scope // closed scopes, kept for their slices
+	deferred              []dataID // owner-less buffers still bound by launches in flight
+	doneSeq               uint64   // newest completed batch, as last read
 
 	exec    *executor
 	fails   []failure // failed batch ranges, as last learned from the executor
@@ -60,7 +69,7 @@ type Options struct {
 
 // New makes a graph on dev.
 func New(dev Device, opt Options) *Graph {
-	g := &Graph{dev: dev}
+	g := &Graph{dev: dev, params: []any{nil}, klist: []*kernels.Kernel{nil}} // index 0: none
 	cfg := opt.Alloc
 	if rl, ok := dev.(ResourceLimiter); ok && cfg.ResourceLimit <= 0 {
 		// A bad environment value leaves the default (New has no error path).
@@ -102,17 +111,12 @@ func (g *Graph) Allocator() *alloc.Allocator { return g.alloc }
 // Device returns the graph's device.
 func (g *Graph) Device() Device { return g.dev }
 
-// newNode takes a node from the pool.
+// newNode takes a node from the store.
 func (g *Graph) newNode(l kernels.Layout) *Node {
-	var n *Node
-	if k := len(g.free); k > 0 {
-		n = g.free[k-1]
-		g.free = g.free[:k-1]
-	} else {
-		n = new(Node)
-	}
+	id := g.ns.take()
+	n := g.ns.get(id)
+	n.id = nodeID(id)
 	n.layout = l
-	n.inputs = n.inl[:0]
 	g.nodes++
 	if g.cen != nil {
 		g.cen.created(n)
@@ -120,15 +124,27 @@ func (g *Graph) newNode(l kernels.Layout) *Node {
 	return n
 }
 
+// handleChunk is how many scope-held handles are allocated at once.
+const handleChunk = 256
+
 // handle wraps n in a new handle: tracked outside a scope, held by the scope inside one.
+// Scope-held handles come from chunks (one allocation per handleChunk arrays): nothing
+// tracks them, and a chunk is never reused, so a handle kept past its scope still
+// finds its stale generation and panics clearly.
 func (g *Graph) handle(n *Node) *Handle {
-	h := &Handle{n: n, g: g, gen: n.gen}
 	if k := len(g.scopes); k > 0 {
+		if len(g.hchunk) == 0 {
+			g.hchunk = make([]Handle, handleChunk)
+		}
+		h := &g.hchunk[0]
+		g.hchunk = g.hchunk[1:]
+		*h = Handle{n: n, g: g, gen: n.gen}
 		s := g.scopes[k-1]
 		s.nodes = append(s.nodes, n)
 		n.refs++
 		return h
 	}
+	h := &Handle{n: n, g: g, gen: n.gen}
 	g.track(h)
 	return h
 }
@@ -144,13 +160,16 @@ func (g *Graph) track(h *Handle) {
 // Share returns a new handle on h's node (held by the current scope, or tracked).
 func (g *Graph) Share(h *Handle) *Handle { return g.handle(h.node()) }
 
-// Keep makes h outlive the current scope (a no-op for tracked handles).
+// Keep returns a handle on h's node that outlives the current scope: h itself if it is
+// tracked, else a new tracked handle (h stays the scope's, valid until the scope ends).
 func (g *Graph) Keep(h *Handle) *Handle {
-	h.node()
-	if !h.tracked {
-		g.track(h)
+	n := h.node()
+	if h.tracked {
+		return h
 	}
-	return h
+	k := &Handle{n: n, g: g, gen: n.gen}
+	g.track(k)
+	return k
 }
 
 // scope holds the nodes built while it is open.
@@ -196,7 +215,8 @@ func (g *Graph) decRef(n *Node) {
 	for len(stack) > 0 {
 		n := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		for _, in := range n.inputs {
+		for _, id := range g.inputs(n) {
+			in := g.ns.get(uint32(id))
 			in.refs--
 			if in.refs == 0 {
 				stack = append(stack, in)
@@ -206,40 +226,70 @@ func (g *Graph) decRef(n *Node) {
 			g.cen.freed(n)
 		}
 		g.dropData(n)
-		gen := n.gen + 1
-		*n = Node{gen: gen}
-		g.free = append(g.free, n)
+		g.setParams(n, nil)
+		if n.hasErr {
+			delete(g.errs, n.id)
+		}
+		if n.nin > inlineInputs {
+			delete(g.wide, n.id)
+		}
+		id, gen := n.id, n.gen+1
+		*n = Node{gen: gen, id: id}
+		g.ns.put(uint32(id))
 		g.nodes--
 	}
 	g.stack = stack[:0]
 }
 
-// dropData releases n's ownership of its buffer.
-func (g *Graph) dropData(n *Node) {
-	d := n.data
-	if d == nil {
-		return
+// dataOf returns n's buffer record, nil if it has none.
+func (g *Graph) dataOf(n *Node) *data {
+	if n.data == 0 {
+		return nil
 	}
-	n.data = nil
-	d.owners--
-	g.release(d)
+	return g.ds.get(uint32(n.data))
 }
 
-// release frees d's buffer once no owner is left: now if no launch in flight binds
-// it, else when its batch has completed (see freeDeferred).
-func (g *Graph) release(d *data) {
+// newData records buf with one owner.
+func (g *Graph) newData(buf alloc.Buffer) dataID {
+	id := g.ds.take()
+	*g.ds.get(id) = data{buf: buf, owners: 1}
+	return dataID(id)
+}
+
+// dropData releases n's ownership of its buffer.
+func (g *Graph) dropData(n *Node) {
+	id := n.data
+	if id == 0 {
+		return
+	}
+	n.data = 0
+	g.ds.get(uint32(id)).owners--
+	g.release(id)
+}
+
+// release frees data id's buffer once no owner is left: now if no launch in flight
+// binds it, else when its batch has completed (see freeDeferred).
+func (g *Graph) release(id dataID) {
+	d := g.ds.get(uint32(id))
 	if d.owners > 0 {
 		return
 	}
 	if d.lastUse > g.doneSeq {
 		g.doneSeq = g.exec.completed()
 		if d.lastUse > g.doneSeq {
-			g.deferred = append(g.deferred, d)
+			g.deferred = append(g.deferred, id)
 			return
 		}
 	}
+	g.freeData(id)
+}
+
+// freeData frees the buffer of an owner-less data and returns its slot.
+func (g *Graph) freeData(id dataID) {
+	d := g.ds.get(uint32(id))
 	g.alloc.Free(d.buf)
-	d.buf = alloc.Buffer{}
+	*d = data{}
+	g.ds.put(uint32(id))
 }
 
 // freeDeferred frees the deferred buffers whose batches have completed.
@@ -249,16 +299,74 @@ func (g *Graph) freeDeferred() {
 	}
 	g.doneSeq = g.exec.completed()
 	keep := g.deferred[:0]
-	for _, d := range g.deferred {
-		if d.lastUse > g.doneSeq {
-			keep = append(keep, d)
+	for _, id := range g.deferred {
+		if g.ds.get(uint32(id)).lastUse > g.doneSeq {
+			keep = append(keep, id)
 			continue
 		}
-		g.alloc.Free(d.buf)
-		d.buf = alloc.Buffer{}
+		g.freeData(id)
 	}
-	clear(g.deferred[len(keep):])
 	g.deferred = keep
+}
+
+// setParams stores n's params (nil frees its slot).
+func (g *Graph) setParams(n *Node, p any) {
+	if n.params != 0 {
+		g.params[n.params] = nil
+		g.freeP = append(g.freeP, n.params)
+		n.params = 0
+	}
+	if p == nil {
+		return
+	}
+	if k := len(g.freeP); k > 0 {
+		n.params = g.freeP[k-1]
+		g.freeP = g.freeP[:k-1]
+		g.params[n.params] = p
+		return
+	}
+	n.params = uint32(len(g.params))
+	g.params = append(g.params, p)
+}
+
+// setKernel records n's kernel.
+func (g *Graph) setKernel(n *Node, k *kernels.Kernel) {
+	id, ok := g.kids[k]
+	if !ok {
+		if g.kids == nil {
+			g.kids = map[*kernels.Kernel]uint16{}
+		}
+		id = kernelID(k)
+		g.kids[k] = id
+		for len(g.klist) <= int(id) {
+			g.klist = append(g.klist, nil)
+		}
+		g.klist[id] = k
+	}
+	n.kernel = id
+}
+
+// errOf returns n's error, if it failed.
+func (g *Graph) errOf(n *Node) error {
+	if !n.hasErr {
+		return nil
+	}
+	return g.errs[n.id]
+}
+
+// setErr records err as n's error.
+func (g *Graph) setErr(n *Node, err error) {
+	if g.errs == nil {
+		g.errs = map[nodeID]error{}
+	}
+	g.errs[n.id] = err
+	n.hasErr = true
+}
+
+// fail marks n failed with err.
+func (g *Graph) fail(n *Node, err error) {
+	g.setErr(n, err)
+	n.state = stateFailed
 }
 
 // sweep drops the references of handles the garbage collector found unreachable.
@@ -303,6 +411,7 @@ func (g *Graph) Release(h *Handle) {
 // no longer reaches releases its node.
 func (g *Graph) collect() {
 	runtime.GC()
+	g.collections++
 	g.sweep()
 }
 
@@ -316,6 +425,7 @@ func (g *Graph) reclaim() {
 	if g.alloc.LiveBufferCount() < g.alloc.ResourceLimit() {
 		return // the allocator's purge of the cache is now enough: no collection needed
 	}
+	g.reclaims++
 	g.collect()
 	g.freeDeferred()
 }
@@ -350,8 +460,7 @@ func (g *Graph) settle(n *Node) {
 	}
 	for i := len(g.fails) - 1; i >= 0; i-- {
 		if f := &g.fails[i]; n.seq >= f.from && n.seq <= f.to {
-			n.err = f.err
-			n.state = stateFailed
+			g.fail(n, f.err)
 			return
 		}
 	}
@@ -369,12 +478,16 @@ func (g *Graph) takeErr() error {
 
 // Stats are the graph's own counts, next to the allocator's.
 type Stats struct {
-	Nodes   int // live nodes (evaluated or not)
-	Handles int // handles not yet found dead (exact after Synchronize)
+	Nodes       int // live nodes (evaluated or not)
+	Handles     int // handles not yet found dead (exact after Synchronize)
+	Collections int // garbage collections forced (by Synchronize and the reclaimer)
+	Reclaims    int // of those, forced by the allocator at the resource limit
 }
 
 // Stats returns the graph's counts.
-func (g *Graph) Stats() Stats { return Stats{Nodes: g.nodes, Handles: len(g.handles)} }
+func (g *Graph) Stats() Stats {
+	return Stats{Nodes: g.nodes, Handles: len(g.handles), Collections: g.collections, Reclaims: g.reclaims}
+}
 
 // gcGen counts garbage collections seen by a self-renewing cleanup, so graphs sweep
 // after natural collections without forcing any.

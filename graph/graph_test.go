@@ -9,6 +9,7 @@ import (
 
 	"github.com/ingotml/ingot/alloc"
 	"github.com/ingotml/ingot/graph"
+	"github.com/ingotml/ingot/kernels"
 	"github.com/ingotml/ingot/tensor"
 )
 
@@ -148,4 +149,35 @@ func TestDeviceResourceLimit(t *testing.T) {
 	t.Setenv(alloc.ResourceLimitEnv, "555")
 	require.Equal(t, 555, graph.New(dev, graph.Options{}).Allocator().ResourceLimit())
 	require.Equal(t, 555, graph.NewCPU(graph.Options{}).Allocator().ResourceLimit())
+}
+
+// TestWideNode: a node with more inputs than a node holds inline (up to MaxArgs-1)
+// evaluates, releases every input and is freed exactly.
+func TestWideNode(t *testing.T) {
+	const n = kernels.MaxArgs - 1
+	sum := &kernels.Kernel{Name: "test_sum", CPU: func(l *kernels.Launch) {
+		out := kernels.F32(l.Out().Data)
+		for i := 0; i < l.NArgs-1; i++ {
+			out[0] += kernels.F32(l.Args[i].Data)[0]
+		}
+	}}
+	g := graph.NewCPU(graph.Options{})
+	base := live(t, g)
+	var y tensor.Array
+	tensor.WithScope(g, func() {
+		ins := make([]*graph.Handle, n)
+		for i := range ins {
+			ins[i] = tensor.AddScalar(tensor.FromFloat32(g, []float32{float32(i)}, 1), 1).Handle()
+		}
+		y = tensor.Keep(tensor.Wrap(g.Apply(sum, nil, tensor.Float32, []int{1}, ins...)))
+	})
+	v, err := y.Float32s()
+	require.NoError(t, err)
+	require.Equal(t, []float32{float32(n*(n-1)/2 + n)}, v)
+	require.Equal(t, base+1, live(t, g))
+	require.Equal(t, 1, g.Stats().Nodes)
+	runtime.KeepAlive(y)
+	require.Panics(t, func() {
+		g.Apply(sum, nil, tensor.Float32, []int{1}, make([]*graph.Handle, kernels.MaxArgs)...)
+	})
 }

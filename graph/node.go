@@ -1,6 +1,9 @@
 package graph
 
 import (
+	"math"
+	"sync"
+
 	"github.com/ingotml/ingot/alloc"
 	"github.com/ingotml/ingot/kernels"
 )
@@ -20,25 +23,37 @@ const (
 // graph and counted exactly: refs is the number of input edges from live unevaluated
 // nodes plus the number of live handles. At zero the node dies at once, releasing its
 // inputs and its buffer; no garbage collection is involved.
+//
+// A Node holds no Go pointer: nodes live in the graph's chunks (see nodeStore), refer
+// to their inputs, buffer, kernel, params and error by index, and the collector never
+// scans them. A dead chain of a million pending links costs a collection nothing.
 type Node struct {
-	// Pointer fields first: the garbage collector scans an object only up to its last
-	// pointer, so the pointer-free layout below costs a dead chain nothing to mark.
-	kernel *kernels.Kernel // nil for leaves and views
-	params any
-	err    error
-	data   *data
-	inputs []*Node
-	inl    [4]*Node // inline storage for inputs
-
 	layout kernels.Layout
-	seq    uint64 // batch that produces the buffer
+	seq    uint64               // batch that produces the buffer
+	in     [inlineInputs]nodeID // input edges when nin <= inlineInputs, else in the wide map
+	id     nodeID               // this node's index in the store
+	data   dataID               // its buffer (0: none)
+	params uint32               // index in the graph's params table (0: nil)
 	refs   int32
 	mark   uint32 // tape-building epoch
 	gen    uint32 // bumped when the node is freed, so stale handles are caught
 	site   int32  // census site index (0: created while the census was off)
+	kernel uint16 // index in the kernel table (0: a leaf or a view)
+	nin    uint8
 	state  nodeState
 	view   bool // shares its input's buffer (reshape, slice, transpose, broadcast)
+	hasErr bool // the graph's errs map holds its error
 }
+
+// inlineInputs is how many input edges a node holds itself; the rare wider nodes keep
+// theirs in the graph's wide map (a smaller node is less host memory per dead link).
+const inlineInputs = 6
+
+// nodeID indexes the node store; 0 is no node.
+type nodeID uint32
+
+// dataID indexes the data store; 0 is no buffer.
+type dataID uint32
 
 // data is a buffer shared by the nodes that view it (owners). When the last owner goes,
 // the buffer is freed at once unless a launch still in flight uses it (lastUse is the
@@ -48,6 +63,78 @@ type data struct {
 	buf     alloc.Buffer
 	owners  int32
 	lastUse uint64
+}
+
+// storeChunk is the number of nodes (or datas) per chunk: chunks are never moved or
+// freed while the graph lives, so a *Node stays valid and ids stay small.
+const storeChunk = 1024
+
+// store is a pool of T in fixed chunks, addressed by a 1-based index, with a free list.
+type store[T any] struct {
+	chunks [][]T
+	free   []uint32
+	n      uint32 // slots handed out so far (the next new index is n+1)
+}
+
+// get returns the slot of index i (> 0).
+func (s *store[T]) get(i uint32) *T {
+	i--
+	return &s.chunks[i/storeChunk][i%storeChunk]
+}
+
+// take returns a free slot's index, zeroed.
+func (s *store[T]) take() uint32 {
+	if k := len(s.free); k > 0 {
+		i := s.free[k-1]
+		s.free = s.free[:k-1]
+		return i
+	}
+	if s.n%storeChunk == 0 {
+		s.chunks = append(s.chunks, make([]T, storeChunk))
+	}
+	s.n++
+	return s.n
+}
+
+// put returns slot i to the pool; the caller has reset it.
+func (s *store[T]) put(i uint32) { s.free = append(s.free, i) }
+
+// kernelTable numbers kernels for nodes (which cannot point at them). It is global, as
+// the catalog is; a graph caches lookups in its own map.
+var kernelTable struct {
+	mu   sync.RWMutex
+	ids  map[*kernels.Kernel]uint16
+	list []*kernels.Kernel // list[0] is nil
+}
+
+// kernelID returns k's number, assigning one on first use.
+func kernelID(k *kernels.Kernel) uint16 {
+	kernelTable.mu.Lock()
+	defer kernelTable.mu.Unlock()
+	if id, ok := kernelTable.ids[k]; ok {
+		return id
+	}
+	if kernelTable.ids == nil {
+		kernelTable.ids = map[*kernels.Kernel]uint16{}
+		kernelTable.list = []*kernels.Kernel{nil}
+	}
+	if len(kernelTable.list) > math.MaxUint16 {
+		panic("graph: more than 65535 distinct kernels")
+	}
+	id := uint16(len(kernelTable.list))
+	kernelTable.ids[k] = id
+	kernelTable.list = append(kernelTable.list, k)
+	return id
+}
+
+// kernelByID returns kernel id's *Kernel (nil for 0).
+func kernelByID(id uint16) *kernels.Kernel {
+	if id == 0 {
+		return nil
+	}
+	kernelTable.mu.RLock()
+	defer kernelTable.mu.RUnlock()
+	return kernelTable.list[id]
 }
 
 // Handle is a program's reference to a node. Outside a scope every handle is tracked:
@@ -92,13 +179,13 @@ func (h *Handle) Node() *Node { return h.node() }
 func (h *Handle) Evaluated() bool { return h.node().state == stateScheduled }
 
 // Err returns the error that made the node fail, if any.
-func (h *Handle) Err() error { return h.node().err }
+func (h *Handle) Err() error { return h.g.errOf(h.node()) }
 
 // Op returns the name of the node's primitive: a kernel name, "view", or "data".
 func (n *Node) Op() string {
 	switch {
-	case n.kernel != nil:
-		return n.kernel.Name
+	case n.kernel != 0:
+		return kernelByID(n.kernel).Name
 	case n.view:
 		return "view"
 	default:
@@ -107,4 +194,4 @@ func (n *Node) Op() string {
 }
 
 // NumInputs is the number of input edges still attached (0 once evaluated).
-func (n *Node) NumInputs() int { return len(n.inputs) }
+func (n *Node) NumInputs() int { return int(n.nin) }

@@ -143,6 +143,22 @@ type mslSDPA struct {
 
 func (mslSDPA) mslName() string { return "SDPAParams" }
 
+type mslQuant struct{ M, N, K, Bits, Group int32 }
+
+func (mslQuant) mslName() string { return "QuantParams" }
+
+type mslQEmbed struct{ T, V, D, Bits, Group int32 }
+
+func (mslQEmbed) mslName() string { return "QEmbedParams" }
+
+type mslQSwitchGLU struct {
+	T, H, K, E, I                 int32
+	GateBits, UpBits, DownBits    int32
+	GateGroup, UpGroup, DownGroup int32
+}
+
+func (mslQSwitchGLU) mslName() string { return "QSwitchGLUParams" }
+
 type mslTopK struct{ Rows, N, K int32 }
 
 func (mslTopK) mslName() string { return "TopKParams" }
@@ -151,5 +167,5 @@ func (mslTopK) mslName() string { return "TopKParams" }
 var mslParamStructs = []mslParams{
 	mslStrided{}, mslArange{}, mslBinary{}, mslUnary{}, mslWhere{}, mslCopy{}, mslConv{},
 	mslGatedDelta{}, mslTake{}, mslTakeAlong{}, mslGatherMM{}, mslMatmul{}, mslSwitchGLU{},
-	mslNorm{}, mslRow{}, mslRoPE{}, mslSDPA{}, mslTopK{},
+	mslNorm{}, mslRow{}, mslRoPE{}, mslSDPA{}, mslTopK{}, mslQuant{}, mslQEmbed{}, mslQSwitchGLU{},
 }

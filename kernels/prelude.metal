@@ -101,6 +101,36 @@ struct RowParams {
     int cols;
 };
 
+struct QuantParams {
+    int M;
+    int N;
+    int K;
+    int bits;
+    int group;
+};
+
+struct QEmbedParams {
+    int T;
+    int V;
+    int D;
+    int bits;
+    int group;
+};
+
+struct QSwitchGLUParams {
+    int T;
+    int H;
+    int K;
+    int E;
+    int I;
+    int gate_bits;
+    int up_bits;
+    int down_bits;
+    int gate_group;
+    int up_group;
+    int down_group;
+};
+
 struct RoPEParams {
     int B;
     int H;

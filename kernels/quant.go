@@ -1,8 +1,8 @@
 package kernels
 
 import (
+	"encoding/binary"
 	"fmt"
-	"math"
 )
 
 // The quant family: affine-quantized matrices (MLX's format, see quantize.go) used in
@@ -32,8 +32,9 @@ var KQMM = Register(&Kernel{Name: "qmm", Family: "quant", CPU: qmmCPU, Encode: q
 type QEmbedParams struct{ T, V, D, Bits, Group int }
 
 // KQEmbed looks up dequantized rows: out[t, :] = scales*q + biases of row ids[t]. Args
-// ids (int32 [T]), w, scales, biases, out (float32 [T, D]). An id outside [-V, V)
-// gives a zero row (negative ids wrap), as take does.
+// ids (int32 [T]), w, scales, biases, out (float32 [T, D]). Negative ids wrap; an id
+// outside [-V, V) fails the launch, as take does (a token outside the vocabulary is
+// an error, never a zero embedding).
 var KQEmbed = Register(&Kernel{Name: "qembed", Family: "quant", CPU: qembedCPU, Encode: qembedEncode})
 
 // QSwitchGLUParams is the parameter struct of KQSwitchGLU: as SwitchGLUParams, plus the
@@ -108,24 +109,74 @@ func qSum(v []float32) float32 {
 	return (s0 + s1) + (s2 + s3)
 }
 
-// dot is row r of the matrix dotted with x (len cols) whose group sums are sums; buf
-// holds one group of codes.
-func (m *qMatrix) dot(x, sums, buf []float32, r int) float32 {
+// dot is row r of the matrix dotted with x (len cols) whose group sums are sums.
+func (m *qMatrix) dot(x, sums []float32, r int) float32 {
 	p := m.raw[r*m.rowBytes : (r+1)*m.rowBytes]
 	gb := m.group * m.bits / 8
 	acc := float32(0)
 	for g := 0; g < m.groups; g++ {
-		quantUnpack(buf[:m.group], p[g*gb:(g+1)*gb], m.bits)
+		d := qGroupDot(x[g*m.group:(g+1)*m.group], p[g*gb:(g+1)*gb], m.bits)
 		s, b := m.scaleBias(r, g)
 		// The explicit conversions keep the compiler from fusing into an FMA.
-		acc += float32(s*mmDot(x[g*m.group:(g+1)*m.group], buf)) + float32(b*sums[g])
+		acc += float32(s*d) + float32(b*sums[g])
 	}
 	return acc
 }
 
-// qScratch returns the per-launch buffers: a group of codes and the group sums of one row.
-func qScratch(m *qMatrix) (buf, sums []float32) {
-	return make([]float32, m.group), make([]float32, m.groups)
+// qGroupDot is x . q for one group, decoding the codes from p on the fly, in the
+// matmul family's order (lane k mod 4, then (l0 + l1) + (l2 + l3)).
+func qGroupDot(x []float32, p []byte, bits int) float32 {
+	var s0, s1, s2, s3 float32
+	switch bits {
+	case 4:
+		n := len(x) / 8
+		p, x = p[:4*n], x[:8*n]
+		for i := 0; i < n; i++ {
+			w := binary.LittleEndian.Uint32(p[4*i:])
+			xs := x[8*i : 8*i+8 : 8*i+8]
+			s0 += xs[0] * float32(int32(w&15))
+			s1 += xs[1] * float32(int32(w>>4&15))
+			s2 += xs[2] * float32(int32(w>>8&15))
+			s3 += xs[3] * float32(int32(w>>12&15))
+			s0 += xs[4] * float32(int32(w>>16&15))
+			s1 += xs[5] * float32(int32(w>>20&15))
+			s2 += xs[6] * float32(int32(w>>24&15))
+			s3 += xs[7] * float32(int32(w>>28))
+		}
+	case 8:
+		p = p[:len(x)]
+		for k := 0; k+4 <= len(x); k += 4 {
+			xs, ps := x[k:k+4:k+4], p[k:k+4:k+4]
+			s0 += xs[0] * float32(int32(ps[0]))
+			s1 += xs[1] * float32(int32(ps[1]))
+			s2 += xs[2] * float32(int32(ps[2]))
+			s3 += xs[3] * float32(int32(ps[3]))
+		}
+	default: // 8 codes fill exactly bits bytes: load them as one little-endian integer
+		b := uint(bits)
+		mask := uint64(1)<<b - 1
+		for k := 0; k+8 <= len(x); k += 8 {
+			off := k / 8 * bits
+			var v uint64
+			if off+8 <= len(p) {
+				v = binary.LittleEndian.Uint64(p[off:]) // bytes past the chunk shift out
+			} else {
+				for i := bits - 1; i >= 0; i-- {
+					v = v<<8 | uint64(p[off+i])
+				}
+			}
+			xs := x[k : k+8 : k+8]
+			s0 += xs[0] * float32(int32(v&mask))
+			s1 += xs[1] * float32(int32(v>>b&mask))
+			s2 += xs[2] * float32(int32(v>>(2*b)&mask))
+			s3 += xs[3] * float32(int32(v>>(3*b)&mask))
+			s0 += xs[4] * float32(int32(v>>(4*b)&mask))
+			s1 += xs[5] * float32(int32(v>>(5*b)&mask))
+			s2 += xs[6] * float32(int32(v>>(6*b)&mask))
+			s3 += xs[7] * float32(int32(v>>(7*b)&mask))
+		}
+	}
+	return (s0 + s1) + (s2 + s3)
 }
 
 func qmvCPU(l *Launch) { qLinearCPU(l, "qmv", false) }
@@ -145,7 +196,6 @@ func qLinearCPU(l *Launch, op string, tiled bool) {
 	m := qBind(op, &l.Args[1], &l.Args[2], &l.Args[3], p.N, p.K, p.Bits, p.Group)
 	xs := F32(x.Data)[x.Offset : x.Offset+p.M*p.K]
 	os := F32(o.Data)[o.Offset : o.Offset+p.M*p.N]
-	buf, _ := qScratch(&m)
 	sums := make([]float32, p.M*m.groups)
 	for i := 0; i < p.M; i++ {
 		m.groupSums(xs[i*p.K:(i+1)*p.K], sums[i*m.groups:])
@@ -159,7 +209,7 @@ func qLinearCPU(l *Launch, op string, tiled bool) {
 		for i := 0; i < p.M; i++ {
 			xr, sr := xs[i*p.K:(i+1)*p.K], sums[i*m.groups:(i+1)*m.groups]
 			for n := n0; n < n1; n++ {
-				os[i*p.N+n] = m.dot(xr, sr, buf, n)
+				os[i*p.N+n] = m.dot(xr, sr, n)
 			}
 		}
 	}
@@ -179,11 +229,7 @@ func qembedCPU(l *Launch) {
 	gb := m.group * m.bits / 8
 	for t, id := range ids {
 		row := os[t*p.D : (t+1)*p.D]
-		r, ok := gatherIndex(id, p.V)
-		if !ok {
-			clear(row)
-			continue
-		}
+		r := takeIndex(l, id, p.V)
 		packed := m.raw[r*m.rowBytes:]
 		for g := 0; g < m.groups; g++ {
 			vals := row[g*m.group : (g+1)*m.group]
@@ -212,7 +258,6 @@ func qswitchCPU(l *Launch) {
 	idx := I32(ix.Data)[ix.Offset : ix.Offset+p.T*K]
 	ss := F32(sc.Data)[sc.Offset : sc.Offset+p.T*K]
 	ys := F32(o.Data)[o.Offset : o.Offset+p.T*H]
-	buf := make([]float32, 128)
 	gsums, usums, asums := make([]float32, gate.groups), make([]float32, up.groups), make([]float32, down.groups)
 	act := make([]float32, I)
 	for t := 0; t < p.T; t++ {
@@ -226,14 +271,14 @@ func qswitchCPU(l *Launch) {
 				continue
 			}
 			for i := range act {
-				g := float64(gate.dot(xr, gsums, buf, e*I+i))
-				u := up.dot(xr, usums, buf, e*I+i)
+				g := float64(gate.dot(xr, gsums, e*I+i))
+				u := up.dot(xr, usums, e*I+i)
 				act[i] = float32(g/(1+expF64(-g))) * u // silu in float64, rounded, as switch_glu
 			}
 			down.groupSums(act, asums)
 			s := ss[t*K+j]
 			for h := range yr {
-				yr[h] += down.dot(act, asums, buf, e*H+h) * s
+				yr[h] += down.dot(act, asums, e*H+h) * s
 			}
 		}
 	}
@@ -241,19 +286,6 @@ func qswitchCPU(l *Launch) {
 
 // qEntry is the MSL entry of a quant kernel for scales of dtype dt.
 func qEntry(base string, dt DType) string { return base + "_" + dt.String() }
-
-// qPack32 packs ints as the int32 fields of an MSL struct.
-func qPack32(v ...int) []byte {
-	b := make([]byte, 0, 4*len(v))
-	for _, x := range v {
-		if x > math.MaxInt32 || x < math.MinInt32 {
-			panic(fmt.Sprintf("kernels: quant parameter %d does not fit int32", x))
-		}
-		u := uint32(int32(x))
-		b = append(b, byte(u), byte(u>>8), byte(u>>16), byte(u>>24))
-	}
-	return b
-}
 
 func qBindAll(l *Launch, e Encoder, n int) {
 	for i := 0; i < n; i++ {
@@ -265,7 +297,7 @@ func qmvEncode(l *Launch, e Encoder) {
 	p := l.Params.(*QuantParams)
 	e.Entry(qEntry("qmv", l.Args[2].DType))
 	qBindAll(l, e, 5)
-	e.SetBytes(5, qPack32(p.M, p.N, p.K, p.Bits, p.Group))
+	e.SetBytes(5, mslBytes(&mslQuant{int32(p.M), int32(p.N), int32(p.K), int32(p.Bits), int32(p.Group)}))
 	// One thread per output column; it reads its packed row once for all M x rows.
 	e.DispatchThreads([3]int{max(p.N, 1), 1, 1}, [3]int{min(max(p.N, 1), 64), 1, 1})
 }
@@ -274,7 +306,7 @@ func qmmEncode(l *Launch, e Encoder) {
 	p := l.Params.(*QuantParams)
 	e.Entry(qEntry("qmm", l.Args[2].DType))
 	qBindAll(l, e, 5)
-	e.SetBytes(5, qPack32(p.M, p.N, p.K, p.Bits, p.Group))
+	e.SetBytes(5, mslBytes(&mslQuant{int32(p.M), int32(p.N), int32(p.K), int32(p.Bits), int32(p.Group)}))
 	// One thread per output element: x = column, y = x row.
 	e.DispatchThreads([3]int{max(p.N, 1), max(p.M, 1), 1}, [3]int{min(max(p.N, 1), 64), 1, 1})
 }
@@ -283,7 +315,7 @@ func qembedEncode(l *Launch, e Encoder) {
 	p := l.Params.(*QEmbedParams)
 	e.Entry(qEntry("qembed", l.Args[2].DType))
 	qBindAll(l, e, 5)
-	e.SetBytes(5, qPack32(p.T, p.V, p.D, p.Bits, p.Group))
+	e.SetBytes(5, mslBytes(&mslQEmbed{int32(p.T), int32(p.V), int32(p.D), int32(p.Bits), int32(p.Group)}))
 	// One thread per output element: x = feature, y = token.
 	e.DispatchThreads([3]int{max(p.D, 1), max(p.T, 1), 1}, [3]int{min(max(p.D, 1), 64), 1, 1})
 }
@@ -292,7 +324,8 @@ func qswitchEncode(l *Launch, e Encoder) {
 	p := l.Params.(*QSwitchGLUParams)
 	e.Entry(qEntry("qswitch_glu", l.Args[2].DType))
 	qBindAll(l, e, 13)
-	e.SetBytes(13, qPack32(p.T, p.H, p.K, p.E, p.I, p.GateBits, p.UpBits, p.DownBits, p.GateGroup, p.UpGroup, p.DownGroup))
+	e.SetBytes(13, mslBytes(&mslQSwitchGLU{int32(p.T), int32(p.H), int32(p.K), int32(p.E), int32(p.I),
+		int32(p.GateBits), int32(p.UpBits), int32(p.DownBits), int32(p.GateGroup), int32(p.UpGroup), int32(p.DownGroup)}))
 	// One thread per output element (h, t), recomputing its experts' activations, as
 	// switch_glu does (simple, not fast).
 	e.DispatchThreads([3]int{max(p.H, 1), max(p.T, 1), 1}, [3]int{min(max(p.H, 1), 64), 1, 1})

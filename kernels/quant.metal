@@ -3,38 +3,7 @@
 // so every width decodes by one rule (q8). A row's dot with x is, per group,
 // scale*(x.q) + bias*sum(x), both in the Go twin's four-lane order, groups summed in
 // order. Scales and biases are float, half or bfloat (one template per kernel).
-#include <metal_stdlib>
-using namespace metal;
-
-struct QuantParams {
-    int M;
-    int N;
-    int K;
-    int bits;
-    int group;
-};
-
-struct QEmbedParams {
-    int T;
-    int V;
-    int D;
-    int bits;
-    int group;
-};
-
-struct QSwitchGLUParams {
-    int T;
-    int H;
-    int K;
-    int E;
-    int I;
-    int gate_bits;
-    int up_bits;
-    int down_bits;
-    int gate_group;
-    int up_group;
-    int down_group;
-};
+#include "prelude.metal"
 
 // q8 loads the 8 codes stored in the bits bytes at p as one little-endian integer.
 inline ulong q8(const device uchar* p, int bits) {
@@ -120,6 +89,8 @@ inline void qmm_impl(const device float* x, const device uchar* w, const device 
     out[i * p.N + n] = m.dot(x + i * p.K, n);
 }
 
+// q_index wraps a negative index; -1 for one out of range (the Go twin fails the
+// launch for an out-of-range id; the MSL twin, with no error channel, writes zeros).
 inline int q_index(int i, int n) {
     if (i < 0) i += n;
     return (i >= 0 && i < n) ? i : -1;

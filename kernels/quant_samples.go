@@ -29,7 +29,7 @@ func qSampleIndex(rng *rand.Rand, a *Arg, n int) {
 }
 
 // quantSamples covers every bits value, group size and scale dtype across the four
-// kernels: decode and prefill row counts, wrapped and out-of-range ids and experts.
+// kernels: decode and prefill row counts, wrapped ids, wrapped and out-of-range experts.
 func quantSamples(rng *rand.Rand) []*Launch {
 	var out []*Launch
 	for _, c := range []struct {
@@ -58,7 +58,9 @@ func quantSamples(rng *rand.Rand) []*Launch {
 		dt                   DType
 	}{{4, 6, 128, 4, 32, Float32}, {3, 5, 64, 6, 64, BFloat16}, {3, 4, 96, 3, 32, Float16}} {
 		ids := NewArg(Contiguous(Int32, c.t))
-		qSampleIndex(rng, &ids, c.v)
+		for i := range I32(ids.Data) {
+			I32(ids.Data)[i] = int32(rng.Intn(2*c.v) - c.v) // valid ids, negative ones wrap
+		}
 		w, s, b := qSampleMatrix(rng, c.v, c.d, c.bits, c.group, c.dt)
 		out = append(out, launch(KQEmbed, &QEmbedParams{T: c.t, V: c.v, D: c.d, Bits: c.bits, Group: c.group},
 			ids, w, s, b, NewArg(Contiguous(Float32, c.t, c.d))))

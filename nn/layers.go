@@ -91,7 +91,7 @@ func (r *RoPE) Forward(x, offsets tensor.Array) tensor.Array {
 
 // MLP is the SwiGLU feed-forward block: Down(silu(Gate x) * Up x).
 type MLP struct {
-	Gate, Up, Down Linear
+	Gate, Up, Down LinearLayer
 }
 
 // Forward maps x [..., dim] to [..., dim].
@@ -113,5 +113,11 @@ type SwitchGLU struct {
 func (s *SwitchGLU) Forward(x, idx, scores tensor.Array) tensor.Array {
 	// One fused kernel (tensor.SwitchGLU) instead of gather_mm, silu, mul, gather_mm,
 	// mul and sum with their reshapes: about a dozen fewer nodes per layer and token.
-	return tensor.SwitchGLU(x, s.Gate, s.Up, s.Down, idx, scores)
+	// The kernel computes in float32; the result takes x's dtype, as MLX's gather_mm
+	// chain would.
+	y := tensor.SwitchGLU(x, s.Gate, s.Up, s.Down, idx, scores)
+	if dt := x.DType(); dt.IsFloat() && dt != y.DType() {
+		y = y.AsType(dt)
+	}
+	return y
 }

@@ -156,9 +156,9 @@ func TestMLP(t *testing.T) {
 	const n, hid, inter = 2, 6, 5
 	x, wg, wu, wd := randVals(rng, n*hid), randVals(rng, inter*hid), randVals(rng, inter*hid), randVals(rng, hid*inter)
 	m := MLP{
-		Gate: Linear{Weight: tensor.FromFloat32(g, wg, inter, hid)},
-		Up:   Linear{Weight: tensor.FromFloat32(g, wu, inter, hid)},
-		Down: Linear{Weight: tensor.FromFloat32(g, wd, hid, inter)},
+		Gate: &Linear{Weight: tensor.FromFloat32(g, wg, inter, hid)},
+		Up:   &Linear{Weight: tensor.FromFloat32(g, wu, inter, hid)},
+		Down: &Linear{Weight: tensor.FromFloat32(g, wd, hid, inter)},
 	}
 	near(t, refMLP(x, wg, wu, wd, n, hid, inter, nil), values(t, m.Forward(tensor.FromFloat32(g, x, n, hid))))
 }

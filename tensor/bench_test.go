@@ -1,8 +1,11 @@
 package tensor_test
 
 import (
+	"fmt"
+	"runtime"
 	"testing"
 
+	"github.com/ingotml/ingot/alloc"
 	"github.com/ingotml/ingot/graph"
 	"github.com/ingotml/ingot/tensor"
 )
@@ -41,6 +44,33 @@ func BenchmarkChain1000(b *testing.B) {
 			}
 			b.StopTimer()
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1000, "ns/node")
+		})
+	}
+}
+
+// BenchmarkSynchronizeDeadChain measures Synchronize (a forced collection and a sweep)
+// with a held, never-evaluated chain of n links (one pending node and one 4-byte scalar
+// each, built step by step in scopes, as the lazy cache does): the collection's cost
+// should not grow with the chain.
+func BenchmarkSynchronizeDeadChain(b *testing.B) {
+	for _, n := range []int{10000, 200000} {
+		b.Run(fmt.Sprintf("links=%d", n), func(b *testing.B) {
+			g := graph.NewCPU(graph.Options{Alloc: alloc.Config{ResourceLimit: 1 << 30}})
+			lp := tensor.FromInt32(g, []int32{0}, 1)
+			for i := 0; i < n; i++ {
+				tensor.WithScope(g, func() { tensor.Assign(&lp, tensor.SubScalar(lp, 1)) })
+			}
+			if err := g.Synchronize(); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := g.Synchronize(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			runtime.KeepAlive(lp)
 		})
 	}
 }

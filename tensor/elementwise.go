@@ -69,18 +69,19 @@ func same(op string, a, b Array) {
 
 func binary(op *kernels.BinaryOp, a, b Array) Array {
 	same(op.Name, a, b)
-	la, lb := a.Layout(), b.Layout()
+	la, lb := a.h.LayoutRef(), b.h.LayoutRef() // no copies: this is the hottest op
 	dt := promote(la.DType, lb.DType)
 	if la.DType != dt || lb.DType != dt {
 		a, b = a.AsType(dt), b.AsType(dt)
+		la, lb = a.h.LayoutRef(), b.h.LayoutRef()
 	}
 	out := dt
 	if op.Cmp {
 		out = Bool
 	}
 	var ol kernels.Layout
-	if kernels.SameShape(&la, &lb) {
-		ol = contiguousLike(out, &la)
+	if kernels.SameShape(la, lb) {
+		ol = contiguousLike(out, la)
 	} else {
 		ol = kernels.Contiguous(out, BroadcastShapes(op.Name, la.Dims(), lb.Dims())...)
 	}

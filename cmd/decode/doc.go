@@ -4,7 +4,9 @@
 //	[metal::malloc] Resource limit (499000) exceeded.
 //
 // It builds a random Qwen3.5-MoE model (50 layers: 49 Gated-DeltaNet + 1 attention by
-// default), decodes greedily through mlx-lm's batch path (or the plain path), and
+// default; --model-type qwen3_5 or qwen3_next for the others, --config for a real
+// config.json's layer structure), through the model registry as a checkpoint would be,
+// decodes greedily through mlx-lm's batch path (or the plain path), and
 // samples the allocator's live buffer objects every --report-every tokens. With the
 // stock lazy cache bookkeeping (--cache lazy; the mechanism is told at cache.Lazy) the
 // count grows by GDN layers - 1 per token until the limit is hit; with --cache eager

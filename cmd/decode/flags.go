@@ -27,6 +27,8 @@ const (
 // defaults, plus ingot's own.
 type options struct {
 	mode           string
+	modelType      string // the repro model's model_type (without --config)
+	configPath     string // --config: a real model's config.json (layer structure)
 	attentionOnly  bool
 	layers         int
 	interval       int
@@ -68,6 +70,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs := flag.NewFlagSet("decode", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.mode, "mode", "batch", "batch (mlx-lm BatchGenerator, the server path), plain (generate_step), or server (continuous-batching churn)")
+	fs.StringVar(&o.modelType, "model-type", "qwen3_5_moe", "random repro model: qwen3_5_moe (every MLP sparse), qwen3_5 (dense MLPs) or qwen3_next (fused GDN projections)")
+	fs.StringVar(&o.configPath, "config", "", "build the random model with the layer structure of this config.json (HF or mlx-community; --hidden and --experts may shrink it)")
 	fs.BoolVar(&o.attentionOnly, "attention-only", false, "every layer full attention (no GDN layers): the control")
 	fs.IntVar(&o.layers, "layers", 50, "number of layers")
 	fs.IntVar(&o.interval, "interval", 0, "full_attention_interval (0: = layers, one attention layer last)")
@@ -120,6 +124,34 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	return o, o.checkOutputs()
 }
 
+// validateModel checks the flags that choose the model: --config takes the layer
+// structure from the file (so --model-type, --layers, --interval and --attention-only
+// do not apply); a dense model has no experts to count.
+func (o *options) validateModel() error {
+	bad := func(f string, args ...any) error { return fmt.Errorf("%w: "+f, append([]any{errUsage}, args...)...) }
+	if o.configPath != "" {
+		for _, f := range []string{"model-type", "layers", "interval", "attention-only"} {
+			if o.set[f] {
+				return bad("--%s does not apply with --config (the file gives the layer structure)", f)
+			}
+		}
+		return nil
+	}
+	switch o.modelType {
+	case "qwen3_5_moe", "qwen3_next":
+		if o.experts < 2 {
+			return bad("--experts must be in 2..512 for %s (top-2 routing), not %d", o.modelType, o.experts)
+		}
+	case "qwen3_5":
+		if o.set["experts"] {
+			return bad("--experts does not apply to --model-type qwen3_5 (dense MLPs)")
+		}
+	default:
+		return bad("--model-type must be qwen3_5_moe, qwen3_5 or qwen3_next, not %q", o.modelType)
+	}
+	return nil
+}
+
 // period is the sampling period: --report-every, shortened when the run would
 // otherwise give the slope window too few samples.
 func (o *options) period() int {
@@ -143,8 +175,8 @@ func (o *options) validate() error {
 		return bad("--layers must be in 1..4096, not %d", o.layers)
 	case o.interval < 0:
 		return bad("--interval must be >= 0, not %d", o.interval)
-	case o.experts < 2 || o.experts > 512:
-		return bad("--experts must be in 2..512 (top-2 routing), not %d", o.experts)
+	case o.experts < 1 || o.experts > 512:
+		return bad("--experts must be in 1..512, not %d", o.experts)
 	case o.hidden < 16 || o.hidden > 4096 || o.hidden%16 != 0:
 		return bad("--hidden must be a multiple of 16 in 16..4096, not %d", o.hidden)
 	case o.tokens < 1 || o.tokens > maxTokens:
@@ -169,6 +201,9 @@ func (o *options) validate() error {
 		return bad("--concurrency must be at most 256 and --prompt-len at most 4096")
 	case o.mode == "server" && o.requests < minSamples:
 		return bad("--requests %d is too few for a verdict: the slope needs at least %d samples, one per completed request (--requests >= %d)", o.requests, minSamples, minSamples)
+	}
+	if err := o.validateModel(); err != nil {
+		return err
 	}
 	// Flags that the chosen mode would silently ignore are refused.
 	serverOnly := []string{"requests", "request-tokens", "concurrency", "prompt-len"}

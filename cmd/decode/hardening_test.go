@@ -79,7 +79,9 @@ func TestModelMustFitMemory(t *testing.T) {
 
 // TestWeightEstimate: the estimate is close to what the built model holds.
 func TestWeightEstimate(t *testing.T) {
-	for _, args := range [][]string{{}, {"--layers", "16", "--interval", "4"}, {"--hidden", "256", "--experts", "64", "--layers", "4"}, {"--attention-only", "--layers", "3"}} {
+	for _, args := range [][]string{{}, {"--layers", "16", "--interval", "4"}, {"--hidden", "256", "--experts", "64", "--layers", "4"}, {"--attention-only", "--layers", "3"},
+		{"--model-type", "qwen3_5", "--layers", "8", "--interval", "4"}, {"--model-type", "qwen3_next", "--layers", "8", "--interval", "4"},
+		{"--config", "testdata/qwen3_next_tiny/config.json"}, {"--config", "testdata/qwen3_5_moe_tiny/config.json"}} {
 		o, err := parseFlags(append(args, "--tokens", "8"), &bytes.Buffer{})
 		require.NoError(t, err)
 		spec := runSpec{policy: o.cache, attentionOnly: o.attentionOnly}

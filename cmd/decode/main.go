@@ -100,6 +100,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		results = append(results, r)
 	}
+	if o.compare && o.mode != "server" && len(results) >= 2 {
+		printSameTokens(stdout, results[0], results[1])
+	}
 	if ctx.Err() != nil {
 		code = exitInterrupt
 	}
@@ -123,4 +126,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return code
+}
+
+// printSameTokens says whether the lazy and eager runs emitted the same tokens (the
+// policies differ in bookkeeping only), over the tokens both emitted.
+func printSameTokens(out io.Writer, lazy, eager *result) {
+	n := min(len(lazy.tokens), len(eager.tokens))
+	for i := 0; i < n; i++ {
+		if lazy.tokens[i] != eager.tokens[i] {
+			fmt.Fprintf(out, "[compare] lazy and eager tokens DIFFER at token %s (%d vs %d)\n", comma(i), lazy.tokens[i], eager.tokens[i])
+			return
+		}
+	}
+	fmt.Fprintf(out, "[compare] lazy and eager emitted the same %s tokens\n", comma(n))
 }

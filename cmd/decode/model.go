@@ -5,22 +5,50 @@ import (
 
 	"github.com/ingotml/ingot/cache"
 	"github.com/ingotml/ingot/graph"
+	"github.com/ingotml/ingot/nn"
+	"github.com/ingotml/ingot/nn/models"
 	"github.com/ingotml/ingot/nn/qwen35"
 )
 
-// modelConfig is the run's model configuration (the repro's random Qwen3.5-MoE).
+// modelConfig is the run's model configuration: the structure of --config's file
+// (its width shrunk by --hidden and its expert count by --experts when given), or the
+// repro's random model of --model-type.
 func modelConfig(o *options, spec runSpec) (*qwen35.Config, error) {
-	cfg, err := qwen35.ReproConfig(qwen35.ReproOptions{Layers: o.layers, Interval: o.interval,
-		Experts: o.experts, Hidden: o.hidden, AttentionOnly: spec.attentionOnly})
+	if o.configPath == "" {
+		cfg, err := qwen35.ReproConfig(qwen35.ReproOptions{ModelType: o.modelType, Layers: o.layers, Interval: o.interval,
+			Experts: o.experts, Hidden: o.hidden, AttentionOnly: spec.attentionOnly})
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", errUsage, err)
+		}
+		return cfg, nil
+	}
+	cfg, err := qwen35.LoadConfig(o.configPath)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errUsage, err)
+		return nil, fmt.Errorf("%w: --config: %v", errUsage, err)
+	}
+	if o.set["hidden"] {
+		cfg.HiddenSize = o.hidden
+	}
+	if o.set["experts"] {
+		if !cfg.IsMoE() {
+			return nil, fmt.Errorf("%w: --experts: %s describes a dense model", errUsage, o.configPath)
+		}
+		cfg.NumExperts = o.experts
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: --config %s with --hidden/--experts: %v", errUsage, o.configPath, err)
 	}
 	return cfg, nil
 }
 
-// buildModel makes the model on g: the one place a model is constructed.
-func buildModel(o *options, cfg *qwen35.Config, g *graph.Graph) (*qwen35.Model, error) {
-	return qwen35.NewRandom(cfg, g, o.seed, qwen35.Options{OpsGatedDelta: o.ops})
+// buildModel makes the model on g through the model registry, as a checkpoint's
+// config.json would (the one place a model is constructed).
+func buildModel(o *options, cfg *qwen35.Config, g *graph.Graph) (nn.Model, error) {
+	raw, err := cfg.MarshalHF()
+	if err != nil {
+		return nil, err
+	}
+	return models.Random(raw, g, o.seed, models.Options{OpsGatedDelta: o.ops})
 }
 
 // memEstimate is what a run will hold at its peak, in bytes.
@@ -77,17 +105,22 @@ func estimateMemory(o *options, spec runSpec, cfg *qwen35.Config, limit int) mem
 		} else {
 			kd, vd := cfg.LinearNumKeyHeads*cfg.LinearKeyHeadDim, cfg.LinearNumValueHeads*cfg.LinearValueHeadDim
 			hv := cfg.LinearNumValueHeads
-			add(2*kd+vd, h)
-			add(vd, h)
-			add(hv, h)
-			add(hv, h)
+			if cfg.FusedGDNProjections() {
+				add(2*kd+2*vd, h)
+				add(2*hv, h)
+			} else {
+				add(2*kd+vd, h)
+				add(vd, h)
+				add(hv, h)
+				add(hv, h)
+			}
 			add(2*kd+vd, cfg.LinearConvKernel)
 			add(hv) // -exp(A_log)
 			add(hv) // dt_bias
 			add(cfg.LinearValueHeadDim)
 			add(h, vd)
 		}
-		if cfg.IsMoE() {
+		if cfg.IsSparse(i) {
 			ne, in, si := cfg.NumExperts, cfg.MoEIntermediateSize, cfg.SharedExpertIntermediateSize
 			add(ne, h)
 			add(ne, in, h)

@@ -15,7 +15,7 @@ import (
 	"github.com/ingotml/ingot/cache"
 	"github.com/ingotml/ingot/generate"
 	"github.com/ingotml/ingot/graph"
-	"github.com/ingotml/ingot/nn/qwen35"
+	"github.com/ingotml/ingot/nn"
 	"github.com/ingotml/ingot/tensor"
 )
 
@@ -64,7 +64,7 @@ func (r *result) crash(err error) bool {
 	if !errors.As(err, &rle) {
 		return false
 	}
-	r.crashed, r.crashErr, r.crashToken = true, rle, len(r.tokens) // the error itself, unwrapped from a StepError
+	r.crashed, r.crashErr, r.crashToken = true, err, len(r.tokens)
 	return true
 }
 
@@ -172,7 +172,7 @@ func (d batchDecoder) caches() []cache.Cache { return d.b.Caches() }
 
 // setup builds the graph and the random model for a run, after checking that the
 // model fits the machine's memory.
-func setup(o *options, spec runSpec, out io.Writer) (*graph.Graph, *qwen35.Model, *result, error) {
+func setup(o *options, spec runSpec, out io.Writer) (*graph.Graph, nn.Model, *result, error) {
 	cfg, err := modelConfig(o, spec)
 	if err != nil {
 		return nil, nil, nil, err
@@ -200,26 +200,34 @@ func setup(o *options, spec runSpec, out io.Writer) (*graph.Graph, *qwen35.Model
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	kinds := m.LayerKinds()
 	r := &result{label: spec.label, policy: spec.policy, mode: o.mode, device: name,
-		layers: cfg.NumLayers, nSSM: cfg.NumGDN(), interval: interval(cfg), limit: g.Allocator().ResourceLimit(),
+		layers: len(kinds), nSSM: nn.CountKinds(kinds, nn.Recurrent), interval: interval(kinds), limit: g.Allocator().ResourceLimit(),
 		limitSource: lim.source}
 	r.nAttn = r.layers - r.nSSM
-	// The stock batch path leaks one link per GDN layer but layer 0's per token.
-	if o.mode != "plain" && r.nSSM > 1 && !cfg.IsAttention(0) {
+	// The stock batch path leaks one link per GDN layer but layer 0's per token (the
+	// model reads layer 0's cache for the SSM mask every step, which evaluates it).
+	if o.mode != "plain" && r.nSSM > 1 && kinds[0] == nn.Recurrent {
 		r.rate = r.nSSM - 1
 	}
-	fmt.Fprintf(out, "[model] layers=%d (ssm=%d attn=%d) interval=%d experts=%d hidden=%d cache=%s device=%s limit=%d (%s)\n",
-		r.layers, r.nSSM, r.nAttn, r.interval, o.experts, o.hidden, spec.policy, name, r.limit, r.limitSource)
+	source := cfg.ModelType
+	if o.configPath != "" {
+		source = fmt.Sprintf("%s from %s", cfg.ModelType, o.configPath)
+	}
+	fmt.Fprintf(out, "[model] %s: layers=%d (ssm=%d attn=%d) interval=%d experts=%d hidden=%d cache=%s device=%s limit=%d (%s)\n",
+		source, r.layers, r.nSSM, r.nAttn, r.interval, cfg.NumExperts, cfg.HiddenSize, spec.policy, name, r.limit, r.limitSource)
 	return g, m, r, nil
 }
 
-// interval recovers full_attention_interval from the layer pattern (0 when irregular).
-func interval(cfg *qwen35.Config) int {
-	first := cfg.FirstAttention()
-	if first < 0 {
-		return 0
+// interval recovers full_attention_interval from the layer pattern: the first attention
+// layer's index + 1 (0 when there is none).
+func interval(kinds []nn.LayerKind) int {
+	for i, k := range kinds {
+		if k == nn.Attention {
+			return i + 1
+		}
 	}
-	return first + 1
+	return 0
 }
 
 func printPredict(out io.Writer, r *result) {

@@ -23,7 +23,7 @@ func serverRun(ctx context.Context, o *options, spec runSpec, out io.Writer, pro
 	}
 	b := generate.NewBatchGenerator(m, spec.policy, o.concurrency)
 	rng := rand.New(rand.NewSource(o.seed + 1))
-	vocab := int32(m.Config().VocabSize)
+	vocab := int32(m.VocabSize())
 	newReq := func(id int) generate.Request {
 		p := make([]int32, 1+id%o.promptLen) // prompt lengths differ: right-padded prefills
 		for i := range p {

@@ -12,7 +12,7 @@ import (
 // q and k are RMS-normalised per head and rotated on their first RotaryDims features,
 // attention is causal with grouped KV heads, and the result is gated by sigmoid(gate).
 type attention struct {
-	q, k, v, o   nn.Linear
+	q, k, v, o   nn.LinearLayer
 	qNorm, kNorm nn.RMSNorm // zero-centred: weights hold 1 + w
 	rope         nn.RoPE
 	nh, nkv, hd  int

@@ -33,7 +33,9 @@ const (
 	cfgA = qwen35.FullAttention
 )
 
-// cfgGoldenMoE is what shared/golden/qwen3_5_moe_text/config.json describes.
+// cfgGoldenMoE is what testdata/qwen3_5_moe_text.json (a copy of the transformers
+// golden set's config.json, kept beside the tests so that INGOT_GOLDEN_DIR cannot
+// change it) describes.
 func cfgGoldenMoE() qwen35.Config {
 	return qwen35.Config{
 		ModelType: "qwen3_5_moe_text",
@@ -48,7 +50,7 @@ func cfgGoldenMoE() qwen35.Config {
 	}
 }
 
-// cfgGoldenDense is what shared/golden/qwen3_5_text/config.json describes.
+// cfgGoldenDense is what testdata/qwen3_5_text.json describes.
 func cfgGoldenDense() qwen35.Config {
 	c := cfgGoldenMoE()
 	c.ModelType = "qwen3_5_text"
@@ -58,25 +60,90 @@ func cfgGoldenDense() qwen35.Config {
 	return c
 }
 
-func TestLoadConfigGolden(t *testing.T) {
-	root := cfgGoldenDir(t)
-	for model, want := range map[string]qwen35.Config{
-		"qwen3_5_moe_text": cfgGoldenMoE(),
-		"qwen3_5_text":     cfgGoldenDense(),
+// cfgGoldenNext is what testdata/qwen3_next.json describes: layer 1 dense.
+func cfgGoldenNext() qwen35.Config {
+	c := cfgGoldenMoE()
+	c.ModelType = "qwen3_next"
+	c.IntermediateSize = 96
+	c.MLPOnlyLayers = []int{1}
+	c.DecoderSparseStep = 1
+	return c
+}
+
+func TestLoadConfigFixtures(t *testing.T) {
+	for file, want := range map[string]qwen35.Config{
+		"qwen3_5_moe_text.json": cfgGoldenMoE(),
+		"qwen3_5_text.json":     cfgGoldenDense(),
+		"qwen3_next.json":       cfgGoldenNext(),
 	} {
-		t.Run(model, func(t *testing.T) {
-			c, err := qwen35.LoadConfig(filepath.Join(root, model, "config.json"))
+		t.Run(file, func(t *testing.T) {
+			c, err := qwen35.LoadConfig(filepath.Join("testdata", file))
 			require.NoError(t, err)
 			assert.Equal(t, want, *c)
 			assert.Equal(t, 3, c.NumGDN())
 			assert.Equal(t, 3, c.FirstAttention())
 			assert.Equal(t, 8, c.RotaryDims())
-			assert.Equal(t, model == "qwen3_5_moe_text", c.IsMoE())
+			assert.Equal(t, want.NumExperts > 0, c.IsMoE())
 			assert.Equal(t, []bool{false, false, false, true, false},
 				[]bool{c.IsAttention(0), c.IsAttention(1), c.IsAttention(2), c.IsAttention(3), c.IsAttention(4)})
 			assert.False(t, c.IsAttention(-1))
+			sparse := []bool{c.IsSparse(0), c.IsSparse(1), c.IsSparse(2), c.IsSparse(3)}
+			switch file {
+			case "qwen3_5_moe_text.json":
+				assert.Equal(t, []bool{true, true, true, true}, sparse)
+			case "qwen3_5_text.json":
+				assert.Equal(t, []bool{false, false, false, false}, sparse)
+			default:
+				assert.Equal(t, []bool{true, false, true, true}, sparse)
+			}
 		})
 	}
+}
+
+// TestLoadConfigGolden: every set under the golden root (any names, any sizes) parses,
+// and the Config holds what its config.json says.
+func TestLoadConfigGolden(t *testing.T) {
+	root := cfgGoldenDir(t)
+	entries, err := os.ReadDir(root)
+	require.NoError(t, err)
+	n := 0
+	for _, e := range entries {
+		path := filepath.Join(root, e.Name(), "config.json")
+		raw, err := os.ReadFile(path)
+		if !e.IsDir() || err != nil {
+			continue
+		}
+		n++
+		t.Run(e.Name(), func(t *testing.T) {
+			var m map[string]any
+			require.NoError(t, json.Unmarshal(raw, &m))
+			c, err := qwen35.LoadConfig(path)
+			require.NoError(t, err)
+			num := func(k string) int { return int(m[k].(float64)) }
+			assert.Equal(t, m["model_type"], c.ModelType)
+			assert.Equal(t, num("vocab_size"), c.VocabSize)
+			assert.Equal(t, num("hidden_size"), c.HiddenSize)
+			assert.Equal(t, num("num_hidden_layers"), c.NumLayers)
+			assert.Equal(t, num("head_dim"), c.HeadDim)
+			assert.Equal(t, num("linear_key_head_dim"), c.LinearKeyHeadDim)
+			assert.Equal(t, num("linear_value_head_dim"), c.LinearValueHeadDim)
+			if _, ok := m["num_experts"]; ok {
+				assert.Equal(t, num("num_experts"), c.NumExperts)
+				assert.Equal(t, num("num_experts_per_tok"), c.NumExpertsPerTok)
+			}
+			types := m["layer_types"].([]any)
+			require.Len(t, c.LayerTypes, len(types))
+			gdn := 0
+			for i, lt := range types {
+				assert.Equal(t, lt, c.LayerTypes[i].String())
+				if lt == "linear_attention" {
+					gdn++
+				}
+			}
+			assert.Equal(t, gdn, c.NumGDN())
+		})
+	}
+	require.NotZero(t, n, "no sets under %s", root)
 }
 
 // cfgJSON renders a map as config.json bytes.
@@ -87,10 +154,10 @@ func cfgJSON(t *testing.T, m map[string]any) []byte {
 	return b
 }
 
-// cfgGoldenMap returns the golden MoE config.json as a mutable map.
+// cfgGoldenMap returns testdata/qwen3_5_moe_text.json as a mutable map.
 func cfgGoldenMap(t *testing.T) map[string]any {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(cfgGoldenDir(t), "qwen3_5_moe_text", "config.json"))
+	raw, err := os.ReadFile(filepath.Join("testdata", "qwen3_5_moe_text.json"))
 	require.NoError(t, err)
 	var m map[string]any
 	require.NoError(t, json.Unmarshal(raw, &m))
@@ -179,7 +246,7 @@ func TestParseHFConfigDefaults(t *testing.T) {
 	assert.True(t, c.NormTopKProb)
 
 	// Integral floats are integers.
-	raw, err := os.ReadFile(filepath.Join(cfgGoldenDir(t), "qwen3_5_moe_text", "config.json"))
+	raw, err := os.ReadFile(filepath.Join("testdata", "qwen3_5_moe_text.json"))
 	require.NoError(t, err)
 	edited := strings.Replace(string(raw), `"hidden_size": 64,`, `"hidden_size": 64.0,`, 1)
 	require.NotEqual(t, string(raw), edited)
@@ -266,7 +333,7 @@ func TestValidate(t *testing.T) {
 		{"huge dim", func(c *qwen35.Config) { c.VocabSize = 1 << 30 }, "vocab_size: 1073741824 exceeds the limit of 16777216"},
 		{"gqa", func(c *qwen35.Config) { c.NumKVHeads = 3 }, "num_key_value_heads: 3 does not divide num_attention_heads 4"},
 		{"layer count", func(c *qwen35.Config) { c.NumLayers = 5 }, "layer_types: has 4 entries for 5 layers"},
-		{"unset layer type", func(c *qwen35.Config) { c.LayerTypes[1] = 0 }, "layer_types[1]: unknown layer type LayerType(0)"},
+		{"unset layer type", func(c *qwen35.Config) { c.LayerTypes[1] = 0 }, "layer_types[1]: unknown layer type LayerKind(0)"},
 		{"no attention", func(c *qwen35.Config) { c.LayerTypes[3] = cfgG }, "layer_types: no full_attention layer among 4 layers"},
 		{"Hk", func(c *qwen35.Config) { c.LinearNumKeyHeads = 0 }, "linear_num_key_heads: must be positive, got 0"},
 		{"Hv", func(c *qwen35.Config) { c.LinearNumValueHeads = 0 }, "linear_num_value_heads: must be positive, got 0"},
@@ -437,5 +504,131 @@ func TestReproConfig(t *testing.T) {
 func TestLayerTypeString(t *testing.T) {
 	assert.Equal(t, "linear_attention", qwen35.GatedDeltaNet.String())
 	assert.Equal(t, "full_attention", qwen35.FullAttention.String())
-	assert.Equal(t, "LayerType(7)", qwen35.LayerType(7).String())
+	assert.Equal(t, "LayerKind(7)", qwen35.LayerType(7).String())
+}
+
+// cfgNextMap returns testdata/qwen3_next.json as a mutable map.
+func cfgNextMap(t *testing.T) map[string]any {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("testdata", "qwen3_next.json"))
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(raw, &m))
+	return m
+}
+
+// TestParseUnknownFields: a key the model type does not know is an error naming it,
+// never silently dropped; inert keys and nulls pass.
+func TestParseUnknownFields(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		base func(*testing.T) map[string]any
+		edit func(m map[string]any)
+		want string // empty: accepted
+	}{
+		{"mlp_only_layers on qwen3_5", cfgGoldenMap, func(m map[string]any) { m["mlp_only_layers"] = []int{1} },
+			`mlp_only_layers: unknown to model type "qwen3_5_moe_text" (the family cannot honour it)`},
+		{"decoder_sparse_step on qwen3_5", cfgGoldenMap, func(m map[string]any) { m["decoder_sparse_step"] = 2 },
+			`decoder_sparse_step: unknown to model type "qwen3_5_moe_text" (the family cannot honour it)`},
+		{"unknown key", cfgNextMap, func(m map[string]any) { m["sliding_window_pattern"] = 4; m["zeta"] = 1 },
+			`sliding_window_pattern: unknown to model type "qwen3_next" (the family cannot honour it)`},
+		{"rope_scaling set", cfgNextMap, func(m map[string]any) { m["rope_scaling"] = map[string]any{"type": "yarn"} },
+			`rope_scaling: unknown to model type "qwen3_next" (the family cannot honour it)`},
+		{"rope_scaling null", cfgNextMap, func(m map[string]any) { m["rope_scaling"] = nil }, ""},
+		{"inert keys", cfgNextMap, func(m map[string]any) {
+			m["architectures"] = []string{"Qwen3NextForCausalLM"}
+			m["_name_or_path"] = "x"
+			m["use_sliding_window"] = false
+		}, ""},
+		{"gelu", cfgNextMap, func(m map[string]any) { m["hidden_act"] = "gelu" }, "hidden_act: only silu is supported, got gelu"},
+		{"sliding window on", cfgNextMap, func(m map[string]any) { m["use_sliding_window"] = true },
+			"use_sliding_window: only false is supported, got true"},
+		{"dense layer out of range", cfgNextMap, func(m map[string]any) { m["mlp_only_layers"] = []int{4} },
+			"mlp_only_layers[0]: layer 4 outside [0, 4)"},
+		{"dense layer not an index", cfgNextMap, func(m map[string]any) { m["mlp_only_layers"] = []any{"1"} },
+			`mlp_only_layers[0]: want a layer index, got "1"`},
+		{"dense layers need a width", cfgNextMap, func(m map[string]any) { delete(m, "intermediate_size") },
+			"intermediate_size: must be positive, got 0"},
+		{"unknown model type", cfgNextMap, func(m map[string]any) { m["model_type"] = "qwen3_moe" },
+			`model_type: unknown model type "qwen3_moe" (this package builds [qwen3_5 qwen3_5_text qwen3_5_moe qwen3_5_moe_text qwen3_next])`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := tc.base(t)
+			tc.edit(m)
+			c, err := qwen35.ParseHFConfig(cfgJSON(t, m))
+			if tc.want == "" {
+				require.NoError(t, err)
+				return
+			}
+			assert.Nil(t, c)
+			var ce *qwen35.ConfigError
+			require.ErrorAs(t, err, &ce)
+			assert.EqualError(t, err, "qwen35 config: "+tc.want)
+		})
+	}
+}
+
+// TestSparseRule: a layer is sparse iff the model has experts, the layer is not in
+// mlp_only_layers and (i+1) % decoder_sparse_step == 0.
+func TestSparseRule(t *testing.T) {
+	m := cfgNextMap(t)
+	m["num_hidden_layers"] = 8
+	m["layer_types"] = []string{"linear_attention", "linear_attention", "linear_attention", "full_attention",
+		"linear_attention", "linear_attention", "linear_attention", "full_attention"}
+	m["decoder_sparse_step"] = 2
+	m["mlp_only_layers"] = []int{5}
+	c, err := qwen35.ParseHFConfig(cfgJSON(t, m))
+	require.NoError(t, err)
+	var got []bool
+	for i := 0; i < 8; i++ {
+		got = append(got, c.IsSparse(i))
+	}
+	assert.Equal(t, []bool{false, true, false, true, false, false, false, true}, got)
+	assert.Equal(t, 3, c.NumSparse())
+	m["num_experts"] = 0
+	c, err = qwen35.ParseHFConfig(cfgJSON(t, m))
+	require.NoError(t, err)
+	assert.Equal(t, 0, c.NumSparse())
+}
+
+// TestMarshalHFRoundTrip: MarshalHF writes what ParseHFConfig reads back unchanged, for
+// the repro's three model types and the fixtures.
+func TestMarshalHFRoundTrip(t *testing.T) {
+	var cfgs []*qwen35.Config
+	for _, typ := range []string{"", "qwen3_5", "qwen3_next"} {
+		c, err := qwen35.ReproConfig(qwen35.ReproOptions{ModelType: typ, Layers: 8, Interval: 4})
+		require.NoError(t, err)
+		cfgs = append(cfgs, c)
+	}
+	for _, f := range []string{"qwen3_5_moe_text.json", "qwen3_5_text.json", "qwen3_next.json"} {
+		c, err := qwen35.LoadConfig(filepath.Join("testdata", f))
+		require.NoError(t, err)
+		cfgs = append(cfgs, c)
+	}
+	for _, c := range cfgs {
+		raw, err := c.MarshalHF()
+		require.NoError(t, err)
+		back, err := qwen35.ParseHFConfig(raw)
+		require.NoError(t, err, string(raw))
+		assert.Equal(t, c, back, string(raw))
+	}
+	bad := cfgGoldenMoE()
+	bad.VocabSize = 0
+	_, err := bad.MarshalHF()
+	assert.EqualError(t, err, "qwen35 config: vocab_size: must be positive, got 0")
+}
+
+func TestReproConfigModelTypes(t *testing.T) {
+	dense, err := qwen35.ReproConfig(qwen35.ReproOptions{ModelType: "qwen3_5", Layers: 8, Interval: 4})
+	require.NoError(t, err)
+	assert.Equal(t, 0, dense.NumExperts)
+	assert.Equal(t, 64, dense.IntermediateSize)
+	assert.Equal(t, 0, dense.NumSparse())
+	next, err := qwen35.ReproConfig(qwen35.ReproOptions{ModelType: "qwen3_next", Layers: 8, Interval: 4})
+	require.NoError(t, err)
+	assert.True(t, next.FusedGDNProjections())
+	assert.Equal(t, 8, next.NumSparse())
+	assert.Equal(t, 6, next.NumGDN())
+	_, err = qwen35.ReproConfig(qwen35.ReproOptions{ModelType: "llama"})
+	assert.EqualError(t, err, `qwen35 config: ModelType: the repro builds qwen3_5_moe, qwen3_5 or qwen3_next, not "llama"`)
 }

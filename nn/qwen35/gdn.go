@@ -12,11 +12,13 @@ import (
 // over the projected [q | k | v] channels, then the gated delta rule over a per-head
 // recurrent state [Dv, Dk] (mlx-lm's layout), a gated RMSNorm with z, and out_proj.
 type gatedDeltaNet struct {
-	qkv, z, b, a, out nn.Linear
-	conv              tensor.Array // [C, K]
-	negA              tensor.Array // [Hv]: -exp(A_log), precomputed at load
-	dtBias            tensor.Array // [Hv]
-	norm              nn.GatedRMSNorm
+	qkv, z, b, a nn.LinearLayer // Qwen3.5's four input projections
+	qkvz, ba     nn.LinearLayer // or Qwen3-Next's two fused ones (then the four are nil)
+	out          nn.LinearLayer
+	conv         tensor.Array // [C, K]
+	negA         tensor.Array // [Hv]: -exp(A_log), precomputed at load
+	dtBias       tensor.Array // [Hv]
+	norm         nn.GatedRMSNorm
 
 	hk, hv, dk, dv, kernel int
 	keyDim, valueDim, conC int
@@ -32,17 +34,24 @@ func (b *builder) gatedDeltaNet(cfg *Config, p string) *gatedDeltaNet {
 		hk: hk, hv: hv, dk: dk, dv: dv, kernel: kk,
 		keyDim: keyDim, valueDim: valueDim, conC: c,
 	}
-	d.qkv = b.linear(p+"in_proj_qkv", c, h, false)
-	d.z = b.linear(p+"in_proj_z", valueDim, h, false)
-	d.b = b.linear(p+"in_proj_b", hv, h, false)
-	d.a = b.linear(p+"in_proj_a", hv, h, false)
+	if cfg.FusedGDNProjections() {
+		d.qkvz = b.linear(p+"in_proj_qkvz", 2*keyDim+2*valueDim, h, false)
+		d.ba = b.linear(p+"in_proj_ba", 2*hv, h, false)
+	} else {
+		d.qkv = b.linear(p+"in_proj_qkv", c, h, false)
+		d.z = b.linear(p+"in_proj_z", valueDim, h, false)
+		d.b = b.linear(p+"in_proj_b", hv, h, false)
+		d.a = b.linear(p+"in_proj_a", hv, h, false)
+	}
 	d.conv = b.array(p+"conv1d.weight", kindConv, c, kk)
-	if alog := b.floats(p+"A_log", kindALog, hv); alog != nil {
+	if alog, ok := b.host(p+"A_log", kindALog, hv); ok {
+		// -exp(A_log) in float32 whatever A_log's stored dtype (HF and mlx-lm both
+		// compute the decay from a float32 A_log).
 		neg := make([]float32, hv)
-		for i, v := range alog {
-			neg[i] = float32(-math.Exp(float64(v)))
+		for i := range neg {
+			neg[i] = float32(-math.Exp(alog.At(i)))
 		}
-		d.negA = b.fromFloat32(neg, hv)
+		d.negA = nn.HostFloat32(neg, hv).Array(b.g)
 	}
 	d.dtBias = b.array(p+"dt_bias", kindDtBias, hv)
 	d.norm = nn.GatedRMSNorm{Weight: b.array(p+"norm.weight", kindGatedNorm, dv), Eps: cfg.RMSNormEps}
@@ -54,10 +63,9 @@ func (b *builder) gatedDeltaNet(cfg *Config, p string) *gatedDeltaNet {
 // invalid: every step valid); c is the layer's cache, or nil for a cache-free forward.
 func (d *gatedDeltaNet) forward(m *Model, x, mask tensor.Array, c *cache.ArraysCache) tensor.Array {
 	bsz, s := x.Dim(0), x.Dim(1)
-	qkv := d.qkv.Forward(x) // [B, S, C]
-	z := tensor.Reshape(d.z.Forward(x), bsz, s, d.hv, d.dv)
-	beta := tensor.Sigmoid(d.b.Forward(x))                                             // [B, S, Hv]
-	decay := tensor.Mul(tensor.Softplus(tensor.Add(d.a.Forward(x), d.dtBias)), d.negA) // log-decay g
+	qkv, z, bIn, aIn := d.project(x)
+	beta := tensor.Sigmoid(bIn)                                             // [B, S, Hv]
+	decay := tensor.Mul(tensor.Softplus(tensor.Add(aIn, d.dtBias)), d.negA) // log-decay g
 
 	if mask.Valid() {
 		// Padding must not enter the conv window (or the saved conv state).
@@ -68,7 +76,7 @@ func (d *gatedDeltaNet) forward(m *Model, x, mask tensor.Array, c *cache.ArraysC
 		convState = c.ConvState()
 	}
 	if !convState.Valid() {
-		convState = tensor.Zeros(m.g, tensor.Float32, bsz, d.kernel-1, d.conC)
+		convState = tensor.Zeros(m.g, qkv.DType(), bsz, d.kernel-1, d.conC)
 	}
 	window := tensor.Concatenate(1, convState, qkv) // [B, K-1+S, C], oldest first
 	var nextConv tensor.Array
@@ -99,11 +107,39 @@ func (d *gatedDeltaNet) forward(m *Model, x, mask tensor.Array, c *cache.ArraysC
 	} else {
 		y, state = tensor.GatedDelta(q, k, v, decay, beta, state, mask)
 	}
+	y = y.AsType(m.act) // the recurrence runs and keeps its state in float32
 	if c != nil {
 		c.Update(nextConv, state, s)
 	}
 	out := d.norm.Forward(y, z) // [B, S, Hv, Dv]
 	return d.out.Forward(tensor.Reshape(out, bsz, s, d.valueDim))
+}
+
+// project returns the conv input qkv [B, S, C] (channels [q | k | v], heads in order),
+// z [B, S, Hv, Dv] and the b and a inputs [B, S, Hv]. Qwen3-Next's fused projections
+// are grouped per key head, [q(Dk) k(Dk) v(r*Dv) z(r*Dv)] and [b(r) a(r)] with
+// r = Hv/Hk, and are regrouped here into Qwen3.5's order (value head h = g*r + j of
+// group g, which reads key head h/r, as the recurrence expects).
+func (d *gatedDeltaNet) project(x tensor.Array) (qkv, z, b, a tensor.Array) {
+	bsz, s := x.Dim(0), x.Dim(1)
+	if d.qkvz == nil {
+		z = tensor.Reshape(d.z.Forward(x), bsz, s, d.hv, d.dv)
+		return d.qkv.Forward(x), z, d.b.Forward(x), d.a.Forward(x)
+	}
+	r := d.hv / d.hk
+	rdv := r * d.dv
+	g := tensor.Reshape(d.qkvz.Forward(x), bsz, s, d.hk, 2*d.dk+2*rdv)
+	part := func(lo, hi, width int) tensor.Array {
+		return tensor.Reshape(tensor.SliceAxis(g, -1, lo, hi), bsz, s, width)
+	}
+	q := part(0, d.dk, d.keyDim)
+	k := part(d.dk, 2*d.dk, d.keyDim)
+	v := part(2*d.dk, 2*d.dk+rdv, d.valueDim)
+	z = tensor.Reshape(tensor.SliceAxis(g, -1, 2*d.dk+rdv, 2*d.dk+2*rdv), bsz, s, d.hv, d.dv)
+	ba := tensor.Reshape(d.ba.Forward(x), bsz, s, d.hk, 2*r)
+	b = tensor.Reshape(tensor.SliceAxis(ba, -1, 0, r), bsz, s, d.hv)
+	a = tensor.Reshape(tensor.SliceAxis(ba, -1, r, 2*r), bsz, s, d.hv)
+	return tensor.Concatenate(-1, q, k, v), z, b, a
 }
 
 // nextConvState returns the K-1 conv inputs the next forward needs. Normally they are

@@ -160,14 +160,33 @@ func TestLoadLayouts(t *testing.T) {
 
 // TestLoadErrors: bad input gives an error naming the file (and the tensor).
 func TestLoadErrors(t *testing.T) {
-	gms := goldenModels(t)
+	// A Qwen3.5-MoE set of any sizes; tensor names and shapes derive from its config.
 	var moe goldenModel
-	for _, gm := range gms {
-		if strings.Contains(gm.name, "moe") {
-			moe = gm
+	var cfg *Config
+	for _, gm := range goldenModels(t) {
+		c, err := LoadConfig(filepath.Join(gm.dir, "config.json"))
+		require.NoError(t, err)
+		if c.NumSparse() > 0 && !c.FusedGDNProjections() && moe.dir == "" {
+			moe, cfg = gm, c
 		}
 	}
-	require.NotEmpty(t, moe.dir, "need the MoE golden model")
+	if moe.dir == "" {
+		t.Skip("no Qwen3.5-MoE set under the golden root")
+	}
+	var gdn, sparse []int
+	for i := 0; i < cfg.NumLayers; i++ {
+		if !cfg.IsAttention(i) {
+			gdn = append(gdn, i)
+		}
+		if cfg.IsSparse(i) {
+			sparse = append(sparse, i)
+		}
+	}
+	layer := func(i int) string { return fmt.Sprintf("model.layers.%d.", i) }
+	g0, gLast, s0, sLast := layer(gdn[0]), layer(gdn[len(gdn)-1]), layer(sparse[0]), layer(sparse[len(sparse)-1])
+	h, vd := cfg.HiddenSize, cfg.LinearNumValueHeads*cfg.LinearValueHeadDim
+	convC := 2*cfg.LinearNumKeyHeads*cfg.LinearKeyHeadDim + vd
+	e, ei := cfg.NumExperts, cfg.MoEIntermediateSize
 	hf := readAll(t, filepath.Join(moe.dir, "model.safetensors"))
 	g := graph.NewCPU(graph.Options{})
 	load := func(dir string) error {
@@ -221,29 +240,31 @@ func TestLoadErrors(t *testing.T) {
 		reason string
 		is     error
 	}{
-		{"missing tensor", func(ts map[string]stTensor) { delete(ts, "model.layers.2.linear_attn.A_log") },
-			"model.layers.2.linear_attn.A_log", "not found", nn.ErrTensorNotFound},
+		{"missing tensor", func(ts map[string]stTensor) { delete(ts, gLast+"linear_attn.A_log") },
+			gLast + "linear_attn.A_log", "not found", nn.ErrTensorNotFound},
 		{"missing lm_head", func(ts map[string]stTensor) { delete(ts, "lm_head.weight") },
 			"lm_head.weight", "not found", nn.ErrTensorNotFound},
-		{"missing experts", func(ts map[string]stTensor) { delete(ts, "model.layers.1.mlp.experts.gate_up_proj") },
-			"model.layers.1.mlp.experts.gate_up_proj",
-			"not found (nor model.layers.1.mlp.switch_mlp.gate_proj.weight, model.layers.1.mlp.experts.0.gate_proj.weight)",
+		{"missing experts", func(ts map[string]stTensor) { delete(ts, s0+"mlp.experts.gate_up_proj") },
+			s0 + "mlp.experts.gate_up_proj",
+			fmt.Sprintf("not found (nor %smlp.switch_mlp.gate_proj.weight, %smlp.experts.0.gate_proj.weight)", s0, s0),
 			nn.ErrTensorNotFound},
 		{"wrong shape", func(ts map[string]stTensor) {
-			x := ts["model.layers.1.linear_attn.in_proj_z.weight"]
-			ts["model.layers.1.linear_attn.in_proj_z.weight"] = stTensor{"F32", []int{32, 64}, x.data[:len(x.data)/2]}
-		}, "model.layers.1.linear_attn.in_proj_z.weight", "shape [32 64], want [64 64]", ErrShape},
+			x := ts[g0+"linear_attn.in_proj_z.weight"]
+			ts[g0+"linear_attn.in_proj_z.weight"] = stTensor{"F32", []int{vd / 2, h}, x.data[:len(x.data)/2]}
+		}, g0 + "linear_attn.in_proj_z.weight", fmt.Sprintf("shape [%d %d], want [%d %d]", vd/2, h, vd, h), ErrShape},
 		{"wrong conv shape", func(ts map[string]stTensor) {
-			x := ts["model.layers.0.linear_attn.conv1d.weight"]
-			ts["model.layers.0.linear_attn.conv1d.weight"] = stTensor{"F32", []int{128, 4}, x.data}
-		}, "model.layers.0.linear_attn.conv1d.weight", "shape [128 4], want [128 1 4] or [128 4 1]", ErrShape},
+			x := ts[g0+"linear_attn.conv1d.weight"]
+			ts[g0+"linear_attn.conv1d.weight"] = stTensor{"F32", []int{convC, cfg.LinearConvKernel}, x.data}
+		}, g0 + "linear_attn.conv1d.weight", fmt.Sprintf("shape [%d %d], want [%d 1 %d] or [%d %d 1]",
+			convC, cfg.LinearConvKernel, convC, cfg.LinearConvKernel, convC, cfg.LinearConvKernel), ErrShape},
 		{"wrong experts shape", func(ts map[string]stTensor) {
-			x := ts["model.layers.3.mlp.experts.down_proj"]
-			ts["model.layers.3.mlp.experts.down_proj"] = stTensor{"F32", []int{8, 32, 64}, x.data}
-		}, "model.layers.3.mlp.experts.down_proj", "shape [8 32 64], want [8 64 32]", ErrShape},
+			x := ts[sLast+"mlp.experts.down_proj"]
+			ts[sLast+"mlp.experts.down_proj"] = stTensor{"F32", []int{e, ei, h}, x.data}
+		}, sLast + "mlp.experts.down_proj", fmt.Sprintf("shape [%d %d %d], want [%d %d %d]", e, ei, h, e, h, ei), ErrShape},
 		{"unsupported dtype", func(ts map[string]stTensor) {
-			ts["model.layers.0.linear_attn.dt_bias"] = stTensor{"I32", []int{4}, make([]byte, 16)}
-		}, "model.layers.0.linear_attn.dt_bias", "unsupported dtype I32 (want F32, F16 or BF16)", nn.ErrDTypeMismatch},
+			n := cfg.LinearNumValueHeads
+			ts[g0+"linear_attn.dt_bias"] = stTensor{"I32", []int{n}, make([]byte, 4*n)}
+		}, g0 + "linear_attn.dt_bias", "unsupported dtype I32 (want F32, F16 or BF16)", nn.ErrDTypeMismatch},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -319,4 +340,32 @@ func TestLoadTiedAndBias(t *testing.T) {
 	_, err := Load(withConfig(t, gm.dir, hf, map[string]any{"attention_bias": true}), g, Options{})
 	require.ErrorIs(t, err, nn.ErrTensorNotFound)
 	require.Contains(t, err.Error(), "self_attn.q_proj.bias: not found")
+}
+
+// TestLoadPerExpertHugeConfig: a config within the validator's limits whose experts are
+// far larger than the per-expert tensors in the file fails on the first expert's shape,
+// before anything of the config's size is allocated (it used to allocate E*I*H floats
+// first: a fatal out-of-memory).
+func TestLoadPerExpertHugeConfig(t *testing.T) {
+	for _, gm := range goldenModels(t) {
+		saved := filepath.Join(gm.dir, "hf_save_pretrained")
+		ts := readAll(t, filepath.Join(saved, "model.safetensors"))
+		var expert string
+		for n := range ts {
+			if strings.HasSuffix(n, ".mlp.experts.0.gate_proj.weight") && (expert == "" || n < expert) {
+				expert = n
+			}
+		}
+		if expert == "" {
+			continue // a dense set
+		}
+		t.Run(gm.name, func(t *testing.T) {
+			dir := withConfig(t, saved, ts, map[string]any{"moe_intermediate_size": 1 << 24})
+			_, err := Load(dir, graph.NewCPU(graph.Options{}), Options{})
+			require.ErrorIs(t, err, ErrShape)
+			var we *WeightError
+			require.ErrorAs(t, err, &we)
+			require.True(t, strings.HasSuffix(we.Tensor, ".mlp.experts.0.gate_proj.weight"), we.Tensor)
+		})
+	}
 }

@@ -25,16 +25,17 @@ type Model struct {
 	cfg    *Config
 	g      *graph.Graph
 	opt    Options
-	embed  nn.Embedding
+	embed  nn.EmbeddingLayer
 	layers []*layer
 	norm   nn.RMSNorm
-	head   nn.Linear // lm_head; its Weight is the embedding table when tied
+	head   nn.LinearLayer // lm_head, or nil when tied to the embedding
+	act    tensor.DType   // the activations' dtype: the embedding table's, as in MLX
 	k      *constants
 }
 
 // constants are small arrays every forward reuses, made once rather than per forward.
 type constants struct {
-	zero   tensor.Array // float32 0-d 0, for Where
+	zero   tensor.Array // 0-d 0 in the activation dtype, for Where
 	qScale tensor.Array // [Dk] filled with 1/Dk: turns RMSNorm into Dk^-0.5 * l2norm
 	kScale tensor.Array // [Dk] filled with Dk^-0.5: turns RMSNorm into l2norm
 }
@@ -46,15 +47,23 @@ type layer struct {
 	postNorm nn.RMSNorm
 	gdn      *gatedDeltaNet
 	attn     *attention
-	mlp      *nn.MLP
-	moe      *sparseMoE
+	mlp      *nn.MLP    // a dense layer's MLP
+	moe      *sparseMoE // or a sparse layer's
 }
+
+var _ nn.Model = (*Model)(nil)
 
 // Config returns the model's configuration (do not modify it).
 func (m *Model) Config() *Config { return m.cfg }
 
 // Graph returns the graph the model's weights live on.
 func (m *Model) Graph() *graph.Graph { return m.g }
+
+// VocabSize is the number of token ids.
+func (m *Model) VocabSize() int { return m.cfg.VocabSize }
+
+// LayerKinds returns each layer's mixer kind.
+func (m *Model) LayerKinds() []nn.LayerKind { return append([]nn.LayerKind(nil), m.cfg.LayerTypes...) }
 
 // MakeCache returns fresh caches, one per layer: a *cache.KVCache for attention layers
 // and a *cache.ArraysCache with policy p for GDN layers (both metadata fields absent: the
@@ -120,6 +129,9 @@ func (m *Model) forward(tokens tensor.Array, caches []cache.Cache, keep bool) (t
 	x = m.norm.Forward(x)
 	if keep {
 		hidden = append(hidden, x)
+	}
+	if m.head == nil {
+		return m.embed.AsLinear(x), hidden
 	}
 	return m.head.Forward(x), hidden
 }
@@ -194,7 +206,7 @@ func build(cfg *Config, g *graph.Graph, src source, opt Options) (*Model, error)
 	b := &builder{g: g, src: src}
 	m := &Model{cfg: cfg, g: g, opt: opt}
 	eps := cfg.RMSNormEps
-	m.embed = nn.Embedding{Weight: b.array("model.embed_tokens.weight", kindEmbed, cfg.VocabSize, cfg.HiddenSize)}
+	m.embed, m.act = b.embedding("model.embed_tokens.weight", cfg.VocabSize, cfg.HiddenSize)
 	m.layers = make([]*layer, cfg.NumLayers)
 	for i := range m.layers {
 		p := fmt.Sprintf("model.layers.%d.", i)
@@ -206,35 +218,25 @@ func build(cfg *Config, g *graph.Graph, src source, opt Options) (*Model, error)
 		} else {
 			l.gdn = b.gatedDeltaNet(cfg, p+"linear_attn.")
 		}
-		if cfg.IsMoE() {
+		if cfg.IsSparse(i) {
 			l.moe = b.sparseMoE(cfg, p+"mlp.")
 		} else {
-			mlp := b.mlp(p+"mlp.", cfg.HiddenSize, cfg.IntermediateSize)
-			l.mlp = &mlp
+			l.mlp = b.mlp(p+"mlp.", cfg.HiddenSize, cfg.IntermediateSize)
 		}
 		m.layers[i] = l
 	}
 	m.norm = nn.RMSNorm{Weight: b.array("model.norm.weight", kindNorm, cfg.HiddenSize), Eps: eps}
-	if cfg.TieWordEmbeddings {
-		m.head = nn.Linear{Weight: m.embed.Weight}
-	} else {
-		m.head = nn.Linear{Weight: b.array("lm_head.weight", kindWeight, cfg.VocabSize, cfg.HiddenSize)}
+	if !cfg.TieWordEmbeddings {
+		m.head = b.linear("lm_head", cfg.VocabSize, cfg.HiddenSize, false)
 	}
 	if b.err != nil {
 		return nil, b.err
 	}
-	m.k = &constants{zero: tensor.Scalar(g, 0, tensor.Float32)}
+	// Constants take the activation dtype, as MLX's Python scalars do.
+	m.k = &constants{zero: tensor.Scalar(g, 0, m.act)}
 	if dk := cfg.LinearKeyHeadDim; cfg.NumGDN() > 0 {
-		m.k.qScale = filled(g, dk, 1/float64(dk))
-		m.k.kScale = filled(g, dk, 1/math.Sqrt(float64(dk)))
+		m.k.qScale = tensor.Full(g, m.act, 1/float64(dk), dk)
+		m.k.kScale = tensor.Full(g, m.act, 1/math.Sqrt(float64(dk)), dk)
 	}
 	return m, nil
-}
-
-func filled(g *graph.Graph, n int, v float64) tensor.Array {
-	s := make([]float32, n)
-	for i := range s {
-		s[i] = float32(v)
-	}
-	return tensor.FromFloat32(g, s, n)
 }

@@ -9,10 +9,10 @@ import (
 // the top-k experts per token weighted by their (renormalised) router probabilities,
 // plus a shared SwiGLU expert scaled by sigmoid(shared_expert_gate(x)).
 type sparseMoE struct {
-	gate       nn.Linear // [E, H]
+	gate       nn.LinearLayer // [E, H]
 	experts    nn.SwitchGLU
-	shared     nn.MLP
-	sharedGate nn.Linear // [1, H]
+	shared     *nn.MLP
+	sharedGate nn.LinearLayer // [1, H]
 	topK       int
 	renorm     bool
 }

@@ -5,6 +5,7 @@ import (
 	"math/rand"
 
 	"github.com/ingotml/ingot/graph"
+	"github.com/ingotml/ingot/nn"
 )
 
 // NewRandom builds a model of cfg with deterministic random weights drawn from
@@ -17,7 +18,7 @@ func NewRandom(cfg *Config, g *graph.Graph, seed int64, opt Options) (*Model, er
 
 type randomSource struct{ rng *rand.Rand }
 
-func (r *randomSource) load(p param) ([]float32, error) {
+func (r *randomSource) load(p param) (nn.Host, error) {
 	n := 1
 	for _, d := range p.shape {
 		n *= d
@@ -40,7 +41,7 @@ func (r *randomSource) load(p param) ([]float32, error) {
 		in := p.shape[len(p.shape)-1]
 		r.fill(v, 0, min(0.1, max(0.02, 0.5/math.Sqrt(float64(in)))))
 	}
-	return v, nil
+	return nn.HostFloat32(v, p.shape...), nil
 }
 
 func (r *randomSource) fill(v []float32, mean, std float64) {

@@ -38,53 +38,65 @@ type param struct {
 }
 
 // source supplies parameter values in the model's layout (norms already 1 + w, conv
-// [C, K], experts stacked).
+// [C, K], experts stacked) and in their stored dtype.
 type source interface {
-	load(p param) ([]float32, error)
+	load(p param) (nn.Host, error)
 }
 
-// builder draws parameters from a source and keeps the first error.
+// builder draws parameters from a source and keeps the first error. It is the one
+// place where layers are made from parameters, so a layer type chosen by what the
+// checkpoint holds (e.g. a quantized linear) plugs in here.
 type builder struct {
 	g   *graph.Graph
 	src source
 	err error
 }
 
-func (b *builder) floats(name string, kind paramKind, shape ...int) []float32 {
+// host loads one parameter (nothing after the first error).
+func (b *builder) host(name string, kind paramKind, shape ...int) (nn.Host, bool) {
 	if b.err != nil {
-		return nil
+		return nn.Host{}, false
 	}
-	v, err := b.src.load(param{name: name, kind: kind, shape: shape})
+	h, err := b.src.load(param{name: name, kind: kind, shape: shape})
 	if err != nil {
 		b.err = err
-		return nil
+		return nn.Host{}, false
 	}
-	return v
+	return h, true
 }
 
-func (b *builder) fromFloat32(v []float32, shape ...int) tensor.Array {
-	if v == nil {
+// array loads one parameter onto the device in its stored dtype.
+func (b *builder) array(name string, kind paramKind, shape ...int) tensor.Array {
+	h, ok := b.host(name, kind, shape...)
+	if !ok {
 		return tensor.Array{}
 	}
-	return tensor.FromFloat32(b.g, v, shape...)
+	return h.Array(b.g)
 }
 
-func (b *builder) array(name string, kind paramKind, shape ...int) tensor.Array {
-	return b.fromFloat32(b.floats(name, kind, shape...), shape...)
-}
-
-// linear loads p.weight [out, in] and, with bias, p.bias [out].
-func (b *builder) linear(p string, out, in int, bias bool) nn.Linear {
-	l := nn.Linear{Weight: b.array(p+".weight", kindWeight, out, in)}
+// linear loads p.weight [out, in] and, with bias, p.bias [out]. Every linear layer of
+// the model is made here.
+func (b *builder) linear(p string, out, in int, bias bool) nn.LinearLayer {
+	l := &nn.Linear{Weight: b.array(p+".weight", kindWeight, out, in)}
 	if bias {
 		l.Bias = b.array(p+".bias", kindBias, out)
 	}
 	return l
 }
 
+// embedding loads the [vocab, dim] table name; its dtype is the model's activation
+// dtype.
+func (b *builder) embedding(name string, vocab, dim int) (nn.EmbeddingLayer, tensor.DType) {
+	w := b.array(name, kindEmbed, vocab, dim)
+	if !w.Valid() {
+		return nil, tensor.Float32
+	}
+	return &nn.Embedding{Weight: w}, w.DType()
+}
+
 // mlp loads a SwiGLU block p{gate,up,down}_proj.
-func (b *builder) mlp(p string, h, inter int) nn.MLP {
-	return nn.MLP{
+func (b *builder) mlp(p string, h, inter int) *nn.MLP {
+	return &nn.MLP{
 		Gate: b.linear(p+"gate_proj", inter, h, false),
 		Up:   b.linear(p+"up_proj", inter, h, false),
 		Down: b.linear(p+"down_proj", h, inter, false),
@@ -115,7 +127,8 @@ func (e *WeightError) Unwrap() error { return e.Err }
 // may use HF runtime names (fused experts), save_pretrained's per-expert names, the
 // model.language_model. prefix of published checkpoints (mtp.* and model.visual.* are
 // ignored) or mlx-lm's sanitized layout (detected by switch_mlp tensors or a [C, K, 1]
-// conv1d; its norms already hold 1 + w). Weights become float32 arrays on g.
+// conv1d; its norms already hold 1 + w). Weights keep their stored dtype (float32, float16
+// or bfloat16) on g; see the package doc for the dtype each op computes in.
 func Load(dir string, g *graph.Graph, opt Options) (*Model, error) {
 	cfg, err := LoadConfig(filepath.Join(dir, "config.json"))
 	if err != nil {
@@ -125,6 +138,9 @@ func Load(dir string, g *graph.Graph, opt Options) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("qwen35: %w", err)
 	}
+	// Every tensor is copied into a device buffer by build, so the file (a mapping) is
+	// released when it returns.
+	defer st.Close()
 	return build(cfg, g, newFileSource(st, cfg), opt)
 }
 
@@ -176,55 +192,63 @@ func (s *fileSource) fileName(name string) string {
 	return s.body + strings.TrimPrefix(name, "model.")
 }
 
-func (s *fileSource) load(p param) ([]float32, error) {
+func (s *fileSource) load(p param) (nn.Host, error) {
 	if p.kind == kindExperts {
 		return s.experts(p)
 	}
 	name := s.fileName(p.name)
-	var v []float32
+	var h nn.Host
 	var err error
 	if p.kind == kindConv {
 		// [C, 1, K] and [C, K, 1] hold the same values in the same order as [C, K].
 		c, k := p.shape[0], p.shape[1]
-		v, err = s.read(name, []int{c, 1, k}, []int{c, k, 1})
+		h, err = s.read(name, []int{c, 1, k}, []int{c, k, 1})
 	} else {
-		v, err = s.read(name, p.shape)
+		h, err = s.read(name, p.shape)
 	}
 	if err != nil {
-		return nil, err
+		return nn.Host{}, err
 	}
+	h.Shape = p.shape
 	if p.kind == kindNorm && !s.mlx {
-		for i := range v {
-			v[i]++
-		}
+		h = h.Map(func(w float64) float64 { return 1 + w })
 	}
-	return v, nil
+	return h, nil
 }
 
-// read returns a tensor after checking it exists, has one of the shapes and a float
-// dtype.
-func (s *fileSource) read(name string, shapes ...[]int) ([]float32, error) {
+// check returns a tensor's info after checking it exists, has one of the shapes and a
+// float dtype; nothing is read.
+func (s *fileSource) check(name string, shapes ...[]int) (nn.TensorInfo, tensor.DType, error) {
 	t, ok := s.st.Info(name)
 	if !ok {
-		return nil, s.fail(name, nn.ErrTensorNotFound, "not found")
+		return t, 0, s.fail(name, nn.ErrTensorNotFound, "not found")
 	}
 	if !slices.ContainsFunc(shapes, func(sh []int) bool { return slices.Equal(sh, t.Shape) }) {
 		want := fmt.Sprint(shapes[0])
 		for _, sh := range shapes[1:] {
 			want += fmt.Sprintf(" or %v", sh)
 		}
-		return nil, s.fail(name, ErrShape, "shape %v, want %s", t.Shape, want)
+		return t, 0, s.fail(name, ErrShape, "shape %v, want %s", t.Shape, want)
 	}
-	switch t.DType {
-	case nn.F32, nn.F16, nn.BF16:
-	default:
-		return nil, s.fail(name, nn.ErrDTypeMismatch, "unsupported dtype %s (want F32, F16 or BF16)", t.DType)
+	dt, ok := nn.EngineDType(t.DType)
+	if !ok {
+		return t, 0, s.fail(name, nn.ErrDTypeMismatch, "unsupported dtype %s (want F32, F16 or BF16)", t.DType)
 	}
-	v, _, err := s.st.Float32(name)
+	return t, dt, nil
+}
+
+// read returns a checked tensor's bytes in its stored dtype (a copy: the file's bytes
+// are never modified).
+func (s *fileSource) read(name string, shapes ...[]int) (nn.Host, error) {
+	t, dt, err := s.check(name, shapes...)
 	if err != nil {
-		return nil, fmt.Errorf("qwen35: %w", err)
+		return nn.Host{}, err
 	}
-	return v, nil
+	b, _, err := s.st.Bytes(name)
+	if err != nil {
+		return nn.Host{}, fmt.Errorf("qwen35: %w", err)
+	}
+	return nn.Host{DType: dt, Shape: t.Shape, Data: slices.Clone(b)}, nil
 }
 
 func (s *fileSource) fail(name string, err error, format string, args ...any) error {
@@ -234,8 +258,10 @@ func (s *fileSource) fail(name string, err error, format string, args ...any) er
 // experts returns one stacked expert projection from whichever layout the file uses:
 // mlx-lm's switch_mlp.<proj>.weight [E, out, in]; HF's fused experts.gate_up_proj
 // [E, 2I, H] (gate rows first) and experts.down_proj [E, H, I]; or save_pretrained's
-// experts.<e>.<proj>.weight [out, in].
-func (s *fileSource) experts(p param) ([]float32, error) {
+// experts.<e>.<proj>.weight [out, in]. Every tensor's shape and dtype is checked
+// against the file before the stack is allocated, so the allocation is bounded by
+// what the file holds.
+func (s *fileSource) experts(p param) (nn.Host, error) {
 	i := strings.LastIndex(p.name, ".experts.")
 	mlp, proj := s.fileName(p.name[:i+1]), p.name[i+len(".experts."):]
 	e, out, in := p.shape[0], p.shape[1], p.shape[2]
@@ -252,29 +278,44 @@ func (s *fileSource) experts(p param) ([]float32, error) {
 		}
 		v, err := s.read(fused, []int{e, 2 * out, in})
 		if err != nil {
-			return nil, err
+			return nn.Host{}, err
 		}
+		// Expert x's gate rows come first, then its up rows.
+		sz := out * in * v.DType.Size()
 		half := 0
 		if proj == "up_proj" {
-			half = out * in
+			half = sz
 		}
-		res := make([]float32, 0, e*out*in)
+		res := make([]byte, 0, e*sz)
 		for x := 0; x < e; x++ {
-			base := x*2*out*in + half
-			res = append(res, v[base:base+out*in]...)
+			base := x*2*sz + half
+			res = append(res, v.Data[base:base+sz]...)
 		}
-		return res, nil
+		return nn.Host{DType: v.DType, Shape: p.shape, Data: res}, nil
 	}
 	if !s.has(fmt.Sprintf("%sexperts.0.%s.weight", mlp, proj)) {
-		return nil, s.fail(fused, nn.ErrTensorNotFound, "not found (nor %sswitch_mlp.%s.weight, %sexperts.0.%s.weight)", mlp, proj, mlp, proj)
+		return nn.Host{}, s.fail(fused, nn.ErrTensorNotFound, "not found (nor %sswitch_mlp.%s.weight, %sexperts.0.%s.weight)", mlp, proj, mlp, proj)
 	}
-	res := make([]float32, 0, e*out*in)
-	for x := 0; x < e; x++ {
-		v, err := s.read(fmt.Sprintf("%sexperts.%d.%s.weight", mlp, x, proj), []int{out, in})
+	names := make([]string, e)
+	var dt tensor.DType
+	for x := range names {
+		names[x] = fmt.Sprintf("%sexperts.%d.%s.weight", mlp, x, proj)
+		_, d, err := s.check(names[x], []int{out, in})
 		if err != nil {
-			return nil, err
+			return nn.Host{}, err
 		}
-		res = append(res, v...)
+		if x > 0 && d != dt {
+			return nn.Host{}, s.fail(names[x], nn.ErrDTypeMismatch, "dtype %s differs from expert 0's %s", d, dt)
+		}
+		dt = d
 	}
-	return res, nil
+	res := make([]byte, 0, e*out*in*dt.Size())
+	for _, n := range names {
+		b, _, err := s.st.Bytes(n)
+		if err != nil {
+			return nn.Host{}, fmt.Errorf("qwen35: %w", err)
+		}
+		res = append(res, b...)
+	}
+	return nn.Host{DType: dt, Shape: p.shape, Data: res}, nil
 }

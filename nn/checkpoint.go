@@ -1,0 +1,252 @@
+package nn
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/ingotml/ingot/graph"
+	"github.com/ingotml/ingot/kernels"
+	"github.com/ingotml/ingot/tensor"
+)
+
+// IndexFile is the name of a sharded checkpoint's index.
+const IndexFile = "model.safetensors.index.json"
+
+// CheckpointError reports a checkpoint that cannot be used: Path is the file at fault
+// (config, index or shard), Tensor the tensor involved (empty if none), Reason what is
+// wrong and Err the underlying error (either may be empty).
+type CheckpointError struct {
+	Path   string
+	Tensor string
+	Reason string
+	Err    error // the underlying error, if any
+}
+
+// Error formats the error as "checkpoint <path>: tensor <name>: <reason>".
+func (e *CheckpointError) Error() string {
+	s := "checkpoint " + e.Path + ": "
+	if e.Tensor != "" {
+		s += "tensor " + e.Tensor + ": "
+	}
+	switch {
+	case e.Reason == "" && e.Err != nil:
+		s += e.Err.Error()
+	case e.Err != nil:
+		s += e.Reason + ": " + e.Err.Error()
+	default:
+		s += e.Reason
+	}
+	return s
+}
+
+// Unwrap returns the underlying error.
+func (e *CheckpointError) Unwrap() error { return e.Err }
+
+// Checkpoint is a model directory as Hugging Face and mlx-lm write it: config.json and
+// the weights in model.safetensors, in shards listed by model.safetensors.index.json,
+// or in every model*.safetensors (what mlx-lm loads). Every file is memory-mapped, so
+// opening a checkpoint reads headers only. Close releases the files.
+type Checkpoint struct {
+	Dir    string
+	Config []byte       // config.json as read
+	Quant  *QuantConfig // nil when config.json has no quantization block
+	files  []*Safetensors
+	where  map[string]*Safetensors
+	names  []string
+}
+
+// OpenCheckpoint opens the checkpoint directory dir and validates its structure: the
+// index's shards exist and hold the tensors it names, no tensor is in two files, the
+// quantization block is affine, and every quantized module's tensors fit it.
+func OpenCheckpoint(dir string) (*Checkpoint, error) {
+	cfgPath := filepath.Join(dir, "config.json")
+	cfg, err := os.ReadFile(cfgPath)
+	if err != nil {
+		return nil, &CheckpointError{Path: cfgPath, Reason: "cannot read the model config", Err: err}
+	}
+	q, err := ParseQuantConfig(cfg)
+	if err != nil {
+		return nil, &CheckpointError{Path: cfgPath, Err: err}
+	}
+	c := &Checkpoint{Dir: dir, Config: cfg, Quant: q, where: map[string]*Safetensors{}}
+	if err := c.open(); err != nil {
+		c.Close()
+		return nil, err
+	}
+	if err := c.checkQuantized(); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// open maps the weight files and builds the name index.
+func (c *Checkpoint) open() error {
+	indexPath := filepath.Join(c.Dir, IndexFile)
+	var index map[string]string
+	var shards []string
+	switch raw, err := os.ReadFile(indexPath); {
+	case err == nil:
+		var idx struct {
+			WeightMap map[string]string `json:"weight_map"`
+		}
+		if err := json.Unmarshal(raw, &idx); err != nil || len(idx.WeightMap) == 0 {
+			return &CheckpointError{Path: indexPath, Reason: "not an index with a non-empty weight_map", Err: err}
+		}
+		index = idx.WeightMap
+		for name, file := range index {
+			if file != filepath.Base(file) || !strings.HasSuffix(file, ".safetensors") {
+				return &CheckpointError{Path: indexPath, Tensor: name, Reason: fmt.Sprintf("shard %q is not a .safetensors file in the directory", file)}
+			}
+			if !slices.Contains(shards, file) {
+				shards = append(shards, file)
+			}
+		}
+	case errors.Is(err, os.ErrNotExist):
+		matches, _ := filepath.Glob(filepath.Join(c.Dir, "model*.safetensors"))
+		for _, m := range matches {
+			shards = append(shards, filepath.Base(m))
+		}
+		if len(shards) == 0 {
+			return &CheckpointError{Path: c.Dir, Reason: "no " + IndexFile + " and no model*.safetensors"}
+		}
+	default:
+		return &CheckpointError{Path: indexPath, Reason: "cannot read the index", Err: err}
+	}
+	sort.Strings(shards)
+	for _, shard := range shards {
+		path := filepath.Join(c.Dir, shard)
+		st, err := ReadSafetensors(path)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) && index != nil {
+				return &CheckpointError{Path: path, Tensor: firstMapped(index, shard), Reason: "shard named by " + IndexFile + " is missing", Err: os.ErrNotExist}
+			}
+			return err
+		}
+		c.files = append(c.files, st)
+		for _, name := range st.Names() {
+			if prev, dup := c.where[name]; dup {
+				return &CheckpointError{Path: path, Tensor: name, Reason: "also in " + prev.File()}
+			}
+			c.where[name] = st
+		}
+	}
+	for name, shard := range index {
+		st, ok := c.where[name]
+		if !ok || filepath.Base(st.File()) != shard {
+			return &CheckpointError{Path: filepath.Join(c.Dir, shard), Tensor: name, Reason: IndexFile + " places the tensor here, but the file does not hold it", Err: ErrTensorNotFound}
+		}
+	}
+	for name := range c.where {
+		c.names = append(c.names, name)
+	}
+	sort.Strings(c.names)
+	return nil
+}
+
+// firstMapped is the alphabetically first tensor the index places in shard.
+func firstMapped(index map[string]string, shard string) string {
+	first := ""
+	for name, f := range index {
+		if f == shard && (first == "" || name < first) {
+			first = name
+		}
+	}
+	return first
+}
+
+// Close releases every file of the checkpoint.
+func (c *Checkpoint) Close() error {
+	var errs []error
+	for _, f := range c.files {
+		errs = append(errs, f.Close())
+	}
+	c.files = nil
+	return errors.Join(errs...)
+}
+
+// Names returns every tensor name in sorted order.
+func (c *Checkpoint) Names() []string { return slices.Clone(c.names) }
+
+// Info describes the named tensor and returns the file holding it.
+func (c *Checkpoint) Info(name string) (TensorInfo, string, bool) {
+	st, ok := c.where[name]
+	if !ok {
+		return TensorInfo{}, "", false
+	}
+	t, _ := st.Info(name)
+	return t, st.File(), true
+}
+
+// Bytes returns the named tensor's raw bytes (aliasing the mapping; see Safetensors.Bytes).
+func (c *Checkpoint) Bytes(name string) ([]byte, TensorInfo, error) {
+	st, ok := c.where[name]
+	if !ok {
+		return nil, TensorInfo{}, &CheckpointError{Path: c.Dir, Tensor: name, Reason: "not in any weight file", Err: ErrTensorNotFound}
+	}
+	return st.Bytes(name)
+}
+
+// Float32 returns the named tensor converted to float32 (F32, F16 or BF16 files).
+func (c *Checkpoint) Float32(name string) ([]float32, []int, error) {
+	st, ok := c.where[name]
+	if !ok {
+		return nil, nil, &CheckpointError{Path: c.Dir, Tensor: name, Reason: "not in any weight file", Err: ErrTensorNotFound}
+	}
+	return st.Float32(name)
+}
+
+// Tensor places the named tensor on g's device as stored (float16/bfloat16 stay
+// half-width, packed weights stay packed). Its bytes are copied once, from the mapping
+// into a buffer of g's allocator: on the CPU device a Go-heap buffer, on Metal a
+// shared-storage MTLBuffer (newBufferWithLength, unified memory) filled by memcpy. So
+// loading costs one pass over the checkpoint and holds each weight once in device
+// buffers, plus whichever mapped pages the kernel has not yet dropped (clean, file-
+// backed, reclaimable); no float copy of a quantized weight is ever made. Using the
+// mapping in place (newBufferWithBytesNoCopy on page-aligned tensors) would save the
+// copy and is not done: safetensors offsets are not page-aligned.
+func (c *Checkpoint) Tensor(g *graph.Graph, name string) (tensor.Array, error) {
+	b, info, err := c.Bytes(name)
+	if err != nil {
+		return tensor.Array{}, err
+	}
+	dt, err := kernelDType(info.DType)
+	if err != nil {
+		_, file, _ := c.Info(name)
+		return tensor.Array{}, &CheckpointError{Path: file, Tensor: name, Reason: "unsupported dtype", Err: err}
+	}
+	if len(info.Shape) > kernels.MaxDims {
+		_, file, _ := c.Info(name)
+		return tensor.Array{}, &CheckpointError{Path: file, Tensor: name, Reason: fmt.Sprintf("rank %d exceeds %d", len(info.Shape), kernels.MaxDims)}
+	}
+	return tensor.Wrap(g.FromBytes(kernels.Contiguous(dt, info.Shape...), b)), nil
+}
+
+// Files returns the paths of the checkpoint's weight files, sorted.
+func (c *Checkpoint) Files() []string {
+	out := make([]string, len(c.files))
+	for i, f := range c.files {
+		out[i] = f.File()
+	}
+	return out
+}
+
+// Format returns the "format" entry of the weight files' __metadata__ when they all
+// agree ("mlx" for files mlx-lm wrote, "pt" for PyTorch's), else "".
+func (c *Checkpoint) Format() string {
+	format := ""
+	for i, f := range c.files {
+		v := f.Metadata()["format"]
+		if i > 0 && v != format {
+			return ""
+		}
+		format = v
+	}
+	return format
+}

@@ -1,0 +1,69 @@
+package nn
+
+import (
+	"github.com/ingotml/ingot/graph"
+	"github.com/ingotml/ingot/kernels"
+	"github.com/ingotml/ingot/tensor"
+)
+
+// Host is a dense row-major tensor on the host in its stored dtype: how a loader holds
+// a checkpoint tensor between the file and the device, so weights reach the device in
+// the dtype they were saved in (float32, float16 or bfloat16).
+type Host struct {
+	DType tensor.DType
+	Shape []int
+	Data  []byte // len = elements * DType.Size()
+}
+
+// HostFloat32 wraps float32 values.
+func HostFloat32(v []float32, shape ...int) Host {
+	b := make([]byte, 4*len(v))
+	f := kernels.F32(b)
+	copy(f, v)
+	return Host{DType: tensor.Float32, Shape: shape, Data: b}
+}
+
+// Len is the number of elements.
+func (h Host) Len() int { return len(h.Data) / h.DType.Size() }
+
+// At returns element i as float64 (exact for every float dtype).
+func (h Host) At(i int) float64 { return kernels.Load(h.DType, h.Data, i) }
+
+// Map returns a copy with f applied to every element, rounded back to h's dtype as a
+// cast would (the way MLX adds 1 to a bfloat16 norm weight: computed wider, stored in
+// the weight's own dtype).
+func (h Host) Map(f func(float64) float64) Host {
+	out := Host{DType: h.DType, Shape: h.Shape, Data: make([]byte, len(h.Data))}
+	for i := 0; i < h.Len(); i++ {
+		kernels.Store(h.DType, out.Data, i, f(h.At(i)))
+	}
+	return out
+}
+
+// Float32s returns the values widened to float32.
+func (h Host) Float32s() []float32 {
+	v := make([]float32, h.Len())
+	for i := range v {
+		v[i] = float32(h.At(i))
+	}
+	return v
+}
+
+// Array copies h onto g as an array of h's dtype and shape.
+func (h Host) Array(g *graph.Graph) tensor.Array {
+	return tensor.Wrap(g.FromBytes(kernels.Contiguous(h.DType, h.Shape...), h.Data))
+}
+
+// EngineDType maps a safetensors float dtype to the engine's; ok is false for the
+// others (integers, float64, float8), which no float weight here may use.
+func EngineDType(d DType) (dt tensor.DType, ok bool) {
+	switch d {
+	case F32:
+		return tensor.Float32, true
+	case F16:
+		return tensor.Float16, true
+	case BF16:
+		return tensor.BFloat16, true
+	}
+	return 0, false
+}

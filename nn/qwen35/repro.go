@@ -1,0 +1,77 @@
+package qwen35
+
+import (
+	"cmp"
+)
+
+// ReproOptions are the knobs of the leak repro's random model (its
+// --layers, --interval, --experts, --hidden and --attention-only flags).
+// Zero values select the repro's defaults.
+type ReproOptions struct {
+	ModelType     string // qwen3_5_moe (the default), qwen3_5 (dense MLPs of width 64) or qwen3_next
+	Layers        int    // decoder layers; 0 means 50
+	Interval      int    // full_attention_interval; 0 means Layers (one attention layer, last)
+	Experts       int    // routed experts; 0 means 8
+	Hidden        int    // hidden size; 0 means 64
+	AttentionOnly bool   // interval 1: every layer attends, no GDN layers (the control run)
+}
+
+// ReproConfig returns the random qwen3_5_moe model the MLX leak repro builds:
+// vocab 128, 4 heads / 2 kv heads of dim 16, Hk 2, Hv 4, Dk = Dv = 16, conv
+// kernel 4, top-2 routing over experts of width 32 plus a shared expert of
+// width 32, rope_theta 10000, partial_rotary_factor 0.25, eps 1e-6. ModelType
+// qwen3_5 makes every MLP dense (width 64, no experts); qwen3_next keeps the experts
+// (every layer sparse, norm_topk_prob true) and uses its fused GDN projections.
+func ReproConfig(o ReproOptions) (*Config, error) {
+	for _, x := range []sizeField{{"Layers", o.Layers}, {"Interval", o.Interval}, {"Experts", o.Experts}, {"Hidden", o.Hidden}} {
+		if x.v < 0 {
+			return nil, cfgErr(x.key, "must not be negative, got %d", x.v)
+		}
+	}
+	typ := cmp.Or(o.ModelType, TypeQwen35MoE)
+	switch typ {
+	case TypeQwen35MoE, TypeQwen35, TypeQwen3Next:
+	default:
+		return nil, cfgErr("ModelType", "the repro builds %s, %s or %s, not %q", TypeQwen35MoE, TypeQwen35, TypeQwen3Next, o.ModelType)
+	}
+	layers := cmp.Or(o.Layers, 50)
+	if layers > maxLayers {
+		return nil, cfgErr("Layers", "%d exceeds the limit of %d", layers, maxLayers)
+	}
+	every := cmp.Or(o.Interval, layers)
+	if o.AttentionOnly {
+		every = 1
+	}
+	c := &Config{
+		ModelType:                    typ,
+		VocabSize:                    128,
+		HiddenSize:                   cmp.Or(o.Hidden, 64),
+		NumLayers:                    layers,
+		NumHeads:                     4,
+		NumKVHeads:                   2,
+		HeadDim:                      16,
+		LinearNumKeyHeads:            2,
+		LinearNumValueHeads:          4,
+		LinearKeyHeadDim:             16,
+		LinearValueHeadDim:           16,
+		LinearConvKernel:             4,
+		RMSNormEps:                   1e-6,
+		LayerTypes:                   intervalLayers(layers, every),
+		RopeTheta:                    10000,
+		PartialRotaryFactor:          0.25,
+		NumExperts:                   cmp.Or(o.Experts, 8),
+		NumExpertsPerTok:             2,
+		MoEIntermediateSize:          32,
+		SharedExpertIntermediateSize: 32,
+		NormTopKProb:                 true,
+	}
+	if typ == TypeQwen3Next {
+		c.DecoderSparseStep = 1
+	}
+	if typ == TypeQwen35 {
+		c.NumExperts, c.NumExpertsPerTok, c.MoEIntermediateSize, c.SharedExpertIntermediateSize = 0, 0, 0, 0
+		c.NormTopKProb = false
+		c.IntermediateSize = 64
+	}
+	return validated(c, nil)
+}
