@@ -30,12 +30,14 @@ func switchGLUCPU(l *Launch) {
 	idx := I32(ix.Data)[ix.Offset : ix.Offset+p.T*K]
 	ss := F32(sc.Data)[sc.Offset : sc.Offset+p.T*K]
 	ys := F32(o.Data)[o.Offset : o.Offset+p.T*H]
-	var buf [512]float32
-	act := buf[:0]
-	if I > len(buf) {
-		act = make([]float32, I)
+	// Scratch: gate and up activations [I] each, the down projection [H].
+	var buf [1024]float32
+	scratch := buf[:0]
+	if 2*I+H > len(buf) {
+		scratch = make([]float32, 0, 2*I+H)
 	}
-	act = act[:I]
+	scratch = scratch[:2*I+H]
+	act, upv, dn := scratch[:I], scratch[I:2*I], scratch[2*I:]
 	for t := 0; t < p.T; t++ {
 		xr, yr := xs[t*H:(t+1)*H], ys[t*H:(t+1)*H]
 		clear(yr)
@@ -44,14 +46,16 @@ func switchGLUCPU(l *Launch) {
 			if !ok {
 				continue
 			}
-			for i := range act {
-				g := float64(mmDot(xr, gs[(e*I+i)*H:(e*I+i+1)*H]))
-				u := mmDot(xr, us[(e*I+i)*H:(e*I+i+1)*H])
-				act[i] = float32(g/(1+expF64(-g))) * u // silu in float64, rounded, as the unary kernel
+			gemvF32(xr, gs[e*I*H:(e+1)*I*H], H, act)
+			gemvF32(xr, us[e*I*H:(e+1)*I*H], H, upv)
+			for i, gf := range act {
+				g := float64(gf)
+				act[i] = float32(g/(1+expF64(-g))) * upv[i] // silu in float64, rounded, as the unary kernel
 			}
+			gemvF32(act, ds[e*H*I:(e+1)*H*I], I, dn)
 			s := ss[t*K+j]
-			for h := range yr {
-				yr[h] += mmDot(act, ds[(e*H+h)*I:(e*H+h+1)*I]) * s
+			for h, d := range dn {
+				yr[h] += float32(d * s)
 			}
 		}
 	}

@@ -44,6 +44,7 @@ func sdpaCPU(l *Launch) {
 	k, v := F32(ka.Data), F32(va.Data)
 	scale := float32(l.Params.(*SDPAParams).Scale)
 	group := Hq / Hkv
+	ks, vs := ka.Strides[2], va.Strides[2]
 	var sbuf [1024]float32 // scores of one query row; on the stack for decode-sized caches
 	scores := sbuf[:0]
 	if Skv > len(sbuf) {
@@ -58,7 +59,9 @@ func sdpaCPU(l *Launch) {
 			for i := 0; i < Sq; i++ {
 				row := (b*Hq+h)*Sq + i
 				qr, or := q[row*D:row*D+D], o[row*Dv:row*Dv+Dv]
-				// Scores of the attended keys; masked keys are marked -Inf and skipped.
+				// Scores: every key's dot (one matrix-vector product over the cache rows),
+				// then masked keys are marked -Inf.
+				gemvF32(qr, k[kh:kh+(Skv-1)*ks+D], ks, scores)
 				mx, any := negInf, false
 				var mrow []byte
 				mst := 0
@@ -66,13 +69,12 @@ func sdpaCPU(l *Launch) {
 					mrow = ma.Data[ma.Offset+b*ma.Strides[0]+h*ma.Strides[1]+i*ma.Strides[2]:]
 					mst = ma.Strides[3]
 				}
-				for j := range scores {
+				for j, d := range scores {
 					if mrow != nil && mrow[j*mst] == 0 {
 						scores[j] = negInf
 						continue
 					}
-					kr := k[kh+j*ka.Strides[2]:]
-					s := dot32(qr, kr[:D]) * scale
+					s := d * scale
 					scores[j] = s
 					if s > mx {
 						mx = s
@@ -83,16 +85,19 @@ func sdpaCPU(l *Launch) {
 				if !any {
 					continue
 				}
+				// Weights in place (a masked key's is 0, and axpyRows skips it), summed
+				// in key order in float64.
 				var sum float64
 				for j, s := range scores {
 					if s == negInf {
+						scores[j] = 0
 						continue
 					}
 					w := float32(expF64(float64(s) - float64(mx)))
+					scores[j] = w
 					sum += float64(w)
-					vr := v[vh+j*va.Strides[2]:]
-					axpy32(or, w, vr[:Dv])
 				}
+				axpyRows(or, scores, v[vh:vh+(Skv-1)*vs+Dv], vs)
 				inv := float32(1 / sum)
 				for d := range or {
 					or[d] *= inv
@@ -102,28 +107,11 @@ func sdpaCPU(l *Launch) {
 	}
 }
 
-// dot32 is a . b (len(b) >= len(a)) with four independent float32 accumulators.
-func dot32(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return (s0 + s1) + (s2 + s3)
-}
-
 // axpy32 is y += a * x (len(x) >= len(y)).
 func axpy32(y []float32, a float32, x []float32) {
 	x = x[:len(y)]
 	for i := range y {
-		y[i] += a * x[i]
+		y[i] += float32(a * x[i]) // rounded product: never fused (see mmDot)
 	}
 }
 
