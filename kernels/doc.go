@@ -16,6 +16,9 @@
 // at once (two rows per ymm register, one row's four lanes per 128-bit half, VMULPS then
 // VADDPS), so it rounds exactly as the Go loop; K not a multiple of 4 and the last
 // rows of a block take the Go loop. sdpa's weighted sum of values adds key by key in
-// key order per output element (vectorised across elements, not keys). The MSL twins
+// key order per output element (vectorised across elements, not keys); its weights'
+// float64 sum runs in four lanes like the dot. The exponential of silu, sigmoid,
+// switch_glu and sdpa is exp32 (float32, under 1 ulp; elementwise_exp.go),
+// eight at a time in assembly with AVX2, bit-identical again. The MSL twins
 // use their own orders and agree within the catalog's tolerance.
 package kernels

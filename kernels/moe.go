@@ -13,7 +13,7 @@ type SwitchGLUParams struct{ T, H, K, E, I int }
 //
 // Args x [T, H], gate [E, I, H], up [E, I, H], down [E, H, I], idx int32 [T, k],
 // scores [T, k], out [T, H]; all dense float32. It computes what gather_mm, silu, mul,
-// gather_mm, mul and sum compute one op at a time (the same dot order, float32), in
+// gather_mm, mul and sum compute one op at a time (the same dot order and silu, float32), in
 // one launch instead of about a dozen nodes per layer. An index outside [-E, E)
 // contributes nothing (negative ones wrap, as take does).
 var KSwitchGLU = Register(&Kernel{Name: "switch_glu", Family: "moe", CPU: switchGLUCPU, Encode: switchGLUEncode})
@@ -30,14 +30,14 @@ func switchGLUCPU(l *Launch) {
 	idx := I32(ix.Data)[ix.Offset : ix.Offset+p.T*K]
 	ss := F32(sc.Data)[sc.Offset : sc.Offset+p.T*K]
 	ys := F32(o.Data)[o.Offset : o.Offset+p.T*H]
-	// Scratch: gate and up activations [I] each, the down projection [H].
+	// Scratch: gate, up and exp(-gate) [I] each, the down projection [H].
 	var buf [1024]float32
 	scratch := buf[:0]
-	if 2*I+H > len(buf) {
-		scratch = make([]float32, 0, 2*I+H)
+	if 3*I+H > len(buf) {
+		scratch = make([]float32, 0, 3*I+H)
 	}
-	scratch = scratch[:2*I+H]
-	act, upv, dn := scratch[:I], scratch[I:2*I], scratch[2*I:]
+	scratch = scratch[:3*I+H]
+	act, upv, ex, dn := scratch[:I], scratch[I:2*I], scratch[2*I:3*I], scratch[3*I:]
 	for t := 0; t < p.T; t++ {
 		xr, yr := xs[t*H:(t+1)*H], ys[t*H:(t+1)*H]
 		clear(yr)
@@ -48,9 +48,9 @@ func switchGLUCPU(l *Launch) {
 			}
 			gemvF32(xr, gs[e*I*H:(e+1)*I*H], H, act)
 			gemvF32(xr, us[e*I*H:(e+1)*I*H], H, upv)
-			for i, gf := range act {
-				g := float64(gf)
-				act[i] = float32(g/(1+expF64(-g))) * upv[i] // silu in float64, rounded, as the unary kernel
+			expArray(ex, act, -1, 0)
+			for i, g := range act {
+				act[i] = g / (1 + ex[i]) * upv[i] // silu as the unary kernel computes it, times up
 			}
 			gemvF32(act, ds[e*H*I:(e+1)*H*I], I, dn)
 			s := ss[t*K+j]

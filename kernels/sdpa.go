@@ -17,7 +17,9 @@ const SDPAMaxHeadDim = 256
 // ([B, Hkv, Skv, Dv]) float32 with a unit stride on the last axis (any strides and
 // offset otherwise, so a slice of a preallocated cache needs no copy), an optional bool
 // mask ([B, Hq, Sq, Skv], any strides: true = attend), out [B, Hq, Sq, Dv]. A fully
-// masked row outputs 0. D and Dv are at most SDPAMaxHeadDim.
+// masked row outputs 0. D and Dv are at most SDPAMaxHeadDim. The Go twin: scores in
+// mmDot's order times Scale, weights exp32(score - max), their sum in float64 over four
+// lanes, the weighted values added key by key, then one multiply by 1/sum.
 var KSDPA = Register(&Kernel{Name: "sdpa", Family: "sdpa", CPU: sdpaCPU, Encode: sdpaEncode})
 
 func init() { RegisterSamples("sdpa", sdpaSamples) }
@@ -85,18 +87,11 @@ func sdpaCPU(l *Launch) {
 				if !any {
 					continue
 				}
-				// Weights in place (a masked key's is 0, and axpyRows skips it), summed
-				// in key order in float64.
-				var sum float64
-				for j, s := range scores {
-					if s == negInf {
-						scores[j] = 0
-						continue
-					}
-					w := float32(expF64(float64(s) - float64(mx)))
-					scores[j] = w
-					sum += float64(w)
-				}
+				// Weights in place (a masked key's -Inf gives 0, which axpyRows skips),
+				// summed in float64 in four lanes (lane j takes keys j mod 4), then
+				// (lane0 + lane1) + (lane2 + lane3).
+				expArray(scores, scores, 1, mx)
+				sum := sdpaSum(scores)
 				axpyRows(or, scores, v[vh:vh+(Skv-1)*vs+Dv], vs)
 				inv := float32(1 / sum)
 				for d := range or {
@@ -105,6 +100,22 @@ func sdpaCPU(l *Launch) {
 			}
 		}
 	}
+}
+
+// sdpaSum is the float64 sum of w in sdpa's order (see KSDPA).
+func sdpaSum(w []float32) float64 {
+	var s0, s1, s2, s3 float64
+	j := 0
+	for ; j+4 <= len(w); j += 4 {
+		s0 += float64(w[j])
+		s1 += float64(w[j+1])
+		s2 += float64(w[j+2])
+		s3 += float64(w[j+3])
+	}
+	for ; j < len(w); j++ {
+		s0 += float64(w[j])
+	}
+	return (s0 + s1) + (s2 + s3)
 }
 
 // axpy32 is y += a * x (len(x) >= len(y)).

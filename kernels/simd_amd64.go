@@ -32,3 +32,17 @@ func gemv8AVX(x, w *float32, ldw uintptr, out *float32, blocks, k4 int)
 //
 //go:noescape
 func axpyRowsAVX(y, a, v *float32, ldv uintptr, n, cols8 int)
+
+// useAVX2 adds AVX2's 256-bit integer instructions (CPUID leaf 7, EBX bit 5), which
+// expAVX2 needs to build 2^k.
+var useAVX2 = useAVX && detectAVX2()
+
+func detectAVX2() bool {
+	_, b, _, _ := cpuid(7, 0)
+	return b&(1<<5) != 0
+}
+
+// expAVX2 writes dst[i] = exp32(a*src[i] - b) for n8*8 elements.
+//
+//go:noescape
+func expAVX2(dst, src *float32, a, b float32, n8 int)

@@ -178,3 +178,91 @@ narrowdone:
 	VMOVUPS Y0, (DI)
 	VZEROUPPER
 	RET
+
+// The constants of exp32 (elementwise_exp.go), same bits.
+DATA expc<>+0(SB)/4, $0xc2aeac50  // lo
+DATA expc<>+4(SB)/4, $0x42b0c0a5  // hi
+DATA expc<>+8(SB)/4, $0x3fb8aa3b  // log2 e
+DATA expc<>+12(SB)/4, $0x4b400000 // magic
+DATA expc<>+16(SB)/4, $0x3f318000 // ln2 hi
+DATA expc<>+20(SB)/4, $0xb95e8083 // ln2 lo
+DATA expc<>+24(SB)/4, $0x39506967 // P[0..5]
+DATA expc<>+28(SB)/4, $0x3ab743ce
+DATA expc<>+32(SB)/4, $0x3c088908
+DATA expc<>+36(SB)/4, $0x3d2aa9c1
+DATA expc<>+40(SB)/4, $0x3e2aaaaa
+DATA expc<>+44(SB)/4, $0x3f000000
+DATA expc<>+48(SB)/4, $0x3f800000 // 1
+DATA expc<>+52(SB)/4, $0x7f800000 // +Inf
+DATA expc<>+56(SB)/4, $127
+GLOBL expc<>(SB), RODATA|NOPTR, $60
+
+// func expAVX2(dst, src *float32, a, b float32, n8 int)
+//
+// exp32 eight at a time: the same operations in the same order on the input clamped to
+// [lo, hi], then +Inf above hi, 0 below lo, the input where it is NaN.
+TEXT ·expAVX2(SB), NOSPLIT, $0-32
+	MOVQ         dst+0(FP), DI
+	MOVQ         src+8(FP), SI
+	VBROADCASTSS a+16(FP), Y12
+	VBROADCASTSS b+20(FP), Y13
+	MOVQ         n8+24(FP), CX
+	VBROADCASTSS expc<>+0(SB), Y8   // lo
+	VBROADCASTSS expc<>+4(SB), Y9   // hi
+	VBROADCASTSS expc<>+8(SB), Y10  // log2 e
+	VBROADCASTSS expc<>+12(SB), Y11 // magic
+	VBROADCASTSS expc<>+48(SB), Y14 // 1
+	VPBROADCASTD expc<>+56(SB), Y15 // 127
+
+loop:
+	VMOVUPS      (SI), Y0
+	VMULPS       Y12, Y0, Y0 // a*x, exact
+	VSUBPS       Y13, Y0, Y0 // x = a*src - b
+	VMAXPS       Y8, Y0, Y1
+	VMINPS       Y9, Y1, Y1  // clamped x
+	VMULPS       Y10, Y1, Y2
+	VADDPS       Y11, Y2, Y3 // tm
+	VSUBPS       Y11, Y3, Y2 // kf
+	VBROADCASTSS expc<>+16(SB), Y4
+	VMULPS       Y2, Y4, Y4
+	VSUBPS       Y4, Y1, Y4  // r = x - kf*ln2hi
+	VBROADCASTSS expc<>+20(SB), Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y5, Y4, Y4  // r -= kf*ln2lo
+	VMULPS       Y4, Y4, Y5  // z
+	VBROADCASTSS expc<>+24(SB), Y6
+	VMULPS       Y4, Y6, Y6
+	VBROADCASTSS expc<>+28(SB), Y7
+	VADDPS       Y7, Y6, Y6
+	VMULPS       Y4, Y6, Y6
+	VBROADCASTSS expc<>+32(SB), Y7
+	VADDPS       Y7, Y6, Y6
+	VMULPS       Y4, Y6, Y6
+	VBROADCASTSS expc<>+36(SB), Y7
+	VADDPS       Y7, Y6, Y6
+	VMULPS       Y4, Y6, Y6
+	VBROADCASTSS expc<>+40(SB), Y7
+	VADDPS       Y7, Y6, Y6
+	VMULPS       Y4, Y6, Y6
+	VBROADCASTSS expc<>+44(SB), Y7
+	VADDPS       Y7, Y6, Y6  // p
+	VMULPS       Y5, Y6, Y6
+	VADDPS       Y4, Y6, Y6
+	VADDPS       Y14, Y6, Y6 // y = p*z + r + 1
+	VPADDD       Y15, Y3, Y3
+	VPSLLD       $23, Y3, Y3 // 2^k
+	VMULPS       Y3, Y6, Y6
+	VCMPPS       $0x1e, Y9, Y0, Y7 // x > hi
+	VBROADCASTSS expc<>+52(SB), Y5
+	VBLENDVPS    Y7, Y5, Y6, Y6
+	VCMPPS       $0x11, Y8, Y0, Y7 // x < lo
+	VANDNPS      Y6, Y7, Y6
+	VCMPPS       $0x03, Y0, Y0, Y7 // NaN
+	VBLENDVPS    Y7, Y0, Y6, Y6
+	VMOVUPS      Y6, (DI)
+	ADDQ         $32, SI
+	ADDQ         $32, DI
+	DECQ         CX
+	JNZ          loop
+	VZEROUPPER
+	RET
