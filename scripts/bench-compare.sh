@@ -42,8 +42,10 @@ timed() {
 	local side out t0 t1
 	echo
 	echo "== $name: decode $*"
-	"$tmp/decode-a" "$@" >/dev/null 2>&1 || true
-	"$tmp/decode-b" "$@" >/dev/null 2>&1 || true
+	if [ "${WARMUP:-1}" = 1 ]; then
+		"$tmp/decode-a" "$@" >/dev/null 2>&1 || true
+		"$tmp/decode-b" "$@" >/dev/null 2>&1 || true
+	fi
 	: >"$tmp/ta"; : >"$tmp/tb"; : >"$tmp/ratio"
 	for ((i = 1; i <= runs; i++)); do
 		for side in a b; do
@@ -64,7 +66,7 @@ timed() {
 timed "eager, 3000 tokens" --cache eager --tokens 3000
 timed "lazy, 3000 tokens" --tokens 3000
 if [ "${SKIP_CRASH:-}" != 1 ]; then
-	timed "default crash run"
+	WARMUP=0 timed "default crash run (no warm-up run: it is long)"
 fi
 
 # gobench DIR PKG PATTERN: one go test -bench run; prints the raw benchmark lines.
