@@ -12,8 +12,8 @@ const (
 	// DefaultResourceLimit is MLX's fallback when macOS does not report the
 	// iogpu.rsrc_limit sysctl, which is what every current Mac sees.
 	DefaultResourceLimit = 499000
-	// ResourceLimitEnv overrides the default resource limit when
-	// Config.ResourceLimit is 0 and the variable holds a positive integer.
+	// ResourceLimitEnv overrides the device's and the default resource limit
+	// when Config.ResourceLimit is 0 (see ResourceLimitFor).
 	ResourceLimitEnv = "INGOT_RESOURCE_LIMIT"
 
 	// pageSize is Apple silicon's VM page; requests above it are rounded up
@@ -26,7 +26,7 @@ const (
 // Config sets the Allocator's limits. A zero (or negative) field takes the
 // MLX default described on each field.
 type Config struct {
-	ResourceLimit   int   // 0 -> $INGOT_RESOURCE_LIMIT if a positive int, else 499000
+	ResourceLimit   int   // 0 -> $INGOT_RESOURCE_LIMIT if a positive int, else DefaultResourceLimit
 	MemoryLimit     int64 // 0 -> min(1.5*rws, 0.95*RAM)
 	CacheLimit      int64 // 0 -> MemoryLimit
 	GCLimit         int64 // 0 -> min(0.95*rws, MemoryLimit)
@@ -92,27 +92,66 @@ func (a *Allocator) defaultGCLimit() int64 {
 	return min(int64(0.95*float64(a.workingSet)), a.memoryLimit)
 }
 
-// envResourceLimit reads ResourceLimitEnv; anything but a positive integer
-// leaves the default (New has no error path, and a typo should not crash).
-func envResourceLimit() int {
+// ResourceLimitFor decides the resource limit, the one place that does: explicit if
+// positive, else $INGOT_RESOURCE_LIMIT if set, else device (the device's own limit,
+// e.g. Metal's iogpu.rsrc_limit) if positive, else DefaultResourceLimit. A set
+// environment value that is not a positive integer is an error (*LimitEnvError).
+func ResourceLimitFor(explicit, device int) (int, error) {
+	if explicit > 0 {
+		return explicit, nil
+	}
 	if s, ok := os.LookupEnv(ResourceLimitEnv); ok {
-		if n, err := strconv.Atoi(s); err == nil && n > 0 {
-			return n
+		n, err := strconv.Atoi(s)
+		if err != nil || n <= 0 {
+			return 0, &LimitEnvError{Value: s}
 		}
+		return n, nil
+	}
+	if device > 0 {
+		return device, nil
+	}
+	return DefaultResourceLimit, nil
+}
+
+// LimitEnvError reports an $INGOT_RESOURCE_LIMIT that is not a positive integer.
+type LimitEnvError struct{ Value string }
+
+// Error names the variable and the bad value.
+func (e *LimitEnvError) Error() string {
+	return fmt.Sprintf("%s=%q: want a positive integer (buffer objects)", ResourceLimitEnv, e.Value)
+}
+
+// envResourceLimit is ResourceLimitFor without a device limit; a bad environment
+// value leaves the default (New has no error path; callers that can report errors,
+// like cmd/decode, call ResourceLimitFor themselves).
+func envResourceLimit() int {
+	if n, err := ResourceLimitFor(0, 0); err == nil {
+		return n
 	}
 	return DefaultResourceLimit
 }
 
-// Buffer is one allocated device buffer. A freed Buffer may be handed out
-// again by a later Malloc (cache hit), so it must not be used after Free.
+// Buffer is a handle on one allocated device buffer, a small value. The device
+// object behind it is handed out again by a later Malloc once it is freed (a cache
+// hit), so each hand-out carries a generation: Free of a Buffer whose object was
+// freed since (a double free, or a stale copy of a buffer now owned by someone else)
+// panics instead of freeing the new owner's buffer. The zero Buffer is the nil buffer
+// of a size-0 request.
 type Buffer struct {
+	b   *block
+	gen uint32
+}
+
+// block is one device buffer object and its place in the allocator's books.
+type block struct {
 	raw   Raw
 	data  []byte
 	owner *Allocator
 	state bufState
+	gen   uint32 // bumped by every Free: a Buffer holding an older value is stale
 
-	prev, next *Buffer // recycle-order list while cached
-	nextSame   *Buffer // same-length FIFO while cached
+	prev, next *block // recycle-order list while cached
+	nextSame   *block // same-length FIFO while cached
 }
 
 type bufState uint8
@@ -123,32 +162,36 @@ const (
 	stateReleased
 )
 
-// Bytes is the host view of the buffer, len == b.Len(); nil for a nil Buffer.
-func (b *Buffer) Bytes() []byte {
-	if b == nil {
+// IsNil reports whether b is the nil buffer (size 0, or a failed Malloc).
+func (b Buffer) IsNil() bool { return b.b == nil }
+
+// Bytes is the host view of the buffer, len == b.Len(); nil for the nil Buffer.
+// The view must not be used after Free.
+func (b Buffer) Bytes() []byte {
+	if b.b == nil {
 		return nil
 	}
-	return b.data
+	return b.b.data
 }
 
 // Len is the allocated length, which on a cache hit may exceed the request.
-func (b *Buffer) Len() int {
-	if b == nil {
+func (b Buffer) Len() int {
+	if b.b == nil {
 		return 0
 	}
-	return len(b.data)
+	return len(b.b.data)
 }
 
 // Raw is the provider's device object, for backends that bind it directly.
-func (b *Buffer) Raw() Raw {
-	if b == nil {
+func (b Buffer) Raw() Raw {
+	if b.b == nil {
 		return nil
 	}
-	return b.raw
+	return b.b.raw
 }
 
 // destroy releases the device object; the caller has already uncounted it.
-func (b *Buffer) destroy() {
+func (b *block) destroy() {
 	b.state = stateReleased
 	raw := b.raw
 	b.raw, b.data = nil, nil
@@ -156,21 +199,21 @@ func (b *Buffer) destroy() {
 }
 
 // Malloc returns a buffer of at least size bytes, following MLX's malloc
-// step by step. Size 0 returns (nil, nil) and counts nothing.
-func (a *Allocator) Malloc(size int) (*Buffer, error) {
+// step by step. Size 0 returns the nil Buffer and counts nothing.
+func (a *Allocator) Malloc(size int) (Buffer, error) {
 	if size <= 0 {
 		if size == 0 {
-			return nil, nil
+			return Buffer{}, nil
 		}
-		return nil, fmt.Errorf("%w: %d", ErrNegativeSize, size)
+		return Buffer{}, fmt.Errorf("%w: %d", ErrNegativeSize, size)
 	}
 	// The max-buffer check sees the request before rounding, as MLX's does.
 	if int64(size) > a.maxBuffer {
-		return nil, &MaxBufferError{Size: int64(size), Max: a.maxBuffer}
+		return Buffer{}, &MaxBufferError{Size: int64(size), Max: a.maxBuffer}
 	}
 	if size > pageSize {
 		if size > math.MaxInt-pageSize {
-			return nil, &MaxBufferError{Size: int64(size), Max: a.maxBuffer}
+			return Buffer{}, &MaxBufferError{Size: int64(size), Max: a.maxBuffer}
 		}
 		size = (size + pageSize - 1) / pageSize * pageSize
 	}
@@ -181,7 +224,7 @@ func (a *Allocator) Malloc(size int) (*Buffer, error) {
 		var err error
 		if b, err = a.missLocked(size); err != nil {
 			a.mu.Unlock()
-			return nil, err
+			return Buffer{}, err
 		}
 	}
 	b.state = stateLive
@@ -192,12 +235,12 @@ func (a *Allocator) Malloc(size int) (*Buffer, error) {
 		a.count -= a.cache.release(uint64(a.cache.bytes - a.cacheLimit))
 	}
 	a.mu.Unlock()
-	return b, nil
+	return Buffer{b, b.gen}, nil
 }
 
 // missLocked handles a cache miss: purge under pressure, give the reclaimer
 // one chance at the limit, then create a new counted buffer.
-func (a *Allocator) missLocked(size int) (*Buffer, error) {
+func (a *Allocator) missLocked(size int) (*block, error) {
 	a.purgeLocked(size)
 	if a.count >= a.resourceLimit && a.reclaimer != nil {
 		// The reclaimer frees unreachable buffers through Free, which locks.
@@ -226,7 +269,7 @@ func (a *Allocator) missLocked(size int) (*Buffer, error) {
 			"alloc: %s provider returned %d bytes for a %d-byte request", a.p.Name(), len(data), size)}
 	}
 	a.count++
-	return &Buffer{raw: raw, data: data, owner: a}, nil
+	return &block{raw: raw, data: data, owner: a}, nil
 }
 
 // purgeLocked is MLX's step 5: under memory or count pressure, release at
@@ -241,16 +284,21 @@ func (a *Allocator) purgeLocked(size int) {
 
 // Free returns b to the allocator: into the cache if the cache is below its
 // byte limit (the count is unchanged), else the device object is released.
-// nil, an already freed buffer, or another allocator's buffer is a no-op.
-func (a *Allocator) Free(b *Buffer) {
-	if b == nil {
+// The nil Buffer and another allocator's buffer are no-ops. Freeing a Buffer
+// whose object was already freed (twice, or after a Malloc handed it to a new
+// owner) panics: it is a use-after-free in the caller.
+func (a *Allocator) Free(buf Buffer) {
+	b := buf.b
+	if b == nil || b.owner != a {
 		return
 	}
 	a.mu.Lock()
-	if b.owner != a || b.state != stateLive {
+	if b.gen != buf.gen || b.state != stateLive {
+		gen := b.gen
 		a.mu.Unlock()
-		return
+		panic(fmt.Sprintf("alloc: Free of a stale buffer (generation %d, the buffer is at %d): it was already freed, and may now belong to another owner", buf.gen, gen))
 	}
+	b.gen++
 	n := len(b.data)
 	a.activeBytes -= int64(n)
 	a.liveByClass[sizeClass(n)]--

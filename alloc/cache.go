@@ -7,21 +7,21 @@ import "math/bits"
 // first out, and eviction takes the oldest recycled buffer overall.
 //
 // Layout: buckets is sorted by length, one bucket per distinct cached length,
-// each a singly linked FIFO through Buffer.nextSame. All cached buffers are
+// each a singly linked FIFO through block.nextSame. All cached buffers are
 // also on one doubly linked list in recycle order (oldest at the head). The
 // oldest buffer overall is always the head of its own bucket, so eviction
 // and reuse both pop a bucket head. No maps, no allocation once warm.
 type bufferCache struct {
 	buckets []bucket
-	oldest  *Buffer // head of the recycle-order list
-	newest  *Buffer // tail
+	oldest  *block // head of the recycle-order list
+	newest  *block // tail
 	bytes   int64
 	count   int
 }
 
 type bucket struct {
 	length     int
-	head, tail *Buffer
+	head, tail *block
 }
 
 // search returns the index of the first bucket with length >= n.
@@ -41,7 +41,7 @@ func (c *bufferCache) search(n int) int {
 // reuse takes a cached buffer for a request of size bytes, or returns nil.
 // Only the smallest cached length >= size is examined, and it is accepted
 // only if length < min(2*size, size+2*pageSize).
-func (c *bufferCache) reuse(size int) *Buffer {
+func (c *bufferCache) reuse(size int) *block {
 	i := c.search(size)
 	if i == len(c.buckets) {
 		return nil
@@ -54,7 +54,7 @@ func (c *bufferCache) reuse(size int) *Buffer {
 }
 
 // push parks b as the newest recycled buffer.
-func (c *bufferCache) push(b *Buffer) {
+func (c *bufferCache) push(b *block) {
 	n := len(b.data)
 	i := c.search(n)
 	if i == len(c.buckets) || c.buckets[i].length != n {
@@ -84,7 +84,7 @@ func (c *bufferCache) push(b *Buffer) {
 }
 
 // popBucket removes and returns the earliest recycled buffer of bucket i.
-func (c *bufferCache) popBucket(i int) *Buffer {
+func (c *bufferCache) popBucket(i int) *block {
 	bk := &c.buckets[i]
 	b := bk.head
 	bk.head = b.nextSame
@@ -111,7 +111,7 @@ func (c *bufferCache) popBucket(i int) *Buffer {
 }
 
 // popOldest removes and returns the oldest recycled buffer, or nil.
-func (c *bufferCache) popOldest() *Buffer {
+func (c *bufferCache) popOldest() *block {
 	if c.oldest == nil {
 		return nil
 	}

@@ -16,7 +16,7 @@ func reuses(t *testing.T, have, want int) bool {
 	eq(t, old.Len(), have, "cached length")
 	a.Free(old)
 	got := mustMalloc(t, a, want)
-	hit := got == old
+	hit := got.Raw() == old.Raw()
 	if hit {
 		eq(t, got.Len(), have, "reused length")
 		eq(t, p.numAllocs(), 1, "device allocs on a hit")
@@ -57,10 +57,10 @@ func TestReuseTakesSmallestCandidate(t *testing.T) {
 	five := mustMalloc(t, a, 5)
 	a.Free(six) // older
 	a.Free(five)
-	if got := mustMalloc(t, a, 4); got != five {
+	if got := mustMalloc(t, a, 4); got.Raw() != five.Raw() {
 		t.Fatalf("got a %d-byte buffer, want the smallest candidate (5)", got.Len())
 	}
-	if got := mustMalloc(t, a, 4); got != six {
+	if got := mustMalloc(t, a, 4); got.Raw() != six.Raw() {
 		t.Fatalf("got a %d-byte buffer, want 6", got.Len())
 	}
 }
@@ -75,7 +75,7 @@ func TestReuseExaminesOnlySmallestCandidate(t *testing.T) {
 	// The smallest length >= 4 is 8, outside the window: a miss, although a
 	// smaller cached buffer exists.
 	b := mustMalloc(t, a, 4)
-	if b == three || b == eight {
+	if b.Raw() == three.Raw() || b.Raw() == eight.Raw() {
 		t.Fatalf("expected a fresh buffer")
 	}
 	counts(t, a, 3, 2)
@@ -84,12 +84,12 @@ func TestReuseExaminesOnlySmallestCandidate(t *testing.T) {
 func TestReuseFIFOAmongEqualLengths(t *testing.T) {
 	p := newFake()
 	a := alloc.New(p, alloc.Config{})
-	bufs := []*alloc.Buffer{mustMalloc(t, a, 4), mustMalloc(t, a, 4), mustMalloc(t, a, 4)}
+	bufs := []alloc.Buffer{mustMalloc(t, a, 4), mustMalloc(t, a, 4), mustMalloc(t, a, 4)}
 	for _, b := range bufs {
 		a.Free(b)
 	}
 	for i, want := range bufs {
-		if got := mustMalloc(t, a, 4); got != want {
+		if got := mustMalloc(t, a, 4); got.Raw() != want.Raw() {
 			t.Fatalf("reuse %d: got raw %d, want raw %d", i, id(t, got), id(t, want))
 		}
 	}
@@ -121,7 +121,8 @@ func TestFreeIntoCacheKeepsCount(t *testing.T) {
 	eq(t, a.ActiveMemory(), int64(0), "active memory")
 	eq(t, len(p.releasedIDs()), 0, "releases")
 
-	a.Free(b) // double free: ignored
+	mustPanic(t, "alloc: Free of a stale buffer (generation 0, the buffer is at 1): it was already freed, and may now belong to another owner",
+		func() { a.Free(b) }) // double free
 	counts(t, a, 1, 1)
 	eq(t, a.CacheMemory(), int64(100), "cache memory after double free")
 
@@ -130,6 +131,25 @@ func TestFreeIntoCacheKeepsCount(t *testing.T) {
 	other.Free(c) // not other's buffer: ignored
 	counts(t, a, 2, 1)
 	counts(t, other, 0, 0)
+}
+
+// TestStaleFreeAfterReusePanics: a copy of a freed Buffer whose object a later Malloc
+// handed to a new owner must not free the new owner's buffer.
+func TestStaleFreeAfterReusePanics(t *testing.T) {
+	p := newFake()
+	a := alloc.New(p, alloc.Config{})
+	old := mustMalloc(t, a, 4)
+	a.Free(old)
+	owner := mustMalloc(t, a, 4) // a cache hit: the same device object
+	eq(t, id(t, owner), id(t, old), "reused object")
+	mustPanic(t, "alloc: Free of a stale buffer (generation 0, the buffer is at 1): it was already freed, and may now belong to another owner",
+		func() { a.Free(old) })
+	counts(t, a, 1, 0)
+	eq(t, a.ActiveMemory(), int64(4), "the new owner's buffer is still live")
+	a.Free(owner)
+	counts(t, a, 1, 1)
+	mustPanic(t, "alloc: Free of a stale buffer (generation 1, the buffer is at 2): it was already freed, and may now belong to another owner",
+		func() { a.Free(owner) })
 }
 
 func TestFreeAtCacheLimitReleases(t *testing.T) {
@@ -165,7 +185,7 @@ func TestCacheLimitZeroReleasesEveryFree(t *testing.T) {
 	p := newFake()
 	a := alloc.New(p, alloc.Config{})
 	eq(t, a.SetCacheLimit(0), a.Stats().MemoryLimit, "old cache limit (default = memory limit)")
-	bufs := []*alloc.Buffer{mustMalloc(t, a, 4), mustMalloc(t, a, 64)}
+	bufs := []alloc.Buffer{mustMalloc(t, a, 4), mustMalloc(t, a, 64)}
 	for _, b := range bufs {
 		a.Free(b)
 	}
@@ -180,7 +200,7 @@ func TestClearCacheRestoresBaseline(t *testing.T) {
 		mustMalloc(t, a, 4)
 	}
 	base := a.ActiveBufferCount()
-	var extra []*alloc.Buffer
+	var extra []alloc.Buffer
 	for _, n := range []int{4, 4, 7, 100, 20000} {
 		extra = append(extra, mustMalloc(t, a, n))
 	}
@@ -198,9 +218,9 @@ func TestClearCacheRestoresBaseline(t *testing.T) {
 
 // fourCached leaves buffers of 100, 200, 300, 400 bytes cached, recycled in
 // that order, and returns them and their device ids.
-func fourCached(t *testing.T, a *alloc.Allocator) ([]*alloc.Buffer, []int) {
+func fourCached(t *testing.T, a *alloc.Allocator) ([]alloc.Buffer, []int) {
 	t.Helper()
-	var bs []*alloc.Buffer
+	var bs []alloc.Buffer
 	var ids []int
 	for _, n := range []int{100, 200, 300, 400} {
 		bs = append(bs, mustMalloc(t, a, n))
@@ -226,7 +246,7 @@ func TestSetCacheLimitTrimsOnNextHit(t *testing.T) {
 
 	// The hit takes the 100 (cache 900); then 250 bytes must go, oldest
 	// first: 200, then 300.
-	if got := mustMalloc(t, a, 100); got != bs[0] {
+	if got := mustMalloc(t, a, 100); got.Raw() != bs[0].Raw() {
 		t.Fatalf("expected a hit on the 100-byte buffer")
 	}
 	eqSlice(t, p.releasedIDs(), []int{ids[1], ids[2]}, "released")

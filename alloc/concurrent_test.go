@@ -19,7 +19,7 @@ func TestConcurrentCountsStayExact(t *testing.T) {
 	for g := range 4 {
 		wg.Go(func() {
 			r := rand.New(rand.NewPCG(uint64(g), 1))
-			var held []*alloc.Buffer
+			var held []alloc.Buffer
 			for i := range 3000 {
 				if len(held) > 0 && (len(held) >= 15 || r.IntN(2) == 0) {
 					j := r.IntN(len(held))

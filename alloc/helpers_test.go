@@ -90,7 +90,7 @@ func (p *fakeProvider) liveCount() int {
 }
 
 // id reports which device object b wraps.
-func id(t *testing.T, b *alloc.Buffer) int {
+func id(t *testing.T, b alloc.Buffer) int {
 	t.Helper()
 	r, ok := b.Raw().(*fakeRaw)
 	if !ok {
@@ -99,13 +99,13 @@ func id(t *testing.T, b *alloc.Buffer) int {
 	return r.id
 }
 
-func mustMalloc(t *testing.T, a *alloc.Allocator, size int) *alloc.Buffer {
+func mustMalloc(t *testing.T, a *alloc.Allocator, size int) alloc.Buffer {
 	t.Helper()
 	b, err := a.Malloc(size)
 	if err != nil {
 		t.Fatalf("Malloc(%d): %v", size, err)
 	}
-	if b == nil {
+	if b.IsNil() {
 		t.Fatalf("Malloc(%d) returned nil", size)
 	}
 	return b
@@ -150,3 +150,19 @@ func checkClean(t *testing.T, p *fakeProvider) {
 }
 
 var errRefused = errors.New("device out of memory")
+
+// mustPanic runs f and checks that it panics with exactly msg.
+func mustPanic(t *testing.T, msg string, f func()) {
+	t.Helper()
+	defer func() {
+		t.Helper()
+		r := recover()
+		if r == nil {
+			t.Fatalf("no panic, want %q", msg)
+		}
+		if s := fmt.Sprint(r); s != msg {
+			t.Fatalf("panic %q, want %q", s, msg)
+		}
+	}()
+	f()
+}

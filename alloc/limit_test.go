@@ -18,7 +18,7 @@ func TestLimitReachedAfterExactlyLimitMisses(t *testing.T) {
 	eq(t, p.numAllocs(), 100, "device allocs")
 
 	b, err := a.Malloc(4)
-	if b != nil {
+	if !b.IsNil() {
 		t.Fatalf("got a buffer past the limit")
 	}
 	eq(t, err.Error(), "[metal::malloc] Resource limit (100) exceeded.", "error")
@@ -42,7 +42,7 @@ func TestDefaultLimitMessage(t *testing.T) {
 func TestLimitMissDropsWholeCacheFirst(t *testing.T) {
 	p := newFake()
 	a := alloc.New(p, alloc.Config{ResourceLimit: 100})
-	held := make([]*alloc.Buffer, 100)
+	held := make([]alloc.Buffer, 100)
 	for i := range held {
 		held[i] = mustMalloc(t, a, 4)
 	}
@@ -72,7 +72,7 @@ func TestHitAtLimitChecksNothing(t *testing.T) {
 	a.Free(x)
 	counts(t, a, 3, 1)
 	got := mustMalloc(t, a, 4)
-	if got != x {
+	if got.Raw() != x.Raw() {
 		t.Fatalf("hit did not hand back the cached buffer")
 	}
 	counts(t, a, 3, 0)
@@ -82,7 +82,7 @@ func TestHitAtLimitChecksNothing(t *testing.T) {
 func TestReclaimerFreesAndMallocSucceeds(t *testing.T) {
 	p := newFake()
 	a := alloc.New(p, alloc.Config{ResourceLimit: 10})
-	held := make([]*alloc.Buffer, 10)
+	held := make([]alloc.Buffer, 10)
 	for i := range held {
 		held[i] = mustMalloc(t, a, 4)
 	}
@@ -123,7 +123,7 @@ func TestReclaimerFreesNothingMallocFails(t *testing.T) {
 func TestReclaimerNotCalledWhenPurgeSuffices(t *testing.T) {
 	p := newFake()
 	a := alloc.New(p, alloc.Config{ResourceLimit: 10})
-	held := make([]*alloc.Buffer, 10)
+	held := make([]alloc.Buffer, 10)
 	for i := range held {
 		held[i] = mustMalloc(t, a, 4)
 	}
@@ -205,7 +205,7 @@ func TestSizeZeroAndNegative(t *testing.T) {
 	p := newFake()
 	a := alloc.New(p, alloc.Config{})
 	b, err := a.Malloc(0)
-	if b != nil || err != nil {
+	if !b.IsNil() || err != nil {
 		t.Fatalf("Malloc(0) = %v, %v; want nil, nil", b, err)
 	}
 	eq(t, b.Len(), 0, "nil Len")

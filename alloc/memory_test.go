@@ -47,7 +47,7 @@ func cachedXYZ(t *testing.T, live int) (*alloc.Allocator, *fakeProvider, []int) 
 		mustMalloc(t, a, live)
 	}
 	var ids []int
-	var bs []*alloc.Buffer
+	var bs []alloc.Buffer
 	for _, n := range []int{500, 50, 50} {
 		b := mustMalloc(t, a, n)
 		bs = append(bs, b)
@@ -117,7 +117,7 @@ func TestHistogram(t *testing.T) {
 	for _, n := range []int{4, 5, 6, 7, 8, 15, 1, 16384, 16385} {
 		mustMalloc(t, a, n)
 	}
-	cached := []*alloc.Buffer{mustMalloc(t, a, 4), mustMalloc(t, a, 256)}
+	cached := []alloc.Buffer{mustMalloc(t, a, 4), mustMalloc(t, a, 256)}
 	for _, b := range cached {
 		a.Free(b)
 	}

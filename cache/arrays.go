@@ -5,20 +5,21 @@ import (
 	"github.com/ingotml/ingot/tensor"
 )
 
-// ArraysCache is a Gated-DeltaNet layer's recurrent state (mlx-lm's ArraysCache): Conv
-// [B, K-1, C] holds the last K-1 conv inputs and SSM [B, Hv, Dv, Dk] float32 the delta-rule
-// state. Both are invalid (tensor.Array{}) until the model's first forward sets them.
+// ArraysCache is a Gated-DeltaNet layer's recurrent state (mlx-lm's ArraysCache): the
+// conv state [B, K-1, C] holds the last K-1 conv inputs and the SSM state
+// [B, Hv, Dv, Dk] float32 the delta-rule state. Both are invalid until the model's
+// first forward stores them with Update.
 //
 // Two optional per-row fields mask a batch: left padding (set by Merge when every merged
-// cache was empty, the leak's trigger) and lengths (set by Prepare). Every forward calls
-// Advance, which moves both by the number of tokens consumed.
+// cache was empty: what arms the leak told at Lazy) and lengths (set by Prepare). Every
+// forward advances both by the number of tokens consumed.
 type ArraysCache struct {
-	Conv, SSM tensor.Array
+	conv, ssm tensor.Array
 
 	p       Policy
 	g       *graph.Graph
-	leftPad meta
-	lengths meta
+	leftPad field
+	lengths field
 }
 
 // NewArraysCache returns an empty cache with both fields absent. Its device arrays go
@@ -27,30 +28,41 @@ func NewArraysCache(p Policy) *ArraysCache { return NewArraysCacheOn(nil, p) }
 
 // NewArraysCacheOn is NewArraysCache on graph g.
 func NewArraysCacheOn(g *graph.Graph, p Policy) *ArraysCache {
-	p.check("NewArraysCache")
-	return &ArraysCache{p: p, g: g, leftPad: meta{p: p}, lengths: meta{p: p}}
+	checkPolicy("NewArraysCache", p)
+	return &ArraysCache{p: p, g: g, leftPad: p.field(g, nil), lengths: p.field(g, nil)}
 }
 
 // Policy returns the cache's bookkeeping policy.
-func (c *ArraysCache) Policy() Policy { return c.p }
+func (c *ArraysCache) Policy() Policy {
+	if c == nil {
+		return nil
+	}
+	return c.p
+}
 
 // graphOrNil is the graph the cache knows of, if any.
 func (c *ArraysCache) graphOrNil() *graph.Graph {
-	return firstGraph(c.g, c.Conv, c.SSM, c.leftPad.dev, c.lengths.dev)
+	if c == nil {
+		return nil
+	}
+	if g := firstGraph(c.g, c.conv, c.ssm); g != nil {
+		return g
+	}
+	return firstGraph(nil, append(c.leftPad.arrays(), c.lengths.arrays()...)...)
 }
 
 func (c *ArraysCache) graph() *graph.Graph { return orDefault(c.graphOrNil()) }
 
 // Empty reports whether no state is stored yet.
-func (c *ArraysCache) Empty() bool { return !c.Conv.Valid() && !c.SSM.Valid() }
+func (c *ArraysCache) Empty() bool { return !c.conv.Valid() && !c.ssm.Valid() }
 
 // Len is the batch size: the rows of the state, else of a set field, else 0.
 func (c *ArraysCache) Len() int {
 	switch {
-	case c.Conv.Valid():
-		return c.Conv.Dim(0)
-	case c.SSM.Valid():
-		return c.SSM.Dim(0)
+	case c.conv.Valid():
+		return c.conv.Dim(0)
+	case c.ssm.Valid():
+		return c.ssm.Dim(0)
 	case c.leftPad.set():
 		return c.leftPad.len()
 	}
@@ -64,29 +76,24 @@ func (c *ArraysCache) rowsOrOne() int { return max(c.Len(), 1) }
 // Armed reports whether left padding or lengths are set: the precondition of the leak.
 func (c *ArraysCache) Armed() bool { return c.leftPad.set() || c.lengths.set() }
 
-// Advance records that a forward consumed n tokens: both fields, when set, drop by n.
-// Lazy: each is a new Subtract node with a fresh 4-byte scalar, as mlx-lm's
-// `lengths -= n; left_padding -= n`; nothing evaluates it unless a mask is read.
-//
-// The model calls Advance after storing the new Conv and SSM, so Advance also keeps
-// them (tensor.Keep): they outlive the step scope they were built in.
+// ConvState returns the conv state (invalid until stored).
+func (c *ArraysCache) ConvState() tensor.Array { return tensor.Share(c.conv) }
+
+// SSMState returns the recurrent state (invalid until stored).
+func (c *ArraysCache) SSMState() tensor.Array { return tensor.Share(c.ssm) }
+
+// Update stores the states a forward over n tokens leaves and advances the fields by n
+// (see Advance). The states outlive the step scope they were built in.
+func (c *ArraysCache) Update(conv, ssm tensor.Array, n int) {
+	tensor.Assign(&c.conv, conv)
+	tensor.Assign(&c.ssm, ssm)
+	c.Advance(n)
+}
+
+// Advance records that a forward consumed n tokens: both fields, when set, drop by n
+// (mlx-lm's `lengths -= n; left_padding -= n`; under Lazy, the leak's line).
 func (c *ArraysCache) Advance(n int) {
-	tensor.Assign(&c.Conv, c.Conv)
-	tensor.Assign(&c.SSM, c.SSM)
-	if c.p == Lazy {
-		// mlx-lm's `lengths -= n; left_padding -= n`: each a Subtract node with a fresh
-		// int32 scalar. Only layer 0's cache has its mask read; in every other GDN
-		// layer's cache these links are never evaluated (the dead chain). The census
-		// names these two lines.
-		if c.lengths.set() {
-			tensor.Assign(&c.lengths.dev, tensor.SubScalar(c.lengths.dev, float64(n)))
-		}
-		if c.leftPad.set() {
-			tensor.Assign(&c.leftPad.dev, tensor.SubScalar(c.leftPad.dev, float64(n)))
-		}
-		return
-	}
-	c.lengths.sub(n) // host integers: no node, no buffer
+	c.lengths.sub(n)
 	c.leftPad.sub(n)
 }
 
@@ -101,24 +108,13 @@ func (c *ArraysCache) MakeMask(n int) tensor.Array {
 		return tensor.Array{}
 	}
 	g := c.graph()
-	if c.p == Eager {
-		lp, ln := c.leftPad.host, c.lengths.host
-		rows := max(len(lp), len(ln))
-		vals := make([]bool, 0, rows*n)
-		for b := 0; b < rows; b++ {
-			for t := 0; t < n; t++ {
-				vals = append(vals, (lp == nil || t >= lp[b]) && (ln == nil || t < ln[b]))
-			}
-		}
-		return tensor.FromBool(g, vals, rows, n)
-	}
 	pos := tensor.Arange(g, 0, float64(n), 1, tensor.Int32)
 	var m tensor.Array
 	if c.leftPad.set() {
-		m = tensor.GreaterEqual(pos, tensor.ExpandDims(c.leftPad.dev, 1))
+		m = tensor.GreaterEqual(pos, tensor.ExpandDims(c.leftPad.array(g), 1))
 	}
 	if c.lengths.set() {
-		in := tensor.Less(pos, tensor.ExpandDims(c.lengths.dev, 1))
+		in := tensor.Less(pos, tensor.ExpandDims(c.lengths.array(g), 1))
 		if m.Valid() {
 			in = tensor.LogicalAnd(m, in)
 		}
@@ -127,21 +123,21 @@ func (c *ArraysCache) MakeMask(n int) tensor.Array {
 	return m
 }
 
-// Lengths returns the prepared lengths (Eager: host ints; Lazy: the device array), for
-// the model's per-row conv-state pick. Both are absent (nil, Array{}) unless prepared.
-func (c *ArraysCache) Lengths() (host []int, dev tensor.Array) {
-	if c.p == Eager {
-		return append([]int(nil), c.lengths.host...), tensor.Array{}
+// Lengths returns the prepared lengths as int32 [B], for the model's per-row conv-state
+// pick; invalid unless prepared.
+func (c *ArraysCache) Lengths() tensor.Array {
+	if !c.lengths.set() {
+		return tensor.Array{}
 	}
-	return nil, tensor.Share(c.lengths.dev)
+	return c.lengths.array(c.graph())
 }
 
 // Filter keeps rows, in this order (Lazy: the fields get a lazy gather each).
 func (c *ArraysCache) Filter(rows []int) {
 	checkRows("ArraysCache.Filter", rows, c.rowsOrOne())
-	idx := &rowIndex{g: c.graph(), rows: rows}
-	tensor.Assign(&c.Conv, idx.take(c.Conv))
-	tensor.Assign(&c.SSM, idx.take(c.SSM))
+	idx := &rowVec{g: c.graph(), vals: rows}
+	tensor.Assign(&c.conv, idx.take(c.conv))
+	tensor.Assign(&c.ssm, idx.take(c.ssm))
 	c.leftPad = c.leftPad.take(idx)
 	c.lengths = c.lengths.take(idx)
 }
@@ -163,10 +159,10 @@ func (c *ArraysCache) Extend(other Cache) {
 		g = o.graphOrNil()
 	}
 	na, nb := c.rowsOrOne(), o.rowsOrOne()
-	tensor.Assign(&c.Conv, catState(op, g, c.Conv, o.Conv, na, nb))
-	tensor.Assign(&c.SSM, catState(op, g, c.SSM, o.SSM, na, nb))
-	c.leftPad = catMeta(g, c.leftPad, o.leftPad, na, nb)
-	c.lengths = catMeta(g, c.lengths, o.lengths, na, nb)
+	tensor.Assign(&c.conv, catState(op, g, c.conv, o.conv, na, nb))
+	tensor.Assign(&c.ssm, catState(op, g, c.ssm, o.ssm, na, nb))
+	c.leftPad = c.leftPad.cat(g, o.leftPad, na, nb)
+	c.lengths = c.lengths.cat(g, o.lengths, na, nb)
 	if c.g == nil {
 		c.g = g
 	}
@@ -206,11 +202,11 @@ func zerosRows(like tensor.Array, n int) tensor.Array {
 func (c *ArraysCache) Extract(row int) Cache {
 	checkRow("ArraysCache.Extract", row, c.rowsOrOne())
 	out := NewArraysCacheOn(c.graphOrNil(), c.p)
-	if c.Conv.Valid() {
-		tensor.Assign(&out.Conv, tensor.SliceAxis(c.Conv, 0, row, row+1))
+	if c.conv.Valid() {
+		tensor.Assign(&out.conv, tensor.SliceAxis(c.conv, 0, row, row+1))
 	}
-	if c.SSM.Valid() {
-		tensor.Assign(&out.SSM, tensor.SliceAxis(c.SSM, 0, row, row+1))
+	if c.ssm.Valid() {
+		tensor.Assign(&out.ssm, tensor.SliceAxis(c.ssm, 0, row, row+1))
 	}
 	return out
 }
@@ -228,20 +224,20 @@ func (c *ArraysCache) Prepare(lengths []int) {
 			usagePanic(op, "negative length in %v", lengths)
 		}
 	}
-	c.lengths = newMeta(c.p, c.graph(), lengths)
+	c.lengths = c.p.field(c.graph(), lengths)
 }
 
 // Finalize resets both fields to absent after a right-padded prefill (the state needs
 // no fix: masked steps leave it unchanged).
 func (c *ArraysCache) Finalize() {
-	c.leftPad = meta{p: c.p}
-	c.lengths = meta{p: c.p}
+	c.leftPad = c.p.field(nil, nil)
+	c.lengths = c.p.field(nil, nil)
 }
 
 // State returns the state arrays that are set and, under Lazy, the set fields.
 func (c *ArraysCache) State() []tensor.Array {
 	var out []tensor.Array
-	for _, a := range []tensor.Array{c.Conv, c.SSM} {
+	for _, a := range []tensor.Array{c.conv, c.ssm} {
 		if a.Valid() {
 			out = append(out, a)
 		}

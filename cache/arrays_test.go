@@ -23,8 +23,7 @@ func gdnState(g *graph.Graph, p cache.Policy, base float32) *cache.ArraysCache {
 	for i := range ssm {
 		ssm[i] = base + 0.5 + float32(i)
 	}
-	c.Conv = tensor.FromFloat32(g, conv, 1, 3, 4)
-	c.SSM = tensor.FromFloat32(g, ssm, 1, 2, 2, 2)
+	c.Update(tensor.FromFloat32(g, conv, 1, 3, 4), tensor.FromFloat32(g, ssm, 1, 2, 2, 2), 1)
 	return c
 }
 
@@ -58,37 +57,37 @@ func TestArraysStateRoundTrip(t *testing.T) {
 	for _, p := range policies {
 		t.Run(p.String(), func(t *testing.T) {
 			g := newGraph()
-			r0, r2 := gdnState(g, cache.Eager, 0), gdnState(g, cache.Lazy, 100)
+			r0, r2 := gdnState(g, p, 0), gdnState(g, p, 100)
 			c := mergeArrays(t, p, r0, cache.NewArraysCacheOn(g, p), r2)
 			require.Equal(t, p, c.Policy())
 			require.False(t, c.Empty())
 			require.False(t, c.Armed(), "a merge of caches with state sets no fields")
 			require.False(t, c.MakeMask(1).Valid())
 			require.Equal(t, 3, c.Len())
-			require.Equal(t, []int{3, 3, 4}, c.Conv.Shape())
-			require.Equal(t, []int{3, 2, 2, 2}, c.SSM.Shape())
-			want := [][]float32{f32s(t, r0.Conv), zeros(12), f32s(t, r2.Conv)}
-			wantS := [][]float32{f32s(t, r0.SSM), zeros(8), f32s(t, r2.SSM)}
+			require.Equal(t, []int{3, 3, 4}, c.ConvState().Shape())
+			require.Equal(t, []int{3, 2, 2, 2}, c.SSMState().Shape())
+			want := [][]float32{f32s(t, r0.ConvState()), zeros(12), f32s(t, r2.ConvState())}
+			wantS := [][]float32{f32s(t, r0.SSMState()), zeros(8), f32s(t, r2.SSMState())}
 			for i := range want {
 				e := c.Extract(i).(*cache.ArraysCache)
 				require.Equal(t, p, e.Policy())
 				require.Equal(t, 1, e.Len())
 				require.False(t, e.Armed())
-				require.Equal(t, want[i], f32s(t, e.Conv), "row %d", i)
-				require.Equal(t, wantS[i], f32s(t, e.SSM), "row %d", i)
+				require.Equal(t, want[i], f32s(t, e.ConvState()), "row %d", i)
+				require.Equal(t, wantS[i], f32s(t, e.SSMState()), "row %d", i)
 			}
 
 			c.Filter([]int{2, 0})
 			require.Equal(t, 2, c.Len())
-			require.Equal(t, append(append([]float32{}, want[2]...), want[0]...), f32s(t, c.Conv))
+			require.Equal(t, append(append([]float32{}, want[2]...), want[0]...), f32s(t, c.ConvState()))
 			r3 := gdnState(g, p, 300)
 			c.Extend(r3)
 			require.Equal(t, 3, c.Len())
-			require.Equal(t, append(append(append([]float32{}, want[2]...), want[0]...), f32s(t, r3.Conv)...), f32s(t, c.Conv))
+			require.Equal(t, append(append(append([]float32{}, want[2]...), want[0]...), f32s(t, r3.ConvState())...), f32s(t, c.ConvState()))
 			c.Extend(cache.NewArraysCacheOn(g, p)) // an empty cache counts as one zero row
 			require.Equal(t, 4, c.Len())
-			require.Equal(t, zeros(8), f32s(t, c.Extract(3).(*cache.ArraysCache).SSM))
-			require.Equal(t, f32s(t, r3.SSM), f32s(t, c.Extract(2).(*cache.ArraysCache).SSM))
+			require.Equal(t, zeros(8), f32s(t, c.Extract(3).(*cache.ArraysCache).SSMState()))
+			require.Equal(t, f32s(t, r3.SSMState()), f32s(t, c.Extract(2).(*cache.ArraysCache).SSMState()))
 			require.Len(t, c.State(), 2)
 
 			// An empty cache extended with state gets zero rows for itself.
@@ -97,7 +96,7 @@ func TestArraysStateRoundTrip(t *testing.T) {
 			require.Equal(t, 0, n.Len())
 			n.Extend(gdnState(g, p, 7))
 			require.Equal(t, 2, n.Len())
-			assert.Equal(t, append(zeros(12), f32s(t, gdnState(g, p, 7).Conv)...), f32s(t, n.Conv))
+			assert.Equal(t, append(zeros(12), f32s(t, gdnState(g, p, 7).ConvState())...), f32s(t, n.ConvState()))
 		})
 	}
 }
@@ -111,20 +110,11 @@ func TestArraysMetadata(t *testing.T) {
 		require.True(t, c.Armed(), "merging empty caches sets left_padding = [0]*B")
 		require.Equal(t, 3, c.Len())
 		require.Equal(t, "TT|TT|TT", r.mask(t, c.MakeMask(2)))
-		host, dev := c.Lengths()
-		require.Nil(t, host)
-		require.False(t, dev.Valid())
+		require.False(t, c.Lengths().Valid())
 
 		c.Prepare([]int{2, 0, 1})
 		require.Equal(t, "TT|FF|TF", r.mask(t, c.MakeMask(2)))
-		host, dev = c.Lengths()
-		if p == cache.Eager {
-			require.Equal(t, []int{2, 0, 1}, host)
-			require.False(t, dev.Valid())
-		} else {
-			require.Nil(t, host)
-			require.Equal(t, []int32{2, 0, 1}, ints(t, dev))
-		}
+		require.Equal(t, []int32{2, 0, 1}, ints(t, c.Lengths()))
 
 		c.Advance(1) // left padding -1, lengths [1, -1, 0]
 		require.Equal(t, "T|F|F", r.mask(t, c.MakeMask(1)))
@@ -160,7 +150,7 @@ func TestArraysStateArrays(t *testing.T) {
 	for p, want := range map[cache.Policy]int{cache.Lazy: 4, cache.Eager: 2} {
 		c := mergeArrays(t, p, cache.NewArraysCacheOn(g, p))
 		s := gdnState(g, p, 0)
-		c.Conv, c.SSM = s.Conv, s.SSM
+		c.Update(s.ConvState(), s.SSMState(), 0)
 		c.Prepare([]int{1})
 		require.Len(t, c.State(), want, p.String())
 	}

@@ -1,6 +1,8 @@
 package cache
 
 import (
+	"slices"
+
 	"github.com/ingotml/ingot/graph"
 	"github.com/ingotml/ingot/tensor"
 )
@@ -14,13 +16,13 @@ type BatchKVCache struct {
 	s   kvStore
 	idx int // positions stored per row, padding included (mlx-lm's _idx)
 
-	leftPad meta
-	// offset is Lazy's device copy of stored - leftPad, updated lazily as mlx-lm does;
-	// RoPE reads it every step, so its chain never grows. Eager derives it on demand.
-	offset tensor.Array
+	leftPad field
+	// offset is stored - leftPad, moved along with them as mlx-lm does; under Lazy RoPE
+	// reads it every step, so its chain never grows.
+	offset field
 
 	// end is set by Prepare: key positions >= end[b] are row b's right padding.
-	end     meta
+	end     field
 	endHost []int // host copy of end for Finalize; nil unless prepared
 }
 
@@ -33,36 +35,40 @@ func NewBatchKVCache(p Policy, leftPadding []int) *BatchKVCache {
 
 // NewBatchKVCacheOn is NewBatchKVCache on graph g.
 func NewBatchKVCacheOn(g *graph.Graph, p Policy, leftPadding []int) *BatchKVCache {
-	p.check("NewBatchKVCache")
+	checkPolicy("NewBatchKVCache", p)
 	if len(leftPadding) == 0 {
 		usagePanic("NewBatchKVCache", "no rows (one left padding per row)")
 	}
-	for _, x := range leftPadding {
+	neg := make([]int, len(leftPadding)) // the offsets: no position stored yet
+	for i, x := range leftPadding {
 		if x < 0 {
 			usagePanic("NewBatchKVCache", "negative left padding in %v", leftPadding)
 		}
+		neg[i] = -x
 	}
-	c := &BatchKVCache{p: p, g: g, end: meta{p: p}}
-	if p == Lazy {
-		c.g = orDefault(g)
-		neg := make([]int, len(leftPadding))
-		for i, x := range leftPadding {
-			neg[i] = -x
-		}
-		c.leftPad = newMeta(p, c.g, leftPadding)
-		tensor.Assign(&c.offset, tensor.FromInt32(c.g, int32s(neg), len(neg)))
-	} else {
-		c.leftPad = newMeta(p, g, leftPadding)
-	}
-	return c
+	return &BatchKVCache{p: p, g: g, leftPad: p.field(g, leftPadding), offset: p.field(g, neg), end: p.field(g, nil)}
 }
 
 // Policy returns the cache's bookkeeping policy.
-func (c *BatchKVCache) Policy() Policy { return c.p }
-
-func (c *BatchKVCache) graph() *graph.Graph {
-	return orDefault(firstGraph(c.g, c.s.keys, c.offset))
+func (c *BatchKVCache) Policy() Policy {
+	if c == nil {
+		return nil
+	}
+	return c.p
 }
+
+// graphOrNil is the graph the cache knows of, if any.
+func (c *BatchKVCache) graphOrNil() *graph.Graph {
+	if c == nil {
+		return nil
+	}
+	if g := firstGraph(c.g, c.s.keys); g != nil {
+		return g
+	}
+	return firstGraph(nil, c.offset.arrays()...)
+}
+
+func (c *BatchKVCache) graph() *graph.Graph { return orDefault(c.graphOrNil()) }
 
 // Empty reports whether nothing is stored yet.
 func (c *BatchKVCache) Empty() bool { return !c.s.keys.Valid() }
@@ -77,30 +83,24 @@ func (c *BatchKVCache) UpdateAndFetch(k, v tensor.Array) (keys, values tensor.Ar
 	if k.Valid() && k.Dim(0) != c.Len() {
 		usagePanic(op, "keys %v for a batch of %d", k.Shape(), c.Len())
 	}
-	if k.Valid() && c.g != nil && k.Graph() != c.g {
+	if g := c.graphOrNil(); k.Valid() && g != nil && k.Graph() != g {
 		usagePanic(op, "keys from another graph")
 	}
 	keys, values = c.s.write(op, c.idx, k, v)
 	n := k.Dim(2)
 	c.idx += n
-	if c.p == Lazy {
-		tensor.Assign(&c.offset, tensor.AddScalar(c.offset, float64(n)))
-	}
+	c.offset.add(n)
 	return keys, values
 }
 
-// Offsets returns int32 [B]: the RoPE position of the first new token of each row.
-// Lazy returns the device array itself (the model reads it every step, which consumes
-// its chain); Eager makes a fresh array from host ints.
-func (c *BatchKVCache) Offsets() tensor.Array {
-	if c.p == Lazy {
-		return tensor.Share(c.offset)
+// Offsets returns int32 [B]: the RoPE position of the first new token of each row
+// (rows must be B). Under Lazy it is the device array itself: the model reads it every
+// step, which consumes its chain.
+func (c *BatchKVCache) Offsets(rows int) tensor.Array {
+	if rows != c.Len() {
+		usagePanic("BatchKVCache.Offsets", "%d rows for a batch of %d", rows, c.Len())
 	}
-	off := make([]int, len(c.leftPad.host))
-	for b, lp := range c.leftPad.host {
-		off[b] = c.idx - lp
-	}
-	return tensor.FromInt32(c.graph(), int32s(off), len(off))
+	return c.offset.array(c.graph())
 }
 
 // MakeMask returns bool [B, 1, n, stored+n], the attention mask for n new tokens: key
@@ -114,27 +114,15 @@ func (c *BatchKVCache) MakeMask(n int) tensor.Array {
 	}
 	g := c.graph()
 	t := c.idx + n
-	if c.p == Eager {
-		lp, end := c.leftPad.host, c.end.host
-		vals := make([]bool, 0, len(lp)*n*t)
-		for b := range lp {
-			for i := 0; i < n; i++ {
-				for j := 0; j < t; j++ {
-					vals = append(vals, j <= c.idx+i && j >= lp[b] && (end == nil || j < end[b]))
-				}
-			}
-		}
-		return tensor.FromBool(g, vals, len(lp), 1, n, t)
-	}
 	rinds := tensor.Arange(g, 0, float64(t), 1, tensor.Int32)
 	linds := rinds
 	if c.idx > 0 {
 		linds = tensor.Arange(g, float64(c.idx), float64(t), 1, tensor.Int32)
 	}
 	m := tensor.GreaterEqual(tensor.ExpandDims(linds, 1), tensor.ExpandDims(rinds, 0))
-	m = tensor.LogicalAnd(m, tensor.GreaterEqual(rinds, perRow4(c.leftPad.dev)))
+	m = tensor.LogicalAnd(m, tensor.GreaterEqual(rinds, perRow4(c.leftPad.array(g))))
 	if c.end.set() {
-		m = tensor.LogicalAnd(m, tensor.Less(rinds, perRow4(c.end.dev)))
+		m = tensor.LogicalAnd(m, tensor.Less(rinds, perRow4(c.end.array(g))))
 	}
 	return m
 }
@@ -159,7 +147,7 @@ func (c *BatchKVCache) Prepare(lengths []int) {
 		end[b] = c.idx + n
 	}
 	c.endHost = end
-	c.end = newMeta(c.p, c.graph(), end)
+	c.end = c.p.field(c.graph(), end)
 }
 
 // Finalize is called after a right-padded prefill: each row's right padding is rolled
@@ -174,7 +162,7 @@ func (c *BatchKVCache) Finalize() {
 		pad[b] = max(0, c.idx-e)
 		padded = padded || pad[b] > 0
 	}
-	c.endHost, c.end = nil, meta{p: c.p}
+	c.endHost, c.end = nil, c.p.field(nil, nil)
 	if !padded {
 		return
 	}
@@ -182,13 +170,9 @@ func (c *BatchKVCache) Finalize() {
 		tensor.Assign(&c.s.keys, rollRows(c.s.keys, pad))
 		tensor.Assign(&c.s.values, rollRows(c.s.values, pad))
 	}
-	if c.p == Lazy {
-		pa := tensor.FromInt32(c.graph(), int32s(pad), len(pad))
-		tensor.Assign(&c.offset, tensor.Sub(c.offset, pa))
-		c.leftPad.add(pad, pa)
-		return
-	}
-	c.leftPad.add(pad, tensor.Array{})
+	pv := &rowVec{g: c.graph(), vals: pad}
+	c.offset.subRows(pv)
+	c.leftPad.addRows(pv)
 }
 
 // rollRows rotates row b of a [B, H, T, D] right by shifts[b] along time (as mlx-lm's
@@ -209,13 +193,11 @@ func rollRows(a tensor.Array, shifts []int) tensor.Array {
 // Filter keeps rows, in this order, then drops the padding columns every kept row has.
 func (c *BatchKVCache) Filter(rows []int) {
 	checkRows("BatchKVCache.Filter", rows, c.Len())
-	idx := &rowIndex{g: c.graph(), rows: rows}
+	idx := &rowVec{g: c.graph(), vals: rows}
 	tensor.Assign(&c.s.keys, idx.take(c.s.keys))
 	tensor.Assign(&c.s.values, idx.take(c.s.values))
 	c.leftPad = c.leftPad.take(idx)
-	if c.p == Lazy {
-		tensor.Assign(&c.offset, idx.take(c.offset))
-	}
+	c.offset = c.offset.take(idx)
 	if c.endHost != nil {
 		end := make([]int, len(rows))
 		for i, r := range rows {
@@ -226,19 +208,13 @@ func (c *BatchKVCache) Filter(rows []int) {
 	if c.Empty() {
 		return
 	}
-	minPad := 0
-	if c.p == Lazy {
-		// mlx-lm reads the minimum back (.item()); a failure here is an allocator error
-		// carried by the gathered metadata, which the next step's eval reports.
-		if v, err := tensor.Min(c.leftPad.dev, 0, false).Item(); err == nil {
-			minPad = int(v)
-		}
-	} else {
-		minPad = c.leftPad.host[0]
-		for _, x := range c.leftPad.host {
-			minPad = min(minPad, x)
-		}
+	// mlx-lm reads the minimum back (.item()); a failure here is an allocator error
+	// carried by the gathered metadata, which the next step's eval reports.
+	lp, err := c.leftPad.ints()
+	if err != nil {
+		return
 	}
+	minPad := slices.Min(lp)
 	if minPad <= 0 {
 		return
 	}
@@ -248,7 +224,9 @@ func (c *BatchKVCache) Filter(rows []int) {
 	c.idx -= minPad
 	c.leftPad.sub(minPad)
 	if c.endHost != nil {
-		c.endHost = shifted(c.endHost, -minPad)
+		for i := range c.endHost {
+			c.endHost[i] -= minPad
+		}
 		c.end.sub(minPad)
 	}
 }
@@ -269,10 +247,8 @@ func (c *BatchKVCache) Extend(other Cache) {
 	}
 	g := c.graph()
 	if c.Empty() && o.Empty() {
-		c.leftPad = catMeta(g, c.leftPad, o.leftPad, c.Len(), o.Len())
-		if c.p == Lazy {
-			tensor.Assign(&c.offset, tensor.Concatenate(0, c.offset, o.offset))
-		}
+		c.leftPad = c.leftPad.cat(g, o.leftPad, c.Len(), o.Len())
+		c.offset = c.offset.cat(g, o.offset, c.Len(), o.Len())
 		return
 	}
 	ref := c.s
@@ -293,7 +269,9 @@ func (c *BatchKVCache) Extend(other Cache) {
 			maxSize = max(maxSize, x.s.keys.Dim(2))
 		}
 	}
-	pad := func(x *BatchKVCache) (k, v tensor.Array, lp meta) {
+	// pad right-aligns x's keys and values at maxIdx and adds the left padding to x's
+	// own field (x is c, or o which Extend consumes).
+	pad := func(x *BatchKVCache) (k, v tensor.Array) {
 		left := maxIdx - x.idx
 		k, v = x.s.keys, x.s.values
 		size := 0
@@ -308,18 +286,15 @@ func (c *BatchKVCache) Extend(other Cache) {
 		}
 		k = padTime(g, k, ref.keys, x.Len(), ks[3], left, right)
 		v = padTime(g, v, ref.values, x.Len(), vs[3], left, right)
-		lp = x.leftPad
-		lp.addScalar(left)
-		return k, v, lp
+		x.leftPad.add(left)
+		return k, v
 	}
-	kc, vc, lc := pad(c)
-	ko, vo, lo := pad(o)
+	kc, vc := pad(c)
+	ko, vo := pad(o)
 	tensor.Assign(&c.s.keys, tensor.Concatenate(0, kc, ko))
 	tensor.Assign(&c.s.values, tensor.Concatenate(0, vc, vo))
-	if c.p == Lazy {
-		tensor.Assign(&c.offset, tensor.Concatenate(0, c.offset, o.offset))
-	}
-	c.leftPad = catMeta(g, lc, lo, 0, 0)
+	c.offset = c.offset.cat(g, o.offset, 0, 0)
+	c.leftPad = c.leftPad.cat(g, o.leftPad, 0, 0)
 	c.idx = maxIdx
 }
 
@@ -367,13 +342,7 @@ func (c *BatchKVCache) Extract(row int) Cache {
 
 // State returns the stored keys and values and, under Lazy, the metadata arrays.
 func (c *BatchKVCache) State() []tensor.Array {
-	out := c.s.arrays()
-	if c.p == Lazy {
-		if c.offset.Valid() {
-			out = append(out, c.offset)
-		}
-		out = append(out, c.leftPad.arrays()...)
-		out = append(out, c.end.arrays()...)
-	}
-	return shared(out)
+	out := append(c.s.arrays(), c.offset.arrays()...)
+	out = append(out, c.leftPad.arrays()...)
+	return shared(append(out, c.end.arrays()...))
 }

@@ -27,8 +27,23 @@ type Cache interface {
 	State() []tensor.Array
 }
 
+// Attention is an attention layer's cache, what the model's attention reads and
+// writes: *KVCache (one sequence) or *BatchKVCache (a left-padded batch).
+type Attention interface {
+	Cache
+	// Offsets returns int32 [rows]: each row's RoPE position of its next token. rows
+	// is the batch size of the coming forward.
+	Offsets(rows int) tensor.Array
+	// MakeMask returns the attention mask for n new tokens, broadcastable to
+	// [B, 1, n, stored+n], or an invalid array when every key is visible.
+	MakeMask(n int) tensor.Array
+	// UpdateAndFetch appends keys and values [B, Hkv, n, D] and returns all those
+	// stored so far, [B, Hkv, stored+n, D].
+	UpdateAndFetch(k, v tensor.Array) (keys, values tensor.Array)
+}
+
 var (
-	_ Cache = (*KVCache)(nil)
-	_ Cache = (*BatchKVCache)(nil)
-	_ Cache = (*ArraysCache)(nil)
+	_ Attention = (*KVCache)(nil)
+	_ Attention = (*BatchKVCache)(nil)
+	_ Cache     = (*ArraysCache)(nil)
 )

@@ -83,6 +83,49 @@ func NewKVCacheOn(g *graph.Graph) *KVCache { return &KVCache{g: g} }
 // Offset is the number of positions stored.
 func (c *KVCache) Offset() int { return c.offset }
 
+// graphOrNil is the graph the cache knows of, if any.
+func (c *KVCache) graphOrNil() *graph.Graph {
+	if c == nil {
+		return nil
+	}
+	return firstGraph(c.g, c.s.keys)
+}
+
+// Offsets returns int32 [rows] holding Offset in every row: the RoPE position of the
+// next token (rows is the batch size of the coming forward).
+func (c *KVCache) Offsets(rows int) tensor.Array {
+	v := make([]int32, rows)
+	for i := range v {
+		v[i] = int32(c.offset)
+	}
+	return tensor.FromInt32(orDefault(c.graphOrNil()), v, rows)
+}
+
+// MakeMask returns the causal mask for n new tokens (CausalMask after Offset
+// positions), or an invalid array when n is 1 (one new token sees every key).
+func (c *KVCache) MakeMask(n int) tensor.Array {
+	if n < 1 {
+		usagePanic("KVCache.MakeMask", "%d new tokens", n)
+	}
+	if n == 1 {
+		return tensor.Array{}
+	}
+	return CausalMask(orDefault(c.graphOrNil()), n, c.offset)
+}
+
+// CausalMask is bool [1, 1, n, offset+n]: query i (at position offset+i) sees keys
+// 0..offset+i.
+func CausalMask(g *graph.Graph, n, offset int) tensor.Array {
+	t := offset + n
+	v := make([]bool, n*t)
+	for i := 0; i < n; i++ {
+		for j := 0; j <= offset+i; j++ {
+			v[i*t+j] = true
+		}
+	}
+	return tensor.FromBool(g, v, 1, 1, n, t)
+}
+
 // UpdateAndFetch appends k, v [B, Hkv, S, D] and returns all keys and values so far,
 // [B, Hkv, offset+S, D] (offset before the call).
 func (c *KVCache) UpdateAndFetch(k, v tensor.Array) (keys, values tensor.Array) {
@@ -106,7 +149,7 @@ func (c *KVCache) Filter(rows []int) {
 	if c.Empty() {
 		return
 	}
-	idx := &rowIndex{g: c.s.keys.Graph(), rows: rows}
+	idx := &rowVec{g: c.s.keys.Graph(), vals: rows}
 	tensor.Assign(&c.s.keys, idx.take(c.s.keys))
 	tensor.Assign(&c.s.values, idx.take(c.s.values))
 }

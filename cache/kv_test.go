@@ -87,3 +87,23 @@ func TestKVCacheRows(t *testing.T) {
 	assert.Empty(t, cache.NewKVCache().State())
 	assert.True(t, cache.NewKVCache().Extract(0).Empty())
 }
+
+// TestKVCacheAttention: a KVCache as an Attention cache: every row's RoPE offset is the
+// number of positions stored, one new token needs no mask, and n new tokens get the
+// causal mask after those positions.
+func TestKVCacheAttention(t *testing.T) {
+	g := newGraph()
+	var c cache.Attention = cache.NewKVCacheOn(g)
+	require.Equal(t, []int32{0, 0}, ints(t, c.Offsets(2)))
+	require.Same(t, g, c.Offsets(1).Graph())
+	require.False(t, c.MakeMask(1).Valid())
+	require.Equal(t, "TFF|TTF|TTT", mask(t, c.MakeMask(3)))
+	k, v := kv(g, 0, 1, 1, 2, 2)
+	c.UpdateAndFetch(k, v)
+	require.Equal(t, []int32{2}, ints(t, c.Offsets(1)))
+	require.False(t, c.MakeMask(1).Valid())
+	require.Equal(t, []int{1, 1, 2, 4}, c.MakeMask(2).Shape())
+	require.Equal(t, "TTTF|TTTT", mask(t, c.MakeMask(2)))
+	require.Equal(t, mask(t, cache.CausalMask(g, 2, 2)), mask(t, c.MakeMask(2)))
+	assert.PanicsWithError(t, "cache: KVCache.MakeMask: 0 new tokens", func() { c.MakeMask(0) })
+}

@@ -16,12 +16,12 @@ import (
 //     fields absent; when every merged cache is empty, left padding = [0]*B instead,
 //     which arms the lazy leak.
 //
-// p is the result's policy, whatever the inputs'. The result lives on the graph of the
-// inputs (any of their arrays or bound graphs), else graph.Default(). Errors wrap
-// ErrIncompatible.
+// p is the result's policy; an input cache of another policy is a *MixedPoliciesError.
+// The result lives on the graph of the inputs (any of their arrays or bound graphs),
+// else graph.Default(). Errors wrap ErrIncompatible.
 func Merge(p Policy, caches [][]Cache) ([]Cache, error) {
-	if p != Lazy && p != Eager {
-		return nil, fmt.Errorf("cache: merge: %w: unknown policy %v", ErrIncompatible, p)
+	if p == nil {
+		return nil, fmt.Errorf("cache: merge: %w: no policy", ErrIncompatible)
 	}
 	if len(caches) == 0 {
 		return nil, fmt.Errorf("cache: merge: %w: no requests", ErrIncompatible)
@@ -31,6 +31,9 @@ func Merge(p Policy, caches [][]Cache) ([]Cache, error) {
 		if len(cs) != nl {
 			return nil, fmt.Errorf("cache: merge: %w: request %d has %d layers, request 0 has %d", ErrIncompatible, r, len(cs), nl)
 		}
+	}
+	if err := samePolicy(p, caches); err != nil {
+		return nil, fmt.Errorf("cache: merge: %w: %w", ErrIncompatible, err)
 	}
 	g := mergeGraph(caches)
 	out := make([]Cache, nl)
@@ -71,21 +74,28 @@ func layerOf[T Cache](caches [][]Cache, l int) ([]T, error) {
 	return out, nil
 }
 
+// samePolicy checks that no input cache has a policy other than p.
+func samePolicy(p Policy, caches [][]Cache) error {
+	for r, cs := range caches {
+		for l, c := range cs {
+			if c, ok := c.(interface{ Policy() Policy }); ok {
+				if got := c.Policy(); got != nil && got != p {
+					return &MixedPoliciesError{Layer: l, Request: r, Want: p, Got: got}
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // mergeGraph finds the graph of any input cache.
 func mergeGraph(caches [][]Cache) *graph.Graph {
 	for _, cs := range caches {
 		for _, c := range cs {
-			var g *graph.Graph
-			switch c := c.(type) {
-			case *KVCache:
-				g = firstGraph(c.g, c.s.keys)
-			case *ArraysCache:
-				g = c.graphOrNil()
-			case *BatchKVCache:
-				g = firstGraph(c.g, c.s.keys, c.offset)
-			}
-			if g != nil {
-				return g
+			if c, ok := c.(interface{ graphOrNil() *graph.Graph }); ok {
+				if g := c.graphOrNil(); g != nil {
+					return g
+				}
 			}
 		}
 	}
@@ -136,27 +146,26 @@ func mergeKV(p Policy, g *graph.Graph, cs []*KVCache) (*BatchKVCache, error) {
 	out := NewBatchKVCacheOn(g, p, padding)
 	out.s = kvStore{keep(keys), keep(values)}
 	out.idx = longest
-	if p == Lazy {
-		tensor.Assign(&out.offset, tensor.AddScalar(out.offset, float64(longest)))
-	}
+	out.offset.add(longest)
 	return out, nil
 }
 
 func mergeArrays(p Policy, g *graph.Graph, cs []*ArraysCache) (*ArraysCache, error) {
 	out := NewArraysCacheOn(g, p)
 	if !slices.ContainsFunc(cs, func(c *ArraysCache) bool { return !c.Empty() }) {
-		out.leftPad = newMeta(p, g, make([]int, len(cs)))
+		out.leftPad = p.field(g, make([]int, len(cs)))
 		return out, nil
 	}
-	var err error
-	if out.Conv, err = stackRows("Conv", cs, func(c *ArraysCache) tensor.Array { return c.Conv }); err != nil {
+	conv, err := stackRows("Conv", cs, func(c *ArraysCache) tensor.Array { return c.conv })
+	if err != nil {
 		return nil, err
 	}
-	if out.SSM, err = stackRows("SSM", cs, func(c *ArraysCache) tensor.Array { return c.SSM }); err != nil {
+	ssm, err := stackRows("SSM", cs, func(c *ArraysCache) tensor.Array { return c.ssm })
+	if err != nil {
 		return nil, err
 	}
-	tensor.Assign(&out.Conv, out.Conv)
-	tensor.Assign(&out.SSM, out.SSM)
+	tensor.Assign(&out.conv, conv)
+	tensor.Assign(&out.ssm, ssm)
 	return out, nil
 }
 

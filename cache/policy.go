@@ -9,27 +9,43 @@ import (
 	"github.com/ingotml/ingot/tensor"
 )
 
-// Policy decides how a batch's per-row metadata are kept (see the package doc).
-type Policy int
+// Policy decides how a batch's per-row metadata (left padding, prepared lengths, RoPE
+// offsets) are kept: Lazy (lazy.go) or Eager (eager.go). The caches hold the metadata
+// as fields of the policy's type and never ask which policy they have.
+type Policy interface {
+	// String returns "lazy" or "eager".
+	String() string
+	// field returns a set field holding v (one value per row), or an absent field when
+	// v is nil. g is the graph a device array goes on (nil: graph.Default()).
+	field(g *graph.Graph, v []int) field
+}
 
-const (
-	// Lazy keeps the metadata as int32 device arrays updated by lazy ops, as mlx-lm
-	// 0.31.3 does: the unread ones grow dead chains (the leak).
-	Lazy Policy = iota
-	// Eager keeps the metadata as host ints and makes device arrays only for the step
-	// that reads them (the fix).
-	Eager
-)
-
-// String returns "lazy" or "eager" (or "Policy(n)" for an unknown value).
-func (p Policy) String() string {
-	switch p {
-	case Lazy:
-		return "lazy"
-	case Eager:
-		return "eager"
-	}
-	return fmt.Sprintf("Policy(%d)", int(p))
+// field is one per-row integer field of a batch under a policy: absent, or one value
+// per row. Updates change the field in place; take and cat return new fields.
+type field interface {
+	// set reports whether the field holds values.
+	set() bool
+	// len is the number of rows, 0 when absent.
+	len() int
+	// add adds n to every row (a set field; absent stays absent), sub subtracts it.
+	add(n int)
+	sub(n int)
+	// addRows adds v[b] to row b, subRows subtracts it.
+	addRows(v *rowVec)
+	subRows(v *rowVec)
+	// take returns the field's rows idx.vals, in that order.
+	take(idx *rowVec) field
+	// cat returns the rows of f then of o (same policy); when only one side is set,
+	// the other counts as nf (or no) rows of zeros.
+	cat(g *graph.Graph, o field, nf, no int) field
+	// ints returns the values (nil when absent). The error is the allocator's, when
+	// reading them needs an evaluation that fails.
+	ints() ([]int, error)
+	// array returns the values as an int32 [B] array for a consumer to read in this
+	// step (invalid when absent).
+	array(g *graph.Graph) tensor.Array
+	// arrays lists the device arrays the field holds.
+	arrays() []tensor.Array
 }
 
 // ErrUnknownPolicy is wrapped by ParsePolicy's error.
@@ -43,17 +59,30 @@ func ParsePolicy(s string) (Policy, error) {
 	case "eager":
 		return Eager, nil
 	}
-	return 0, fmt.Errorf("cache: %w %q (want lazy or eager)", ErrUnknownPolicy, s)
+	return nil, fmt.Errorf("cache: %w %q (want lazy or eager)", ErrUnknownPolicy, s)
 }
 
-func (p Policy) check(op string) {
-	if p != Lazy && p != Eager {
-		usagePanic(op, "unknown policy %v", p)
+// checkPolicy panics when p is nil (the zero Policy).
+func checkPolicy(op string, p Policy) {
+	if p == nil {
+		usagePanic(op, "no policy (want cache.Lazy or cache.Eager)")
 	}
 }
 
 // ErrIncompatible is wrapped by every error of Merge: caches that cannot be combined.
 var ErrIncompatible = errors.New("incompatible caches")
+
+// MixedPoliciesError is Merge's error (it also wraps ErrIncompatible) when a request's
+// cache has another policy than the one asked for: a batch cannot mix bookkeeping.
+type MixedPoliciesError struct {
+	Layer, Request int
+	Want, Got      Policy
+}
+
+// Error names the layer, the request and both policies.
+func (e *MixedPoliciesError) Error() string {
+	return fmt.Sprintf("layer %d: request %d has a %v cache, the merge is %v", e.Layer, e.Request, e.Got, e.Want)
+}
 
 // UsageError is the panic value of a cache operation misused by its caller (a
 // programming error, not bad user input): the operation and what was wrong.
@@ -106,9 +135,7 @@ func checkRows(op string, rows []int, n int) {
 		usagePanic(op, "no rows to keep (drop the cache instead)")
 	}
 	for _, r := range rows {
-		if r < 0 || r >= n {
-			usagePanic(op, "row %d out of range for a batch of %d", r, n)
-		}
+		checkRow(op, r, n)
 	}
 }
 
@@ -126,22 +153,24 @@ func int32s(v []int) []int32 {
 	return out
 }
 
-// rowIndex makes the int32 index array of rows (one live buffer, now), on first use.
-type rowIndex struct {
+// rowVec is one int per row (rows to keep, paddings to add) with an int32 device copy
+// made on first use: every field and state it is applied to in one operation shares
+// that one buffer, as mlx-lm shares one index array.
+type rowVec struct {
 	g    *graph.Graph
-	rows []int
+	vals []int
 	a    tensor.Array
 }
 
-func (r *rowIndex) array() tensor.Array {
+func (r *rowVec) array() tensor.Array {
 	if !r.a.Valid() {
-		r.a = tensor.FromInt32(orDefault(r.g), int32s(r.rows), len(r.rows))
+		r.a = tensor.FromInt32(orDefault(r.g), int32s(r.vals), len(r.vals))
 	}
 	return r.a
 }
 
-// take gathers rows of a along axis 0 (invalid stays invalid).
-func (r *rowIndex) take(a tensor.Array) tensor.Array {
+// take gathers rows r.vals of a along axis 0 (invalid stays invalid).
+func (r *rowVec) take(a tensor.Array) tensor.Array {
 	if !a.Valid() {
 		return a
 	}

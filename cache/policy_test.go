@@ -1,18 +1,20 @@
 package cache_test
 
 import (
+	"errors"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ingotml/ingot/cache"
+	"github.com/ingotml/ingot/tensor"
 )
 
 func TestPolicyString(t *testing.T) {
 	assert.Equal(t, "lazy", cache.Lazy.String())
 	assert.Equal(t, "eager", cache.Eager.String())
-	assert.Equal(t, "Policy(7)", cache.Policy(7).String())
 }
 
 func TestParsePolicy(t *testing.T) {
@@ -47,7 +49,7 @@ func TestMergeErrors(t *testing.T) {
 		{nil, cache.Lazy, "cache: merge: incompatible caches: no requests"},
 		{[][]cache.Cache{fresh(g, cache.Lazy, "ak"), fresh(g, cache.Lazy, "a")}, cache.Lazy,
 			"cache: merge: incompatible caches: request 1 has 1 layers, request 0 has 2"},
-		{[][]cache.Cache{fresh(g, cache.Lazy, "ak"), fresh(g, cache.Lazy, "ka")}, cache.Eager,
+		{[][]cache.Cache{fresh(g, cache.Lazy, "ak"), fresh(g, cache.Lazy, "ka")}, cache.Lazy,
 			"cache: merge: incompatible caches: layer 0: request 1 has a *cache.KVCache, request 0 a *cache.ArraysCache"},
 		{[][]cache.Cache{{nil}}, cache.Eager, "cache: merge: incompatible caches: layer 0: cannot merge a <nil> (only *KVCache and *ArraysCache)"},
 		{[][]cache.Cache{{cache.NewBatchKVCacheOn(g, cache.Eager, []int{0})}}, cache.Eager,
@@ -55,7 +57,9 @@ func TestMergeErrors(t *testing.T) {
 		{[][]cache.Cache{{long}, {two}}, cache.Lazy, "cache: merge: incompatible caches: layer 0: request 1: a KVCache of 2 rows (want 1)"},
 		{[][]cache.Cache{{long}, {wide}}, cache.Lazy,
 			"cache: merge: incompatible caches: layer 0: request 1: keys Array([1 2 256 8], float32) / values Array([1 2 256 8], float32) do not match Array([1 2 256 4], float32) / Array([1 2 256 4], float32)"},
-		{[][]cache.Cache{{long}}, cache.Policy(9), "cache: merge: incompatible caches: unknown policy Policy(9)"},
+		{[][]cache.Cache{{long}}, nil, "cache: merge: incompatible caches: no policy"},
+		{[][]cache.Cache{fresh(g, cache.Eager, "ka"), fresh(g, cache.Lazy, "ka")}, cache.Eager,
+			"cache: merge: incompatible caches: layer 1: request 1 has a lazy cache, the merge is eager"},
 	}
 	for _, c := range cases {
 		out, err := cache.Merge(c.p, c.caches)
@@ -66,11 +70,29 @@ func TestMergeErrors(t *testing.T) {
 	}
 
 	a1, a2 := cache.NewArraysCacheOn(g, cache.Lazy), cache.NewArraysCacheOn(g, cache.Lazy)
-	a1.Conv, _ = kv(g, 0, 1, 1, 3, 4)
-	a2.Conv, _ = kv(g, 0, 1, 1, 3, 5)
+	conv1, _ := kv(g, 0, 1, 1, 3, 4)
+	conv2, _ := kv(g, 0, 1, 1, 3, 5)
+	a1.Update(conv1, tensor.Array{}, 1)
+	a2.Update(conv2, tensor.Array{}, 1)
 	_, err := cache.Merge(cache.Lazy, [][]cache.Cache{{a1}, {a2}})
 	require.ErrorIs(t, err, cache.ErrIncompatible)
 	assert.Equal(t, "cache: merge: incompatible caches: layer 0: request 1: Conv Array([1 1 3 5], float32) does not match Array([1 1 3 4], float32)", err.Error())
+}
+
+// TestMergeMixedPolicies: a batch cannot mix bookkeeping; the error is typed and says
+// where.
+func TestMergeMixedPolicies(t *testing.T) {
+	g := newGraph()
+	for _, p := range policies {
+		q := policies[1-slices.Index(policies, p)]
+		_, err := cache.Merge(p, [][]cache.Cache{fresh(g, p, "aka"), fresh(g, p, "aka"), fresh(g, q, "aka")})
+		require.ErrorIs(t, err, cache.ErrIncompatible)
+		var mixed *cache.MixedPoliciesError
+		require.True(t, errors.As(err, &mixed), err.Error())
+		assert.Equal(t, cache.MixedPoliciesError{Layer: 0, Request: 2, Want: p, Got: q}, *mixed)
+		_, err = cache.Merge(q, [][]cache.Cache{fresh(g, p, "k")})
+		require.NoError(t, err, "a KVCache has no policy: it merges into either")
+	}
 }
 
 func TestMisusePanics(t *testing.T) {
@@ -94,10 +116,14 @@ func TestMisusePanics(t *testing.T) {
 
 		k, v := kv(g, 0, 2, 1, 1, 2)
 		assert.PanicsWithError(t, "cache: BatchKVCache.UpdateAndFetch: keys [2 1 1 2] for a batch of 3", func() { bk.UpdateAndFetch(k, v) })
-		other := cache.NewBatchKVCacheOn(g, 1-p, []int{0})
-		assert.PanicsWithError(t, "cache: BatchKVCache.Extend: policies differ ("+p.String()+" and "+(1-p).String()+")", func() { bk.Extend(other) })
+		q := policies[1-slices.Index(policies, p)]
+		other := cache.NewBatchKVCacheOn(g, q, []int{0})
+		assert.PanicsWithError(t, "cache: BatchKVCache.Extend: policies differ ("+p.String()+" and "+q.String()+")", func() { bk.Extend(other) })
+		assert.PanicsWithError(t, "cache: ArraysCache.Extend: policies differ ("+p.String()+" and "+q.String()+")", func() { ac.Extend(cache.NewArraysCacheOn(g, q)) })
+		assert.PanicsWithError(t, "cache: BatchKVCache.Offsets: 2 rows for a batch of 3", func() { bk.Offsets(2) })
 	}
-	assert.PanicsWithError(t, "cache: NewArraysCache: unknown policy Policy(4)", func() { cache.NewArraysCache(4) })
+	assert.PanicsWithError(t, "cache: NewArraysCache: no policy (want cache.Lazy or cache.Eager)", func() { cache.NewArraysCache(nil) })
+	assert.PanicsWithError(t, "cache: NewBatchKVCache: no policy (want cache.Lazy or cache.Eager)", func() { cache.NewBatchKVCache(nil, []int{0}) })
 	kc := cache.NewKVCache()
 	k, v := kv(g, 0, 1, 1, 2, 2)
 	kc.UpdateAndFetch(k, v)

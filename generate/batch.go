@@ -42,6 +42,7 @@ type BatchGenerator struct {
 	caches []cache.Cache // the generation batch's caches, one per layer
 	rows   []row
 	y      tensor.Array // int32 [B]: each row's newest token, not yet emitted, fed to the next step
+	failed bool         // the last decode step failed: Next drops the batch first
 }
 
 // NewBatchGenerator makes a generator whose generation batch holds up to maxBatch rows
@@ -77,17 +78,57 @@ func (b *BatchGenerator) Caches() []cache.Cache { return b.caches }
 // ErrIdle is returned by Next when there is nothing to do.
 var ErrIdle = errors.New("generate: no requests")
 
+// StepError reports a step that failed (an allocator or device error). The requests it
+// names are dropped: a failed prefill drops the requests it admitted, a failed decode
+// drops every row of the generation batch, whose caches now hold a step that did not
+// complete. The generator goes on with the queued and later requests; the failed batch
+// stays in place, for probes of the state at the failure, until the next call to Next.
+type StepError struct {
+	IDs []int // the dropped requests
+	Err error
+}
+
+// Error names the dropped requests and the cause.
+func (e *StepError) Error() string {
+	return fmt.Sprintf("generate: step failed, requests %v dropped: %v", e.IDs, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *StepError) Unwrap() error { return e.Err }
+
 // Next runs one step: admits queued requests (prefill) if there is room, otherwise
 // decodes one token for every active row. It returns the tokens it emitted: a decode
-// step emits the tokens computed by the step before it.
+// step emits the tokens computed by the step before it. A failed step returns a
+// *StepError (see there).
 func (b *BatchGenerator) Next() ([]Token, error) {
+	if b.failed {
+		b.rows, b.caches, b.y, b.failed = nil, nil, tensor.Array{}, false
+	}
 	if len(b.queue) > 0 && (b.maxBatch <= 0 || len(b.rows) < b.maxBatch) {
 		return b.admit()
 	}
 	if len(b.rows) == 0 {
 		return nil, ErrIdle
 	}
-	return b.decode()
+	toks, err := b.decode()
+	if err != nil {
+		ids := make([]int, len(b.rows))
+		for i, r := range b.rows {
+			ids[i] = r.req.ID
+		}
+		b.failed = true
+		return nil, &StepError{IDs: ids, Err: err}
+	}
+	return toks, nil
+}
+
+// admitFailed drops the requests of a failed prefill.
+func admitFailed(reqs []Request, err error) error {
+	ids := make([]int, len(reqs))
+	for i, r := range reqs {
+		ids[i] = r.ID
+	}
+	return &StepError{IDs: ids, Err: err}
 }
 
 // admit prefills queued requests as one prompt batch and extends them into the
@@ -106,7 +147,7 @@ func (b *BatchGenerator) admit() ([]Token, error) {
 	}
 	merged, err := cache.Merge(b.policy, fresh) // all empty: arms left_padding
 	if err != nil {
-		return nil, err
+		return nil, admitFailed(reqs, err)
 	}
 	lengths := make([]int, n)
 	maxLen := 0
@@ -144,7 +185,7 @@ func (b *BatchGenerator) admit() ([]Token, error) {
 		y = tensor.Keep(Greedy(at))
 	})
 	if err := tensor.AsyncEval(y); err != nil {
-		return nil, err
+		return nil, admitFailed(reqs, err)
 	}
 	if b.caches == nil {
 		b.caches = merged

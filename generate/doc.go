@@ -5,11 +5,10 @@
 // nothing and nothing leaks.
 //
 // BatchGenerator is mlx-lm's server path: requests are inserted, their fresh caches
-// merged into a prompt batch (which, under the lazy policy, arms left_padding even for
-// a single request), prefilled right-padded (prepare/finalize only when row lengths
-// differ), then decoded step by step. Each step builds the next token's graph while the
+// merged into a prompt batch (even a single request), prefilled right-padded
+// (prepare/finalize only when row lengths differ), then decoded step by step. Each step builds the next token's graph while the
 // current one is still computing (AsyncEval), evaluates only the tokens, extracts and
 // filters out finished rows, and merges and extends new requests in (continuous
-// batching). With cache.Lazy every GDN cache but layer 0's grows a dead chain; with
-// cache.Eager nothing does.
+// batching). Under cache.Lazy this path leaks (see cache.Lazy); under cache.Eager it
+// does not.
 package generate

@@ -1,6 +1,8 @@
 package graph
 
 import (
+	"fmt"
+
 	"github.com/ingotml/ingot/kernels"
 )
 
@@ -74,9 +76,16 @@ func (g *Graph) FromBytes(l kernels.Layout, b []byte) *Handle {
 // Bytes waits for h's buffer and returns it with h's layout. A pending node is evaluated
 // first. The bytes belong to the buffer: copy what you keep.
 func (g *Graph) Bytes(h *Handle) ([]byte, kernels.Layout, error) {
-	h.node()
+	if h == nil {
+		return nil, kernels.Layout{}, fmt.Errorf("graph: Bytes: %w", ErrNilArray)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if err := g.checkHandles([]*Handle{h}); err != nil {
+		return nil, h.n.layout, err
+	}
 	if h.n.state == statePending {
-		if err := g.Eval(h); err != nil {
+		if err := g.eval([]*Handle{h}); err != nil {
 			return nil, h.n.layout, err
 		}
 	}
@@ -86,10 +95,15 @@ func (g *Graph) Bytes(h *Handle) ([]byte, kernels.Layout, error) {
 	g.exec.flush()
 	g.exec.wait(h.n.seq)
 	g.freeDeferred()
-	if err := g.exec.takeErr(); err != nil {
+	g.syncFailures()
+	g.settle(h.n) // never hand out a buffer its failed batch did not write
+	if err := g.exec.takeErr(); h.n.err != nil || err != nil {
+		if h.n.err != nil {
+			err = h.n.err
+		}
 		return nil, h.n.layout, err
 	}
-	if h.n.data == nil || h.n.data.buf == nil {
+	if h.n.data == nil || h.n.data.buf.IsNil() {
 		return nil, h.n.layout, nil
 	}
 	return h.n.data.buf.Bytes(), h.n.layout, nil

@@ -41,6 +41,10 @@ func (d *cpuDevice) Run(batch []kernels.Launch) (err error) {
 	i := 0
 	defer func() {
 		if r := recover(); r != nil {
+			if e, ok := r.(error); ok { // keeps a *kernels.LaunchError reachable by errors.As
+				err = fmt.Errorf("graph: cpu kernel %s failed: %w", batch[i].Kernel.Name, e)
+				return
+			}
 			err = fmt.Errorf("graph: cpu kernel %s failed: %v", batch[i].Kernel.Name, r)
 		}
 	}()

@@ -26,8 +26,17 @@
 //
 // Errors: allocator failures while building (a scalar) are recorded on the node and on
 // the graph and returned by the next Eval, AsyncEval or Synchronize; failures during
-// eval mark the node failed and are returned by that Eval. Misuse of the API (mixing
-// graphs, bad layouts) panics with a *GraphError: a programming error, not user input.
+// eval mark the node failed and are returned by that Eval. A device batch that fails
+// (a Run error, a kernel's panic or *kernels.LaunchError on the CPU) may have left any
+// of its outputs unwritten, so the unit of failure is the batch: every array it
+// computes carries the error, batches already queued behind it are skipped and fail
+// the same way, and an array built later from a failed one fails when scheduled. No
+// array is ever read from a buffer its batch did not write; later, independent work
+// runs normally. Misuse of the API (mixing graphs, bad layouts) panics with a
+// *GraphError: a programming error, not user input; a nil handle given to Eval is an
+// error wrapping ErrNilArray.
 //
-// A Graph is used from one goroutine at a time; kernels run on its worker goroutine.
+// A Graph is built from one goroutine at a time; kernels run on its worker goroutine.
+// Eval, AsyncEval, Bytes and Synchronize hold the graph's mutex, so several goroutines
+// may evaluate and read arrays that were already built (they wait for each other).
 package graph

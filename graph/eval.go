@@ -1,12 +1,30 @@
 package graph
 
 import (
+	"errors"
+	"fmt"
+
 	"github.com/ingotml/ingot/kernels"
 )
 
-// Eval evaluates outs and waits until their buffers are written.
+// ErrNilArray is returned (wrapped) when a nil handle is passed where an array is
+// expected (in tensor, the zero Array).
+var ErrNilArray = errors.New("graph: nil array (an Array that was never built)")
+
+// Eval evaluates outs and waits until their buffers are written. If the device failed
+// a batch that computes one of them (or one of their ancestors), that error is
+// returned, and the array carries it from then on.
 func (g *Graph) Eval(outs ...*Handle) error {
-	err := g.AsyncEval(outs...)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.eval(outs)
+}
+
+func (g *Graph) eval(outs []*Handle) error {
+	err := g.asyncEval(outs)
+	if err != nil && errors.Is(err, ErrNilArray) {
+		return err
+	}
 	var last uint64
 	for _, h := range outs {
 		if h.n.seq > last {
@@ -14,10 +32,31 @@ func (g *Graph) Eval(outs ...*Handle) error {
 		}
 	}
 	g.exec.wait(last)
-	if err == nil {
-		err = g.exec.takeErr()
+	g.syncFailures()
+	for _, h := range outs {
+		g.settle(h.n)
+		if h.n.err != nil && err == nil {
+			err = h.n.err
+		}
+	}
+	if e := g.exec.takeErr(); err == nil { // reported once, here, even when an output's error came first
+		err = e
 	}
 	return err
+}
+
+// checkHandles rejects nil handles and handles of another graph.
+func (g *Graph) checkHandles(outs []*Handle) error {
+	for i, h := range outs {
+		if h == nil {
+			return fmt.Errorf("graph: Eval argument %d: %w", i, ErrNilArray)
+		}
+		if h.g != g {
+			graphPanic("Eval of an array from another graph")
+		}
+		h.node()
+	}
+	return nil
 }
 
 // AsyncEval schedules the unevaluated ancestors of outs and returns without waiting: the
@@ -26,6 +65,16 @@ func (g *Graph) Eval(outs ...*Handle) error {
 // buffers it uses until it completes. The first error (a pending build error, a failed
 // input, an allocator failure) is returned; nodes scheduled before it still run.
 func (g *Graph) AsyncEval(outs ...*Handle) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.asyncEval(outs)
+}
+
+func (g *Graph) asyncEval(outs []*Handle) error {
+	if err := g.checkHandles(outs); err != nil {
+		return err
+	}
+	g.syncFailures()
 	g.freeDeferred()
 	g.maybeSweep()
 	firstErr := g.takeErr()
@@ -56,10 +105,6 @@ func (g *Graph) buildTape(outs []*Handle) []*Node {
 	tape := g.tape[:0]
 	var stack []frame
 	for _, h := range outs {
-		if h.g != g {
-			graphPanic("Eval of an array from another graph")
-		}
-		h.node()
 		if h.n.state != statePending || h.n.mark == g.epoch {
 			continue
 		}
@@ -91,6 +136,7 @@ func (g *Graph) schedule(n *Node) error {
 	defer g.detach(n)
 	if n.err == nil {
 		for _, in := range n.inputs {
+			g.settle(in)
 			if in.err != nil {
 				n.err = in.err
 				break
@@ -158,7 +204,7 @@ func (g *Graph) schedule(n *Node) error {
 // referenced only by out's edge, owns its buffer alone, and has out's size and layout.
 func (g *Graph) donor(in, out *Node, size int) *data {
 	d := in.data
-	if in.refs != 1 || d == nil || d.owners != 1 || d.buf == nil {
+	if in.refs != 1 || d == nil || d.owners != 1 || d.buf.IsNil() {
 		return nil
 	}
 	if in.layout.Offset != 0 || !in.layout.IsContiguous() || in.layout.DType.Size() != out.layout.DType.Size() ||
@@ -186,7 +232,7 @@ func (g *Graph) detach(n *Node) {
 }
 
 func (d *data) bytes() []byte {
-	if d == nil || d.buf == nil {
+	if d == nil || d.buf.IsNil() {
 		return nil
 	}
 	return d.buf.Bytes()

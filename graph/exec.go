@@ -1,8 +1,10 @@
 package graph
 
 import (
+	"math"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ingotml/ingot/alloc"
 	"github.com/ingotml/ingot/kernels"
@@ -31,6 +33,23 @@ type executor struct {
 	cond sync.Cond
 	done uint64
 	err  error
+
+	// Failed batches. A batch whose Run fails may have left any of its outputs
+	// unwritten, and batches queued after it may read them; so from a failure on,
+	// every batch is skipped and failed (poisoned) until the graph learns of it and
+	// closes the range at the newest batch it has opened (see failures). Later
+	// batches run again: the graph fails, at scheduling, the nodes that read a
+	// failed batch's buffers. The worker appends; the graph reads under mu.
+	fails       []failure
+	poisonUntil uint64        // batches with seq <= poisonUntil are skipped
+	failVersion atomic.Uint32 // bumped on every new failure
+}
+
+// failure is a run of failed batches, from..to inclusive, and the error that failed
+// the first of them. to is math.MaxUint64 until the graph closes the range.
+type failure struct {
+	from, to uint64
+	err      error
 }
 
 type execRef struct{ e *executor }
@@ -90,9 +109,15 @@ func (e *executor) worker(ch chan *batch) {
 	}
 }
 
-// run executes b and publishes its completion.
+// run executes b, unless an earlier failure poisons it, and publishes its completion.
 func (e *executor) run(b *batch) {
-	err := e.dev.Run(b.launches)
+	e.mu.Lock()
+	skip := b.seq <= e.poisonUntil
+	e.mu.Unlock()
+	var err error
+	if !skip {
+		err = e.dev.Run(b.launches)
+	}
 	for i := range b.launches {
 		l := &b.launches[i]
 		for j := 0; j < l.NArgs; j++ {
@@ -103,8 +128,13 @@ func (e *executor) run(b *batch) {
 	b.launches = b.launches[:0]
 	e.mu.Lock()
 	e.done = b.seq
-	if err != nil && e.err == nil {
-		e.err = err
+	if err != nil {
+		e.fails = append(e.fails, failure{from: b.seq, to: math.MaxUint64, err: err})
+		e.poisonUntil = math.MaxUint64
+		e.failVersion.Add(1)
+		if e.err == nil {
+			e.err = err
+		}
 	}
 	e.cond.Broadcast()
 	e.mu.Unlock()
@@ -133,4 +163,19 @@ func (e *executor) takeErr() error {
 	err := e.err
 	e.err = nil
 	return err
+}
+
+// failures closes an open failure range at the newest batch opened so far (every
+// batch up to it that has not run yet will be skipped) and returns a copy of the
+// ranges. Called on the graph's goroutine, which owns next: after it, the graph
+// knows every batch that is or will be failed among those it has opened, and fails
+// the nodes that read them when it schedules.
+func (e *executor) failures(dst []failure) []failure {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.poisonUntil == math.MaxUint64 {
+		e.poisonUntil = e.next - 1
+		e.fails[len(e.fails)-1].to = e.poisonUntil
+	}
+	return append(dst[:0], e.fails...)
 }

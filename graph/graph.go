@@ -2,7 +2,6 @@ package graph
 
 import (
 	"fmt"
-	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -33,7 +32,13 @@ type Graph struct {
 	deferred []*data  // owner-less buffers still bound by launches in flight
 	doneSeq  uint64   // newest completed batch, as last read
 
-	exec *executor
+	exec    *executor
+	fails   []failure // failed batch ranges, as last learned from the executor
+	failVer uint32    // the executor's failVersion when fails was copied
+
+	// mu serializes Eval, AsyncEval, Bytes and Synchronize, so two goroutines that
+	// evaluate on one graph wait for each other instead of corrupting it.
+	mu sync.Mutex
 
 	cen *census // creation sites of nodes, when the census is on
 }
@@ -57,8 +62,9 @@ type Options struct {
 func New(dev Device, opt Options) *Graph {
 	g := &Graph{dev: dev}
 	cfg := opt.Alloc
-	if rl, ok := dev.(ResourceLimiter); ok && cfg.ResourceLimit == 0 && os.Getenv(alloc.ResourceLimitEnv) == "" {
-		if n := rl.ResourceLimit(); n > 0 {
+	if rl, ok := dev.(ResourceLimiter); ok && cfg.ResourceLimit <= 0 {
+		// A bad environment value leaves the default (New has no error path).
+		if n, err := alloc.ResourceLimitFor(0, rl.ResourceLimit()); err == nil {
 			cfg.ResourceLimit = n
 		}
 	}
@@ -233,7 +239,7 @@ func (g *Graph) release(d *data) {
 		}
 	}
 	g.alloc.Free(d.buf)
-	d.buf = nil
+	d.buf = alloc.Buffer{}
 }
 
 // freeDeferred frees the deferred buffers whose batches have completed.
@@ -249,7 +255,7 @@ func (g *Graph) freeDeferred() {
 			continue
 		}
 		g.alloc.Free(d.buf)
-		d.buf = nil
+		d.buf = alloc.Buffer{}
 	}
 	clear(g.deferred[len(keep):])
 	g.deferred = keep
@@ -317,12 +323,38 @@ func (g *Graph) reclaim() {
 // Synchronize waits for all scheduled work, then collects dead handles: afterwards the
 // allocator's counts are exact and deterministic. It returns any error of the device.
 func (g *Graph) Synchronize() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	g.exec.flush()
 	g.exec.wait(g.exec.submitted)
 	g.freeDeferred()
 	g.collect()
 	g.freeDeferred()
 	return g.takeErr()
+}
+
+// syncFailures learns of the batches that failed since the last look (cheap when
+// none did: one atomic load).
+func (g *Graph) syncFailures() {
+	if v := g.exec.failVersion.Load(); v != g.failVer {
+		g.failVer = v
+		g.fails = g.exec.failures(g.fails)
+	}
+}
+
+// settle marks n failed if the batch that computes it failed (or was skipped after
+// a failure): its buffer may be unwritten, so n carries the batch's error instead.
+func (g *Graph) settle(n *Node) {
+	if n.state != stateScheduled || len(g.fails) == 0 {
+		return
+	}
+	for i := len(g.fails) - 1; i >= 0; i-- {
+		if f := &g.fails[i]; n.seq >= f.from && n.seq <= f.to {
+			n.err = f.err
+			n.state = stateFailed
+			return
+		}
+	}
 }
 
 // takeErr returns and clears the pending build or device error.

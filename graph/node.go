@@ -45,7 +45,7 @@ type Node struct {
 // newest batch that binds it); then it is freed when that batch completes. Both fields
 // belong to the graph's goroutine: the worker never touches a data.
 type data struct {
-	buf     *alloc.Buffer
+	buf     alloc.Buffer
 	owners  int32
 	lastUse uint64
 }

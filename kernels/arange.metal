@@ -1,12 +1,5 @@
 // arange family: out[i] = start + i * step, written in the output dtype.
-#include <metal_stdlib>
-using namespace metal;
-
-struct ArangeParams {
-    int n;
-    float start;
-    float step;
-};
+#include "prelude.metal"
 
 kernel void arange_float32(device float* out [[buffer(0)]],
                            constant ArangeParams& p [[buffer(1)]],

@@ -1,49 +1,34 @@
 // binary family: out = op(a, b) over broadcast, strided inputs; out is contiguous.
 // One thread per output element; the op is a parameter (one entry per dtype).
-#include <metal_stdlib>
-using namespace metal;
+#include "prelude.metal"
 
-struct Strided {
-    int ndim;
-    int offset; // applied by the host as the buffer binding offset
-    int shape[8];
-    int strides[8];
-};
-
-struct BinaryParams {
-    int op;
-    int n;
-    Strided a;
-    Strided b;
-};
-
-// loc maps a row-major linear index over s.shape to an element index via s.strides.
-inline int loc(uint i, constant Strided& s) {
-    int idx = 0;
-    uint r = i;
-    for (int d = s.ndim - 1; d >= 0; d--) {
-        int k = int(r % uint(s.shape[d]));
-        r /= uint(s.shape[d]);
-        idx += k * s.strides[d];
-    }
-    return idx;
-}
-
-// Op codes, in the order of kernels.BinaryOps.
-enum BinaryOp {
-    OP_ADD = 0, OP_SUB = 1, OP_MUL = 2, OP_DIV = 3, OP_MAX = 4, OP_MIN = 5,
-    OP_EQ = 6, OP_NE = 7, OP_LT = 8, OP_LE = 9, OP_GT = 10, OP_GE = 11,
-    OP_AND = 12, OP_OR = 13
+// Op codes by name: kernels.binaryCodes gives each Go op the code of its name here, and
+// a test checks that the two tables agree.
+enum BinaryCode {
+    BINARY_ADD = 0,
+    BINARY_SUB = 1,
+    BINARY_MUL = 2,
+    BINARY_DIV = 3,
+    BINARY_MAXIMUM = 4,
+    BINARY_MINIMUM = 5,
+    BINARY_EQUAL = 6,
+    BINARY_NOT_EQUAL = 7,
+    BINARY_LESS = 8,
+    BINARY_LESS_EQUAL = 9,
+    BINARY_GREATER = 10,
+    BINARY_GREATER_EQUAL = 11,
+    BINARY_LOGICAL_AND = 12,
+    BINARY_LOGICAL_OR = 13,
 };
 
 template <typename T>
 inline T arith(int op, T x, T y) {
     switch (op) {
-    case OP_ADD: return x + y;
-    case OP_SUB: return x - y;
-    case OP_MUL: return x * y;
-    case OP_DIV: return x / y;
-    case OP_MAX: return max(x, y);
+    case BINARY_ADD: return x + y;
+    case BINARY_SUB: return x - y;
+    case BINARY_MUL: return x * y;
+    case BINARY_DIV: return x / y;
+    case BINARY_MAXIMUM: return max(x, y);
     default: return min(x, y);
     }
 }
@@ -51,13 +36,13 @@ inline T arith(int op, T x, T y) {
 template <typename T>
 inline uchar compare(int op, T x, T y) {
     switch (op) {
-    case OP_EQ: return x == y;
-    case OP_NE: return x != y;
-    case OP_LT: return x < y;
-    case OP_LE: return x <= y;
-    case OP_GT: return x > y;
-    case OP_GE: return x >= y;
-    case OP_AND: return x != T(0) && y != T(0);
+    case BINARY_EQUAL: return x == y;
+    case BINARY_NOT_EQUAL: return x != y;
+    case BINARY_LESS: return x < y;
+    case BINARY_LESS_EQUAL: return x <= y;
+    case BINARY_GREATER: return x > y;
+    case BINARY_GREATER_EQUAL: return x >= y;
+    case BINARY_LOGICAL_AND: return x != T(0) && y != T(0);
     default: return x != T(0) || y != T(0);
     }
 }

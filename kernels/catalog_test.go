@@ -1,11 +1,12 @@
 package kernels_test
 
 import (
+	"bytes"
 	"fmt"
-	"math"
 	"math/rand"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -34,9 +35,11 @@ func TestCatalogComplete(t *testing.T) {
 }
 
 // harness runs a launch's Metal twin under the MSL emulation: it implements
-// kernels.Encoder by recording bindings and running each dispatch.
+// kernels.Encoder by recording bindings and running each dispatch in the given
+// thread order.
 type harness struct {
 	file  string
+	order msltest.ThreadOrder
 	entry string
 	bufs  map[int][]byte
 	err   error
@@ -58,6 +61,7 @@ func (h *harness) run(d msltest.Dispatch) {
 	for i, b := range h.bufs {
 		bs = append(bs, msltest.Buffer{Index: i, Data: b})
 	}
+	d.Order, d.Seed = h.order, 99
 	h.err = msltest.Run(h.file, h.entry, d, bs)
 	h.bufs = map[int][]byte{}
 }
@@ -74,8 +78,6 @@ func (h *harness) DispatchThreadgroups(groups, group [3]int) {
 func clone(l *kernels.Launch) *kernels.Launch {
 	c := *l
 	for i := 0; i < l.NArgs; i++ {
-		a := kernels.NewArg(l.Args[i].Layout)
-		a.Data = a.Data[:0]
 		words := make([]uint64, len(l.Args[i].Data)/8+2)
 		b := unsafeBytes(words)[:len(l.Args[i].Data)]
 		copy(b, l.Args[i].Data)
@@ -84,43 +86,50 @@ func clone(l *kernels.Launch) *kernels.Launch {
 	return &c
 }
 
-// tolerance is the allowed relative difference between the twins: 1e-5 for float32;
-// one unit in the last place for the half types, whose twins round a float (MSL) or a
-// float64 (Go) result once, so the two can straddle a rounding boundary.
-func tolerance(dt kernels.DType) float64 {
-	switch dt {
-	case kernels.Float16:
-		return 1.0 / 1024
-	case kernels.BFloat16:
-		return 1.0 / 128
+// checkMSLTwins runs each launch through the Go twin and through the MSL twin in file, once
+// per thread order on copies carrying the second poison, and returns the first
+// disagreement: with the Go twin (any argument) or between orders (bit for bit).
+func checkMSLTwins(file string, ls []*kernels.Launch) error {
+	for i, l := range ls {
+		name := fmt.Sprintf("%s#%d", l.Kernel.Name, i)
+		copies := make([]*kernels.Launch, len(msltest.Orders))
+		for k, order := range msltest.Orders {
+			g := clone(l)
+			kernels.SwapPoison(g)
+			h := &harness{file: file, order: order, bufs: map[int][]byte{}}
+			g.Kernel.Encode(g, h)
+			if h.err != nil {
+				return fmt.Errorf("%s (%v order): %w", name, order, h.err)
+			}
+			copies[k] = g
+		}
+		kernels.Run(l)
+		for k, g := range copies {
+			for j := 0; j < l.NArgs; j++ {
+				if err := kernels.CompareArgs(&l.Args[j], &g.Args[j]); err != nil {
+					return fmt.Errorf("%s argument %d (%v order): %w", name, j, msltest.Orders[k], err)
+				}
+				if k > 0 && !bytes.Equal(copies[0].Args[j].Data, g.Args[j].Data) {
+					return fmt.Errorf("%s argument %d: the %v order gives other bytes than the %v order (a race)",
+						name, j, msltest.Orders[k], msltest.Orders[0])
+				}
+			}
+		}
 	}
-	return 1e-5
+	return nil
 }
 
-// outputsAgree compares the output buffers element by element.
-func outputsAgree(t *testing.T, name string, want, got *kernels.Arg) {
+// writeSource writes a family's MSL as Metal compiles it into dir.
+func writeSource(t *testing.T, dir, fam, src string) string {
 	t.Helper()
-	dt := want.DType
-	n := len(want.Data) / dt.Size()
-	worst := 0.0
-	for i := 0; i < n; i++ {
-		x, y := kernels.Load(dt, want.Data, i), kernels.Load(dt, got.Data, i)
-		if math.IsNaN(x) && math.IsNaN(y) {
-			continue // outside the output: poisoned in both
-		}
-		if !dt.IsFloat() {
-			require.Equal(t, x, y, "%s element %d", name, i)
-			continue
-		}
-		d := math.Abs(x-y) / math.Max(1, math.Abs(x))
-		worst = math.Max(worst, d)
-		require.LessOrEqual(t, d, tolerance(dt), "%s element %d: go %v msl %v", name, i, x, y)
-	}
-	_ = worst
+	file := filepath.Join(dir, fam+".metal")
+	require.NoError(t, os.WriteFile(file, []byte(src), 0o644))
+	return file
 }
 
 // TestMSLMatchesGoTwin runs every sample launch through both twins: the Go twin, and
-// the unmodified .metal file compiled with g++ under the emulation header.
+// the unmodified .metal file compiled with g++ under the emulation header, in forward,
+// reversed and shuffled thread order.
 func TestMSLMatchesGoTwin(t *testing.T) {
 	msltest.RequireCompiler(t)
 	dir := t.TempDir()
@@ -128,18 +137,45 @@ func TestMSLMatchesGoTwin(t *testing.T) {
 	for fam, ls := range kernels.Samples(rng) {
 		src, err := kernels.Source(fam)
 		require.NoError(t, err)
-		file := filepath.Join(dir, fam+".metal")
-		require.NoError(t, os.WriteFile(file, []byte(src), 0o644))
+		file := writeSource(t, dir, fam, src)
 		t.Run(fam, func(t *testing.T) {
-			for i, l := range ls {
-				name := fmt.Sprintf("%s#%d", l.Kernel.Name, i)
-				g := clone(l)
-				kernels.Run(l)
-				h := &harness{file: file, bufs: map[int][]byte{}}
-				g.Kernel.Encode(g, h)
-				require.NoError(t, h.err, name)
-				outputsAgree(t, name, l.Out(), g.Out())
-			}
+			require.NoError(t, checkMSLTwins(file, ls))
 		})
 	}
+}
+
+// TestTwinCheckCatchesARemovedBarrier plants a race: the reduce family with its first
+// threadgroup barrier removed must fail the check.
+func TestTwinCheckCatchesARemovedBarrier(t *testing.T) {
+	msltest.RequireCompiler(t)
+	src, err := kernels.Source("reduce")
+	require.NoError(t, err)
+	const barrier = "threadgroup_barrier(mem_flags::mem_threadgroup);"
+	require.Contains(t, src, barrier)
+	file := writeSource(t, t.TempDir(), "reduce", strings.Replace(src, barrier, "", 1))
+	ls := kernels.Samples(rand.New(rand.NewSource(7)))["reduce"]
+	require.Error(t, checkMSLTwins(file, ls))
+}
+
+// TestTwinCheckCatchesASkippedElement plants a kernel whose twins both leave the last
+// element unwritten: with one poison for both copies that passed; now it must fail.
+func TestTwinCheckCatchesASkippedElement(t *testing.T) {
+	msltest.RequireCompiler(t)
+	skip := func(l *kernels.Launch) *kernels.Launch {
+		c := *l
+		c.Args[0].Layout = kernels.Contiguous(kernels.Float32, l.Args[0].Size()-1)
+		return &c
+	}
+	planted := &kernels.Kernel{Name: "arange_skips_last", Family: "arange",
+		CPU:    func(l *kernels.Launch) { kernels.KArange.CPU(skip(l)) },
+		Encode: func(l *kernels.Launch, e kernels.Encoder) { kernels.KArange.Encode(skip(l), e) },
+	}
+	l := &kernels.Launch{Kernel: planted, Params: &kernels.ArangeParams{Start: 1, Step: 2}, NArgs: 1}
+	l.Args[0] = kernels.NewArg(kernels.Contiguous(kernels.Float32, 9))
+	kernels.Poison(&l.Args[0])
+	src, err := kernels.Source("arange")
+	require.NoError(t, err)
+	file := writeSource(t, t.TempDir(), "arange", src)
+	require.EqualError(t, checkMSLTwins(file, []*kernels.Launch{l}),
+		"arange_skips_last#0 argument 0 (forward order): element 8 was written by neither twin")
 }

@@ -77,9 +77,6 @@ func depthwiseConv1dCPU(l *Launch) {
 	}
 }
 
-// convMSLParams matches the MSL struct ConvParams in conv.metal.
-type convMSLParams struct{ B, T, C, K, Tout int32 }
-
 func depthwiseConv1dEncode(l *Launch, e Encoder) {
 	nb, nt, nc, nk, tout := convDims(l)
 	o := l.Out()
@@ -87,7 +84,7 @@ func depthwiseConv1dEncode(l *Launch, e Encoder) {
 	e.SetArg(0, &l.Args[0])
 	e.SetArg(1, &l.Args[1])
 	e.SetArg(2, o)
-	e.SetBytes(3, Pack(&convMSLParams{int32(nb), int32(nt), int32(nc), int32(nk), int32(tout)}))
+	e.SetBytes(3, mslBytes(&mslConv{int32(nb), int32(nt), int32(nc), int32(nk), int32(tout)}))
 	e.DispatchThreads(Groups1D(nb * tout * nc))
 }
 

@@ -1,16 +1,7 @@
 // conv family: valid depthwise cross-correlation over time (the Gated DeltaNet conv).
 // x [B, T, C] and w [C, K] are dense; out [B, T-K+1, C]. One thread per output element,
 // channels fastest so neighbouring threads read neighbouring x elements.
-#include <metal_stdlib>
-using namespace metal;
-
-struct ConvParams {
-    int B;
-    int T;
-    int C;
-    int K;
-    int Tout;
-};
+#include "prelude.metal"
 
 // Accumulates in float, taps oldest first, as the Go twin does.
 template <typename T>

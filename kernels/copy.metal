@@ -1,32 +1,7 @@
 // copy family: dst[region] = cast(src) between strided layouts of the same shape
 // (contiguous copy, slice materialisation, transposition, broadcast, dtype casts;
 // concatenate and slice_update are several copies). One thread per element.
-#include <metal_stdlib>
-using namespace metal;
-
-struct Strided {
-    int ndim;
-    int offset;
-    int shape[8];
-    int strides[8];
-};
-
-struct CopyParams {
-    int n;
-    Strided src;
-    Strided dst;
-};
-
-inline int loc(uint i, constant Strided& s) {
-    int idx = 0;
-    uint r = i;
-    for (int d = s.ndim - 1; d >= 0; d--) {
-        int k = int(r % uint(s.shape[d]));
-        r /= uint(s.shape[d]);
-        idx += k * s.strides[d];
-    }
-    return idx;
-}
+#include "prelude.metal"
 
 template <typename S, typename D>
 inline void copy_one(const device S* src, device D* dst, constant CopyParams& p, uint i) {

@@ -323,9 +323,6 @@ var KArange = Register(&Kernel{Name: "arange", Family: "arange", CPU: func(l *La
 	o := l.Out()
 	e.Entry("arange_" + o.DType.String())
 	e.SetArg(0, o)
-	e.SetBytes(1, Pack(struct {
-		N           int32
-		Start, Step float32
-	}{int32(o.Size()), float32(p.Start), float32(p.Step)}))
+	e.SetBytes(1, mslBytes(&mslArange{N: int32(o.Size()), Start: float32(p.Start), Step: float32(p.Step)}))
 	e.DispatchThreads(Groups1D(o.Size()))
 }})

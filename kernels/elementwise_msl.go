@@ -6,13 +6,30 @@ import "math/rand"
 // dtype with the op as a parameter, one thread per output element, strided inputs
 // described by MSLLayout blocks (the element offset travels as the binding offset).
 
-func opIndex[T comparable](ops []T, op T) int32 {
-	for i, o := range ops {
-		if o == op {
-			return int32(i)
-		}
+// The op codes of the binary and unary MSL twins, by op name: the same values as the
+// BinaryCode and UnaryCode enums of binary.metal and unary.metal (TestOpCodes checks
+// both tables against the MSL source).
+var (
+	binaryCodes = map[string]int32{
+		"add": 0, "sub": 1, "mul": 2, "div": 3, "maximum": 4, "minimum": 5, "equal": 6,
+		"not_equal": 7, "less": 8, "less_equal": 9, "greater": 10, "greater_equal": 11,
+		"logical_and": 12, "logical_or": 13,
 	}
-	panic("kernels: unknown op")
+	unaryCodes = map[string]int32{
+		"neg": 0, "exp": 1, "log": 2, "sqrt": 3, "rsqrt": 4, "sigmoid": 5, "silu": 6,
+		"softplus": 7, "abs": 8, "square": 9, "sin": 10, "cos": 11, "tanh": 12,
+		"logical_not": 13,
+	}
+)
+
+// opCode is an op's MSL code; an op without one makes Encode panic, which the Metal
+// device reports as the launch's error.
+func opCode(codes map[string]int32, name string) int32 {
+	c, ok := codes[name]
+	if !ok {
+		panic("kernels: op " + name + " has no MSL code")
+	}
+	return c
 }
 
 // dtypeEntry names an MSL entry for a dtype ("float32", "int32", "bool").
@@ -29,10 +46,7 @@ func encodeBinary(op *BinaryOp, l *Launch, e Encoder) {
 	e.SetArg(1, b)
 	e.SetArg(2, o)
 	n := o.Size()
-	e.SetBytes(3, Pack(struct {
-		Op, N int32
-		A, B  MSLLayout
-	}{opIndex(BinaryOps, op), int32(n), MSLLayoutOf(&a.Layout), MSLLayoutOf(&b.Layout)}))
+	e.SetBytes(3, mslBytes(&mslBinary{Op: opCode(binaryCodes, op.Name), N: int32(n), A: stridedOf(&a.Layout), B: stridedOf(&b.Layout)}))
 	e.DispatchThreads(Groups1D(n))
 }
 
@@ -46,10 +60,7 @@ func encodeUnary(op *UnaryOp, l *Launch, e Encoder) {
 	e.SetArg(0, a)
 	e.SetArg(1, o)
 	n := o.Size()
-	e.SetBytes(2, Pack(struct {
-		Op, N int32
-		A     MSLLayout
-	}{opIndex(UnaryOps, op), int32(n), MSLLayoutOf(&a.Layout)}))
+	e.SetBytes(2, mslBytes(&mslUnary{Op: opCode(unaryCodes, op.Name), N: int32(n), A: stridedOf(&a.Layout)}))
 	e.DispatchThreads(Groups1D(n))
 }
 
@@ -60,10 +71,7 @@ func encodeWhere(l *Launch, e Encoder) {
 		e.SetArg(i, &l.Args[i])
 	}
 	n := o.Size()
-	e.SetBytes(4, Pack(struct {
-		N       int32
-		C, A, B MSLLayout
-	}{int32(n), MSLLayoutOf(&c.Layout), MSLLayoutOf(&a.Layout), MSLLayoutOf(&b.Layout)}))
+	e.SetBytes(4, mslBytes(&mslWhere{N: int32(n), C: stridedOf(&c.Layout), A: stridedOf(&a.Layout), B: stridedOf(&b.Layout)}))
 	e.DispatchThreads(Groups1D(n))
 }
 
@@ -73,10 +81,7 @@ func encodeCopyRegion(src, dst *Arg, e Encoder) {
 	e.SetArg(0, src)
 	e.SetArg(1, dst)
 	n := dst.Size()
-	e.SetBytes(2, Pack(struct {
-		N        int32
-		Src, Dst MSLLayout
-	}{int32(n), MSLLayoutOf(&src.Layout), MSLLayoutOf(&dst.Layout)}))
+	e.SetBytes(2, mslBytes(&mslCopy{N: int32(n), Src: stridedOf(&src.Layout), Dst: stridedOf(&dst.Layout)}))
 	e.DispatchThreads(Groups1D(n))
 }
 

@@ -182,9 +182,6 @@ func gdUpdateDot(row, k, q []float32, delta float32) float32 {
 	return (s0 + s1) + (s2 + s3)
 }
 
-// gdMSLParams matches the MSL struct GatedDeltaParams in gated_delta.metal.
-type gdMSLParams struct{ B, T, Hk, Hv, Dk, Dv, Masked int32 }
-
 // gdRowsPerGroup is the number of state rows (SIMD groups of 32 lanes) per threadgroup.
 const gdRowsPerGroup = 4
 
@@ -216,7 +213,7 @@ func gatedDeltaEncode(l *Launch, e Encoder) {
 		e.SetArg(6, &l.Args[3]) // a placeholder the kernel never reads
 	}
 	e.SetArg(7, l.Out())
-	e.SetBytes(8, Pack(&gdMSLParams{int32(d.B), int32(d.T), int32(d.Hk), int32(d.Hv),
+	e.SetBytes(8, mslBytes(&mslGatedDelta{int32(d.B), int32(d.T), int32(d.Hk), int32(d.Hv),
 		int32(d.Dk), int32(d.Dv), masked}))
 	rows := min(d.Dv, gdRowsPerGroup)
 	if rows == 0 || d.B*d.Hv == 0 {
@@ -287,7 +284,8 @@ func newGatedDeltaLaunch(rng *rand.Rand, c gdSample) *Launch {
 				case t == c.T/2:
 					valid = false
 				}
-				m.Data[b*c.T+t] = gdByte(valid)
+				// Some true bytes are 2: any non-zero byte is true, on both twins.
+				m.Data[b*c.T+t] = gdByte(valid) << (t % 2)
 			}
 		}
 		l.Args[6] = m

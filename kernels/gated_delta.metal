@@ -1,7 +1,7 @@
 // gated_delta family: the Gated DeltaNet recurrence for T steps (T = 1 is decode).
 //
 // Inputs are dense float32: q, k [B, T, Hk, Dk]; v [B, T, Hv, Dv]; g, beta [B, T, Hv];
-// state [B, Hv, Dv, Dk]; mask bool [B, T] (read only when p.masked != 0). out packs
+// state [B, Hv, Dv, Dk]; mask bool [B, T], read as bytes (any non-zero is true) (read only when p.masked != 0). out packs
 // y [B, T, Hv, Dv] and then the new state [B, Hv, Dv, Dk].
 //
 // One SIMD group of 32 lanes owns one state row (b, h, dv): lane l keeps the row's
@@ -11,23 +11,12 @@
 // that is not a multiple of 32 runs: the entry with N = ceil(Dk/32) rounded up to 1, 2,
 // 4 or 8 is chosen by the host. Threadgroups are (32, rows, 1); grid z = B*Hv, and the
 // SIMD groups whose dv falls past Dv return at once (uniformly, so no reduction waits).
-#include <metal_stdlib>
-using namespace metal;
-
-struct GatedDeltaParams {
-    int B;
-    int T;
-    int Hk;
-    int Hv;
-    int Dk;
-    int Dv;
-    int masked;
-};
+#include "prelude.metal"
 
 template <int N>
 void gated_delta_rows(const device float* q, const device float* k, const device float* v,
                       const device float* g, const device float* beta,
-                      const device float* state, const device bool* mask, device float* out,
+                      const device float* state, const device uchar* mask, device float* out,
                       constant GatedDeltaParams& p, int lane, int dv, int bh) {
     if (dv >= p.Dv || bh >= p.B * p.Hv) {
         return;
@@ -47,7 +36,7 @@ void gated_delta_rows(const device float* q, const device float* k, const device
     for (int t = 0; t < p.T; t++) {
         const int bt = b * p.T + t;
         const int yi = (bt * p.Hv + h) * p.Dv + dv;
-        if (p.masked != 0 && !mask[bt]) {
+        if (p.masked != 0 && mask[bt] == 0) {
             if (lane == 0) {
                 y[yi] = 0.0f;
             }
@@ -95,7 +84,7 @@ kernel void gated_delta_float32_dk32(const device float* q [[buffer(0)]],
                                      const device float* g [[buffer(3)]],
                                      const device float* beta [[buffer(4)]],
                                      const device float* state [[buffer(5)]],
-                                     const device bool* mask [[buffer(6)]],
+                                     const device uchar* mask [[buffer(6)]],
                                      device float* out [[buffer(7)]],
                                      constant GatedDeltaParams& p [[buffer(8)]],
                                      uint3 tid [[thread_position_in_grid]],
@@ -109,7 +98,7 @@ kernel void gated_delta_float32_dk64(const device float* q [[buffer(0)]],
                                      const device float* g [[buffer(3)]],
                                      const device float* beta [[buffer(4)]],
                                      const device float* state [[buffer(5)]],
-                                     const device bool* mask [[buffer(6)]],
+                                     const device uchar* mask [[buffer(6)]],
                                      device float* out [[buffer(7)]],
                                      constant GatedDeltaParams& p [[buffer(8)]],
                                      uint3 tid [[thread_position_in_grid]],
@@ -123,7 +112,7 @@ kernel void gated_delta_float32_dk128(const device float* q [[buffer(0)]],
                                       const device float* g [[buffer(3)]],
                                       const device float* beta [[buffer(4)]],
                                       const device float* state [[buffer(5)]],
-                                      const device bool* mask [[buffer(6)]],
+                                      const device uchar* mask [[buffer(6)]],
                                       device float* out [[buffer(7)]],
                                       constant GatedDeltaParams& p [[buffer(8)]],
                                       uint3 tid [[thread_position_in_grid]],
@@ -137,7 +126,7 @@ kernel void gated_delta_float32_dk256(const device float* q [[buffer(0)]],
                                       const device float* g [[buffer(3)]],
                                       const device float* beta [[buffer(4)]],
                                       const device float* state [[buffer(5)]],
-                                      const device bool* mask [[buffer(6)]],
+                                      const device uchar* mask [[buffer(6)]],
                                       device float* out [[buffer(7)]],
                                       constant GatedDeltaParams& p [[buffer(8)]],
                                       uint3 tid [[thread_position_in_grid]],

@@ -5,10 +5,12 @@ import (
 )
 
 // The gather family: take, take_along_axis and gather_mm. Indices are int32 and come
-// from computed data, so a bad one must not crash the process: an index i into an axis
-// of length n means i when 0 <= i < n and i+n when -n <= i < 0 (numpy's wrap, as MLX
-// does); any other index selects nothing and its output elements are written as zero
-// (all-zero bits: 0, 0.0 or false). Both twins follow this rule.
+// from computed data: an index i into an axis of length n means i when 0 <= i < n and
+// i+n when -n <= i < 0 (numpy's wrap, as MLX does). Any other index is an error, never
+// a silent zero row (a token id outside the vocabulary must not decode as a zero
+// embedding): the Go twin stops with a *LaunchError, which fails the batch and every
+// array computed from it. The MSL twin still writes zeros for such an index (it has no
+// error channel yet); the samples use valid indices only, so the twins agree on them.
 
 // TakeParams is the parameter struct of KTake: the source viewed as [Outer, Axis, Inner],
 // NIdx indices, the output [Outer, NIdx, Inner].
@@ -46,15 +48,19 @@ func gatherIndex(i int32, n int) (int, bool) {
 	return j, j >= 0 && j < n
 }
 
-// gatherCopy copies cnt elements of size sz from src element s to dst element d, or
-// zeroes the destination when ok is false.
-func gatherCopy(dst, src []byte, d, s, cnt, sz int, ok bool) {
-	dd := dst[d*sz : (d+cnt)*sz]
+// takeIndex resolves index i into an axis of length n, failing l when it is out of
+// range.
+func takeIndex(l *Launch, i int32, n int) int {
+	j, ok := gatherIndex(i, n)
 	if !ok {
-		clear(dd)
-		return
+		launchFail(l, "index %d out of range for an axis of length %d", i, n)
 	}
-	copy(dd, src[s*sz:(s+cnt)*sz])
+	return j
+}
+
+// gatherCopy copies cnt elements of size sz from src element s to dst element d.
+func gatherCopy(dst, src []byte, d, s, cnt, sz int) {
+	copy(dst[d*sz:(d+cnt)*sz], src[s*sz:(s+cnt)*sz])
 }
 
 func takeCPU(l *Launch) {
@@ -70,18 +76,15 @@ func takeCPU(l *Launch) {
 			src := a.Offset + r*p.Axis
 			dst := ov[o.Offset+r*p.NIdx : o.Offset+(r+1)*p.NIdx]
 			for j, i := range idx {
-				dst[j] = 0
-				if k, ok := gatherIndex(i, p.Axis); ok {
-					dst[j] = av[src+k]
-				}
+				dst[j] = av[src+takeIndex(l, i, p.Axis)]
 			}
 		}
 		return
 	}
 	for r := 0; r < p.Outer; r++ {
 		for j, i := range idx {
-			k, ok := gatherIndex(i, p.Axis)
-			gatherCopy(o.Data, a.Data, o.Offset+(r*p.NIdx+j)*p.Inner, a.Offset+(r*p.Axis+k)*p.Inner, p.Inner, sz, ok)
+			k := takeIndex(l, i, p.Axis)
+			gatherCopy(o.Data, a.Data, o.Offset+(r*p.NIdx+j)*p.Inner, a.Offset+(r*p.Axis+k)*p.Inner, p.Inner, sz)
 		}
 	}
 }
@@ -97,8 +100,8 @@ func takeAlongCPU(l *Launch) {
 		for j := 0; j < p.M; j++ {
 			row := (r*p.M + j) * p.Inner
 			for i := 0; i < p.Inner; i++ {
-				k, ok := gatherIndex(idx[row+i], p.Axis)
-				gatherCopy(o.Data, a.Data, o.Offset+row+i, a.Offset+(r*p.Axis+k)*p.Inner+i, 1, sz, ok)
+				k := takeIndex(l, idx[row+i], p.Axis)
+				gatherCopy(o.Data, a.Data, o.Offset+row+i, a.Offset+(r*p.Axis+k)*p.Inner+i, 1, sz)
 			}
 		}
 	}
@@ -116,11 +119,7 @@ func gatherMMCPU(l *Launch) {
 			xr := xs[x.Offset+t*p.K : x.Offset+(t+1)*p.K]
 			for j := 0; j < p.TopK; j++ {
 				or := os[o.Offset+(t*p.TopK+j)*p.O : o.Offset+(t*p.TopK+j+1)*p.O]
-				e, ok := gatherIndex(idx[t*p.TopK+j], p.Experts)
-				if !ok {
-					clear(or)
-					continue
-				}
+				e := takeIndex(l, idx[t*p.TopK+j], p.Experts)
 				we := ws[w.Offset+e*mat : w.Offset+(e+1)*mat]
 				for n := range or {
 					or[n] = mmDot(xr, we[n*p.K:(n+1)*p.K])
@@ -136,16 +135,10 @@ func gatherMMCPU(l *Launch) {
 		mmWiden(xr, x, x.Offset+t*p.K)
 		for j := 0; j < p.TopK; j++ {
 			base := o.Offset + (t*p.TopK+j)*p.O
-			e, ok := gatherIndex(idx[t*p.TopK+j], p.Experts)
-			if ok {
-				mmWiden(we, w, w.Offset+e*mat)
-			}
+			e := takeIndex(l, idx[t*p.TopK+j], p.Experts)
+			mmWiden(we, w, w.Offset+e*mat)
 			for n := 0; n < p.O; n++ {
-				v := float32(0)
-				if ok {
-					v = mmDot(xr, we[n*p.K:(n+1)*p.K])
-				}
-				Store(o.DType, o.Data, base+n, float64(v))
+				Store(o.DType, o.Data, base+n, float64(mmDot(xr, we[n*p.K:(n+1)*p.K])))
 			}
 		}
 	}
@@ -169,7 +162,7 @@ func takeEncode(l *Launch, e Encoder) {
 	for i := 0; i < 3; i++ {
 		e.SetArg(i, &l.Args[i])
 	}
-	e.SetBytes(3, Pack(struct{ Outer, Axis, Inner, NIdx int32 }{
+	e.SetBytes(3, mslBytes(&mslTake{
 		int32(p.Outer), int32(p.Axis), int32(p.Inner), int32(p.NIdx)}))
 	// x = inner position, y = index, z = outer row.
 	e.DispatchThreads([3]int{max(p.Inner, 1), max(p.NIdx, 1), max(p.Outer, 1)}, [3]int{min(max(p.Inner, 1), 64), 1, 1})
@@ -181,7 +174,7 @@ func takeAlongEncode(l *Launch, e Encoder) {
 	for i := 0; i < 3; i++ {
 		e.SetArg(i, &l.Args[i])
 	}
-	e.SetBytes(3, Pack(struct{ Outer, Axis, M, Inner int32 }{
+	e.SetBytes(3, mslBytes(&mslTakeAlong{
 		int32(p.Outer), int32(p.Axis), int32(p.M), int32(p.Inner)}))
 	e.DispatchThreads([3]int{max(p.Inner, 1), max(p.M, 1), max(p.Outer, 1)}, [3]int{min(max(p.Inner, 1), 64), 1, 1})
 }
@@ -192,7 +185,7 @@ func gatherMMEncode(l *Launch, e Encoder) {
 	for i := 0; i < 4; i++ {
 		e.SetArg(i, &l.Args[i])
 	}
-	e.SetBytes(4, Pack(struct{ Rows, TopK, Experts, O, K int32 }{
+	e.SetBytes(4, mslBytes(&mslGatherMM{
 		int32(p.Rows), int32(p.TopK), int32(p.Experts), int32(p.O), int32(p.K)}))
 	// x = output column, y = slot j, z = row t.
 	e.DispatchThreads([3]int{max(p.O, 1), max(p.TopK, 1), max(p.Rows, 1)}, [3]int{min(max(p.O, 1), 64), 1, 1})
@@ -200,20 +193,20 @@ func gatherMMEncode(l *Launch, e Encoder) {
 
 func init() { RegisterSamples("gather", gatherSamples) }
 
-// gatherFillIndex writes indices in [-n-2, n+2): mostly valid, some negative (wrapped)
-// and some out of range (zeroed), so both rules are exercised.
+// gatherFillIndex writes valid indices in [-n, n): a third of them negative (wrapped).
+// Out-of-range indices fail the launch (see gather_test.go), so samples never hold one.
 func gatherFillIndex(rng *rand.Rand, a *Arg, n int) {
 	v := I32(a.Data)
 	for i := range v {
-		v[i] = int32(rng.Intn(n+4) - 2)
+		v[i] = int32(rng.Intn(n))
 		if rng.Intn(3) == 0 {
-			v[i] = int32(rng.Intn(2*n+4) - n - 2)
+			v[i] -= int32(n)
 		}
 	}
 }
 
 // gatherSamples covers every element width of take and take_along_axis, index and
-// source offsets, and gather_mm in float32 and float16 (with out-of-range experts).
+// source offsets, and gather_mm in float32 and float16 (with wrapped expert indices).
 func gatherSamples(rng *rand.Rand) []*Launch {
 	var out []*Launch
 	newLaunch := func(k *Kernel, p any, args ...Layout) *Launch {

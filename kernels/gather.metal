@@ -2,30 +2,7 @@
 // gather_mm (one expert matrix per (row, slot), float32 and float16).
 // Index rule (same as the Go twin): i in [0, n) selects i, i in [-n, 0) selects i + n,
 // anything else selects nothing and writes zero bits.
-#include <metal_stdlib>
-using namespace metal;
-
-struct TakeParams {
-    int outer;
-    int axis;
-    int inner;
-    int nidx;
-};
-
-struct TakeAlongParams {
-    int outer;
-    int axis;
-    int m;
-    int inner;
-};
-
-struct GatherMMParams {
-    int rows;
-    int topk;
-    int experts;
-    int o;
-    int k;
-};
+#include "prelude.metal"
 
 // gather_index resolves i against an axis of length n, or returns -1.
 inline int gather_index(int i, int n) {
@@ -109,23 +86,6 @@ kernel void take_along_axis_b8(const device uchar* a [[buffer(0)]],
     take_along_impl(a, idx, out, p, gid);
 }
 
-// The dot of the matmul family, in its fixed order (see matmul.metal).
-template <typename T>
-inline float gmm_dot(const device T* x, const device T* w, int k) {
-    float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
-    int i = 0;
-    for (; i + 4 <= k; i += 4) {
-        s0 += float(x[i]) * float(w[i]);
-        s1 += float(x[i + 1]) * float(w[i + 1]);
-        s2 += float(x[i + 2]) * float(w[i + 2]);
-        s3 += float(x[i + 3]) * float(w[i + 3]);
-    }
-    for (; i < k; i++) {
-        s0 += float(x[i]) * float(w[i]);
-    }
-    return (s0 + s1) + (s2 + s3);
-}
-
 // out[t, j, n] = dot(w[idx[t, j]] row n, x row t); thread (n, j, t).
 template <typename T>
 inline void gather_mm_impl(const device T* x, const device T* w, const device int* idx,
@@ -140,7 +100,7 @@ inline void gather_mm_impl(const device T* x, const device T* w, const device in
         out[dst] = T(0);
         return;
     }
-    out[dst] = T(gmm_dot(x + t * p.k, w + (e * p.o + n) * p.k, p.k));
+    out[dst] = T(fixed_dot(x + t * p.k, w + (e * p.o + n) * p.k, p.k));
 }
 
 kernel void gather_mm_float32(const device float* x [[buffer(0)]],

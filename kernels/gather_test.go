@@ -147,7 +147,7 @@ func TestGatherSamplesMatchReference(t *testing.T) {
 		}
 	}
 	require.Equal(t, map[string]int{"take": 5, "take_along_axis": 5, "gather_mm": 3}, counts)
-	require.Positive(t, zeroed, "samples exercise out-of-range indices")
+	require.Zero(t, zeroed, "out-of-range indices fail the launch: samples hold none")
 	require.Positive(t, wrapped, "samples exercise negative indices")
 }
 
@@ -187,6 +187,34 @@ func TestGatherMMEqualsLinearPerExpert(t *testing.T) {
 }
 
 func TestGatherMSLMatchesGoTwin(t *testing.T) { mmCheckMSLFamily(t, "gather") }
+
+// TestGatherOutOfRangeFailsLaunch: every gather kernel stops with a *LaunchError naming
+// the index and the axis, instead of writing a zero row.
+func TestGatherOutOfRangeFailsLaunch(t *testing.T) {
+	take := &kernels.Launch{Kernel: kernels.KTake, NArgs: 3,
+		Params: &kernels.TakeParams{Outer: 1, Axis: 128, Inner: 4, NIdx: 2}}
+	take.Args[0] = kernels.NewArg(kernels.Contiguous(kernels.Float32, 128, 4))
+	take.Args[1] = kernels.NewArg(kernels.Contiguous(kernels.Int32, 2))
+	take.Args[2] = kernels.NewArg(kernels.Contiguous(kernels.Float32, 2, 4))
+	copy(kernels.I32(take.Args[1].Data), []int32{3, 128})
+	require.PanicsWithError(t, "kernels: take: index 128 out of range for an axis of length 128", func() { kernels.Run(take) })
+	copy(kernels.I32(take.Args[1].Data), []int32{-129, 0})
+	require.PanicsWithError(t, "kernels: take: index -129 out of range for an axis of length 128", func() { kernels.Run(take) })
+	take.Params = &kernels.TakeParams{Outer: 4, Axis: 128, Inner: 1, NIdx: 2} // the single-element path
+	take.Args[2] = kernels.NewArg(kernels.Contiguous(kernels.Float32, 4, 2))
+	require.PanicsWithError(t, "kernels: take: index -129 out of range for an axis of length 128", func() { kernels.Run(take) })
+
+	along := &kernels.Launch{Kernel: kernels.KTakeAlongAxis, NArgs: 3,
+		Params: &kernels.TakeAlongParams{Outer: 1, Axis: 5, M: 2, Inner: 1}}
+	along.Args[0] = kernels.NewArg(kernels.Contiguous(kernels.Int32, 5, 1))
+	along.Args[1] = kernels.NewArg(kernels.Contiguous(kernels.Int32, 2, 1))
+	along.Args[2] = kernels.NewArg(kernels.Contiguous(kernels.Int32, 2, 1))
+	copy(kernels.I32(along.Args[1].Data), []int32{-5, 5})
+	require.PanicsWithError(t, "kernels: take_along_axis: index 5 out of range for an axis of length 5", func() { kernels.Run(along) })
+
+	mm := gtGatherMMLaunch(make([]float32, 4), make([]float32, 2*3*4), []int32{1, 2}, 1, 2, 2, 3, 4)
+	require.PanicsWithError(t, "kernels: gather_mm: index 2 out of range for an axis of length 2", func() { kernels.Run(mm) })
+}
 
 func BenchmarkGatherMM(b *testing.B) {
 	rng := rand.New(rand.NewSource(6))

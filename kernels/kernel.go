@@ -10,7 +10,7 @@ import (
 const MaxDims = 8
 
 // MaxArgs is the largest number of buffers one kernel launch binds.
-const MaxArgs = 8
+const MaxArgs = 16
 
 // Layout says how an array's elements sit in its buffer: shape, strides (in elements),
 // the offset of element 0 (in elements) and the dtype.
@@ -195,6 +195,23 @@ func All() []*Kernel {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// LaunchError is the panic value of a Go twin that finds bad data in its inputs (an
+// index out of range): the data is computed, so it cannot be checked when the graph
+// is built. The CPU device turns the panic into the batch's error (wrapping this
+// value), and every array the batch computes carries it.
+type LaunchError struct {
+	Kernel string
+	Msg    string
+}
+
+// Error names the kernel and what was wrong.
+func (e *LaunchError) Error() string { return "kernels: " + e.Kernel + ": " + e.Msg }
+
+// launchFail stops l's Go twin with a *LaunchError.
+func launchFail(l *Launch, format string, args ...any) {
+	panic(&LaunchError{Kernel: l.Kernel.Name, Msg: fmt.Sprintf(format, args...)})
 }
 
 // Run calls the Go twin of l.Kernel.

@@ -137,7 +137,7 @@ func linearEncode(l *Launch, e Encoder) {
 	for i := 0; i < 3; i++ {
 		e.SetArg(i, &l.Args[i])
 	}
-	e.SetBytes(3, Pack(struct{ Batch, M, N, K, XStride, WStride int32 }{
+	e.SetBytes(3, mslBytes(&mslMatmul{
 		int32(p.Batch), int32(p.M), int32(p.N), int32(p.K), int32(p.XStride), int32(p.WStride)}))
 	// One thread per output element: x = column (w row), y = x row, z = batch.
 	e.DispatchThreads([3]int{max(p.N, 1), max(p.M, 1), max(p.Batch, 1)}, [3]int{min(max(p.N, 1), 64), 1, 1})

@@ -2,33 +2,7 @@
 // One thread per output element. The dot uses the catalog's fixed order: four float
 // lanes over k mod 4, the tail into lane 0, then (l0 + l1) + (l2 + l3), so the Go twin
 // and this twin add the same products in the same order.
-#include <metal_stdlib>
-using namespace metal;
-
-struct MatmulParams {
-    int batch;
-    int m;
-    int n;
-    int k;
-    int x_stride;
-    int w_stride;
-};
-
-template <typename T>
-inline float mm_dot(const device T* x, const device T* w, int k) {
-    float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
-    int i = 0;
-    for (; i + 4 <= k; i += 4) {
-        s0 += float(x[i]) * float(w[i]);
-        s1 += float(x[i + 1]) * float(w[i + 1]);
-        s2 += float(x[i + 2]) * float(w[i + 2]);
-        s3 += float(x[i + 3]) * float(w[i + 3]);
-    }
-    for (; i < k; i++) {
-        s0 += float(x[i]) * float(w[i]);
-    }
-    return (s0 + s1) + (s2 + s3);
-}
+#include "prelude.metal"
 
 template <typename T>
 inline void linear_impl(const device T* x, const device T* w, device T* out,
@@ -39,7 +13,7 @@ inline void linear_impl(const device T* x, const device T* w, device T* out,
     }
     const device T* xr = x + b * p.x_stride + m * p.k;
     const device T* wr = w + b * p.w_stride + n * p.k;
-    out[(b * p.m + m) * p.n + n] = T(mm_dot(xr, wr, p.k));
+    out[(b * p.m + m) * p.n + n] = T(fixed_dot(xr, wr, p.k));
 }
 
 kernel void linear_float32(const device float* x [[buffer(0)]],

@@ -67,7 +67,7 @@ func switchGLUEncode(l *Launch, e Encoder) {
 	for i := 0; i < 7; i++ {
 		e.SetArg(i, &l.Args[i])
 	}
-	e.SetBytes(7, Pack(struct{ T, H, K, E, I int32 }{int32(p.T), int32(p.H), int32(p.K), int32(p.E), int32(p.I)}))
+	e.SetBytes(7, mslBytes(&mslSwitchGLU{int32(p.T), int32(p.H), int32(p.K), int32(p.E), int32(p.I)}))
 	// One thread per output element (h, t); each recomputes its tokens' expert
 	// activations (simple, not fast: a tiled two-pass kernel is future work).
 	e.DispatchThreads([3]int{max(p.H, 1), max(p.T, 1), 1}, [3]int{min(max(p.H, 1), 64), 1, 1})

@@ -2,31 +2,7 @@
 // for each routed expert it recomputes the expert activations it needs and
 // accumulates s_j * down[e_j][h] . act_j, with the Go twin's dot order (four float
 // lanes, summed (l0 + l1) + (l2 + l3), then the tail). Simple, not fast.
-#include <metal_stdlib>
-using namespace metal;
-
-struct SwitchGLUParams {
-    int T;
-    int H;
-    int K;
-    int E;
-    int I;
-};
-
-inline float dot4(const device float* a, const device float* b, int n) {
-    float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
-    int k = 0;
-    for (; k + 4 <= n; k += 4) {
-        s0 += a[k] * b[k];
-        s1 += a[k + 1] * b[k + 1];
-        s2 += a[k + 2] * b[k + 2];
-        s3 += a[k + 3] * b[k + 3];
-    }
-    for (; k < n; k++) {
-        s0 += a[k] * b[k];
-    }
-    return (s0 + s1) + (s2 + s3);
-}
+#include "prelude.metal"
 
 kernel void switch_glu_float32(const device float* x [[buffer(0)]],
                                const device float* gate [[buffer(1)]],
@@ -52,8 +28,8 @@ kernel void switch_glu_float32(const device float* x [[buffer(0)]],
         float lane[4] = {0.0f, 0.0f, 0.0f, 0.0f};
         int full = p.I & ~3;
         for (int i = 0; i < p.I; i++) {
-            float g = dot4(xr, gate + (e * p.I + i) * p.H, p.H);
-            float u = dot4(xr, up + (e * p.I + i) * p.H, p.H);
+            float g = fixed_dot(xr, gate + (e * p.I + i) * p.H, p.H);
+            float u = fixed_dot(xr, up + (e * p.I + i) * p.H, p.H);
             float a = (g / (1.0f + exp(-g))) * u;
             lane[i < full ? (i & 3) : 0] += dr[i] * a;
         }

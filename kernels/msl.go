@@ -1,55 +1,42 @@
 package kernels
 
 import (
-	"bytes"
 	"embed"
-	"encoding/binary"
 	"fmt"
+	"strings"
 )
 
 // MSL holds the Metal twins: one .metal file per kernel family, compiled by the Metal
-// device at first use and run on Linux by the emulation harness in kernels/msltest.
+// device at first use and run on Linux by the emulation harness in kernels/msltest, and
+// prelude.metal, which every family includes.
 //
 //go:embed *.metal
 var MSL embed.FS
 
-// Source returns the MSL source of a family.
+// preludeInclude is the line by which a family's file includes the prelude. Metal
+// compiles a library from one string, so Source pastes the prelude in its place;
+// Apple's offline compiler (xcrun metal) resolves the include itself.
+const preludeInclude = `#include "prelude.metal"`
+
+// Source returns the MSL source of a family as Metal compiles it: the prelude, then the
+// family's file, with #line directives so that diagnostics name each file and line.
 func Source(family string) (string, error) {
 	b, err := MSL.ReadFile(family + ".metal")
 	if err != nil {
 		return "", fmt.Errorf("kernels: no MSL for family %q: %w", family, err)
 	}
-	return string(b), nil
-}
-
-// Pack lays out a parameter struct for setBytes: v must be a struct (or pointer to one)
-// of fixed-size fields (int32, uint32, float32 and arrays of them), in the order and
-// alignment of the matching MSL struct (4-byte fields need no padding).
-func Pack(v any) []byte {
-	var buf bytes.Buffer
-	if err := binary.Write(&buf, binary.LittleEndian, v); err != nil {
-		panic("kernels: Pack: " + err.Error())
+	src := string(b)
+	before, after, ok := strings.Cut(src, preludeInclude+"\n")
+	if !ok {
+		return "", fmt.Errorf("kernels: %s.metal does not include the prelude (%s)", family, preludeInclude)
 	}
-	return buf.Bytes()
-}
-
-// MSLLayout is the MSL-side description of one strided argument (matches the
-// `Strided` struct the .metal files declare).
-type MSLLayout struct {
-	NDim    int32
-	Offset  int32
-	Shape   [MaxDims]int32
-	Strides [MaxDims]int32
-}
-
-// MSLLayoutOf converts a layout for an MSL parameter block.
-func MSLLayoutOf(l *Layout) MSLLayout {
-	m := MSLLayout{NDim: int32(l.NDim), Offset: int32(l.Offset)}
-	for i := 0; i < l.NDim; i++ {
-		m.Shape[i] = int32(l.Shape[i])
-		m.Strides[i] = int32(l.Strides[i])
+	pre, err := MSL.ReadFile("prelude.metal")
+	if err != nil {
+		return "", fmt.Errorf("kernels: %w", err)
 	}
-	return m
+	line := strings.Count(before, "\n") + 2 // the line after the include
+	return fmt.Sprintf("%s#line 1 \"prelude.metal\"\n%s#line %d \"%s.metal\"\n%s",
+		before, pre, line, family, after), nil
 }
 
 // Groups1D is the usual dispatch of a 1-D elementwise kernel over n threads.

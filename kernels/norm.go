@@ -103,20 +103,13 @@ func rmsScale(x []float32, eps float64) float32 {
 	return float32(1 / math.Sqrt(((s0+s1)+(s2+s3))/float64(len(x))+eps))
 }
 
-// normMSLParams matches the MSL NormParams struct.
-type normMSLParams struct {
-	Rows, Cols int32
-	Eps        float32
-	HasWeight  int32
-}
-
 func normParamsOf(l *Launch, x, w *Arg) []byte {
 	rows, cols := rowsCols(x)
-	p := normMSLParams{Rows: int32(rows), Cols: int32(cols), Eps: float32(l.Params.(*NormParams).Eps)}
+	p := mslNorm{Rows: int32(rows), Cols: int32(cols), Eps: float32(l.Params.(*NormParams).Eps)}
 	if w != nil {
 		p.HasWeight = 1
 	}
-	return Pack(p)
+	return mslBytes(&p)
 }
 
 func rmsNormEncode(l *Launch, e Encoder) {

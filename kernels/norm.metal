@@ -4,15 +4,7 @@
 //   gated_rms_norm: y = x * rsqrt(mean(x^2) + eps) * w * silu(z)
 // w is read only when has_weight is set. Each thread reads and writes only its own
 // elements, so out may alias x.
-#include <metal_stdlib>
-using namespace metal;
-
-struct NormParams {
-    int rows;
-    int cols;
-    float eps;
-    int has_weight;
-};
+#include "prelude.metal"
 
 // row_sum adds v over the threadgroup; every thread gets the result.
 float row_sum(float v, threadgroup float* shared, uint lane, uint sg, uint nsg) {

@@ -244,11 +244,6 @@ func logSumExpRow[T float32 | float64](x []T) float64 {
 	return math.Log(s) + m
 }
 
-// RowParams is the MSL parameter block of the row-wise families (reduce, softmax, norm).
-type RowParams struct {
-	Rows, Cols int32
-}
-
 // RowThreads is the threadgroup size for one row of cols elements: a multiple of 32
 // giving each thread about four elements, at most 1024.
 func RowThreads(cols int) int {
@@ -263,7 +258,7 @@ func reduceEncode(op *ReduceOp, l *Launch, e Encoder) {
 	e.Entry("reduce_" + op.Name + "_" + in.DType.String())
 	e.SetArg(0, in)
 	e.SetArg(1, o)
-	e.SetBytes(2, Pack(RowParams{int32(rows), int32(cols)}))
+	e.SetBytes(2, mslBytes(&mslRow{int32(rows), int32(cols)}))
 	e.DispatchThreadgroups([3]int{max(rows, 1), 1, 1}, [3]int{RowThreads(cols), 1, 1})
 }
 

@@ -2,13 +2,7 @@
 // along cols. Threads stride over the row, then a SIMD-group butterfly and a second
 // butterfly over the per-simdgroup partials (threadgroup memory) combine them.
 // The threadgroup size is a multiple of 32, at most 1024.
-#include <metal_stdlib>
-using namespace metal;
-
-struct RowParams {
-    int rows;
-    int cols;
-};
+#include "prelude.metal"
 
 // Combiners. Max and min propagate NaN (x != x is never true for integers).
 struct SumOp {

@@ -80,15 +80,6 @@ func ropeInvFreq(base float64, dims, i int) float32 {
 	return float32(math.Pow(base, -2*float64(i)/float64(dims)))
 }
 
-// ropeMaxHalf bounds dims/2 for the MSL parameter block.
-const ropeMaxHalf = 256
-
-// ropeMSLParams matches the MSL RoPEParams struct.
-type ropeMSLParams struct {
-	B, H, S, D, Dims int32
-	InvFreq          [ropeMaxHalf]float32
-}
-
 func ropeEncode(l *Launch, e Encoder) {
 	xa, oa, out := &l.Args[0], &l.Args[1], &l.Args[2]
 	p := l.Params.(*RoPEParams)
@@ -97,11 +88,15 @@ func ropeEncode(l *Launch, e Encoder) {
 	e.SetArg(0, xa)
 	e.SetArg(1, oa)
 	e.SetArg(2, out)
-	mp := ropeMSLParams{B: int32(B), H: int32(H), S: int32(S), D: int32(D), Dims: int32(p.Dims)}
-	for i := 0; i < p.Dims/2 && i < ropeMaxHalf; i++ {
-		mp.InvFreq[i] = ropeInvFreq(p.Base, p.Dims, i)
+	mp := mslRoPE{B: int32(B), H: int32(H), S: int32(S), D: int32(D), Dims: int32(p.Dims)}
+	e.SetBytes(3, mslBytes(&mp))
+	// The frequencies travel as their own constant block, exactly dims/2 long: setBytes
+	// takes up to 4096 bytes, so up to 1024 of them (the encoder refuses more).
+	inv := make([]float32, max(p.Dims/2, 1)) // one unused entry when nothing rotates
+	for i := range inv {
+		inv[i] = ropeInvFreq(p.Base, p.Dims, i)
 	}
-	e.SetBytes(3, Pack(mp))
+	e.SetBytes(4, mslFloats(inv))
 	// One thread per rotated pair or passed-through element of each (b, h, s) row.
 	slots := D - p.Dims/2
 	e.DispatchThreads([3]int{max(slots, 1), max(S, 1), max(B*H, 1)}, [3]int{min(max(slots, 1), 64), 1, 1})

@@ -5,20 +5,11 @@
 // theta = float(offsets[b] + s) * inv_freq[i], with inv_freq[i] = base^(-2i/dims) computed
 // once on the host (the Go twin uses the same float32 values, so both rotate by the same
 // angle). Each thread reads what it writes, so out may alias x.
-#include <metal_stdlib>
-using namespace metal;
-
-struct RoPEParams {
-    int B;
-    int H;
-    int S;
-    int D;
-    int dims;
-    float inv_freq[256];
-};
+#include "prelude.metal"
 
 kernel void rope_float32(const device float* x [[buffer(0)]], const device int* offsets [[buffer(1)]],
                          device float* out [[buffer(2)]], constant RoPEParams& p [[buffer(3)]],
+                         constant float* inv_freq [[buffer(4)]],
                          uint3 gid [[thread_position_in_grid]]) {
     int half_dims = p.dims / 2;
     int slot = int(gid.x);
@@ -34,7 +25,7 @@ kernel void rope_float32(const device float* x [[buffer(0)]], const device int* 
         return;
     }
     float pos = float(offsets[bh / p.H] + s);
-    float theta = pos * p.inv_freq[slot];
+    float theta = pos * inv_freq[slot];
     // precise: fast sin/cos lose accuracy for the large angles of late positions.
     float c = precise::cos(theta);
     float sn = precise::sin(theta);

@@ -126,21 +126,12 @@ func axpy32(y []float32, a float32, x []float32) {
 	}
 }
 
-// sdpaMSLParams matches the MSL SDPAParams struct.
-type sdpaMSLParams struct {
-	B, Hq, Hkv, Sq, Skv, D, Dv int32
-	KStrides, VStrides         [3]int32 // batch, head, position
-	MStrides                   [4]int32 // batch, head, query, key
-	HasMask                    int32
-	Scale                      float32
-}
-
 // sdpaSimdgroups is the number of simdgroups sharing one query row's keys in the MSL twin.
 const sdpaSimdgroups = 4
 
 func sdpaEncode(l *Launch, e Encoder) {
 	q, k, v, m, o := sdpaArgs(l)
-	p := sdpaMSLParams{
+	p := mslSDPA{
 		B: int32(q.Shape[0]), Hq: int32(q.Shape[1]), Hkv: int32(k.Shape[1]), Sq: int32(q.Shape[2]),
 		Skv: int32(k.Shape[2]), D: int32(q.Shape[3]), Dv: int32(v.Shape[3]),
 		Scale: float32(l.Params.(*SDPAParams).Scale),
@@ -162,7 +153,7 @@ func sdpaEncode(l *Launch, e Encoder) {
 		e.SetArg(3, q) // bound but never read: has_mask is 0
 	}
 	e.SetArg(4, o)
-	e.SetBytes(5, Pack(p))
+	e.SetBytes(5, mslBytes(&p))
 	e.DispatchThreadgroups([3]int{max(q.Shape[2], 1), max(q.Shape[1], 1), max(q.Shape[0], 1)},
 		[3]int{32 * sdpaSimdgroups, 1, 1})
 }
@@ -202,7 +193,7 @@ func sdpaSamples(rng *rand.Rand) []*Launch {
 			for i := 0; i < c.Sq; i++ {
 				for j := 0; j < c.Skv; j++ {
 					if j <= i+c.Skv-c.Sq {
-						m.Data[i*c.Skv+j] = 1
+						m.Data[i*c.Skv+j] = byte(1 + j%2) // any non-zero byte is true, on both twins
 					}
 				}
 			}

@@ -5,30 +5,14 @@
 // sum and weighted value row); the partials are merged through threadgroup memory.
 // q is contiguous; k and v have a unit stride on the last axis and any other strides;
 // the bool mask (true = attend) has any strides. A row with no attended key outputs 0.
-#include <metal_stdlib>
-using namespace metal;
+#include "prelude.metal"
 
 #define SDPA_SG 4
 #define SDPA_MAXD 256
 #define SDPA_MAXC (SDPA_MAXD / 32)
 
-struct SDPAParams {
-    int B;
-    int Hq;
-    int Hkv;
-    int Sq;
-    int Skv;
-    int D;
-    int Dv;
-    int k_strides[3];  // batch, head, position
-    int v_strides[3];
-    int m_strides[4];  // batch, head, query, key
-    int has_mask;
-    float scale;
-};
-
 kernel void sdpa_float32(const device float* q [[buffer(0)]], const device float* k [[buffer(1)]],
-                         const device float* v [[buffer(2)]], const device bool* mask [[buffer(3)]],
+                         const device float* v [[buffer(2)]], const device uchar* mask [[buffer(3)]],
                          device float* out [[buffer(4)]], constant SDPAParams& p [[buffer(5)]],
                          uint3 gid [[threadgroup_position_in_grid]],
                          uint tid [[thread_index_in_threadgroup]],
@@ -48,7 +32,7 @@ kernel void sdpa_float32(const device float* q [[buffer(0)]], const device float
     const device float* qr = q + row * size_t(p.D);
     const device float* kb = k + size_t(b) * size_t(p.k_strides[0]) + size_t(kvh) * size_t(p.k_strides[1]);
     const device float* vb = v + size_t(b) * size_t(p.v_strides[0]) + size_t(kvh) * size_t(p.v_strides[1]);
-    const device bool* mr = mask + size_t(b) * size_t(p.m_strides[0]) + size_t(h) * size_t(p.m_strides[1]) +
+    const device uchar* mr = mask + size_t(b) * size_t(p.m_strides[0]) + size_t(h) * size_t(p.m_strides[1]) +
                             size_t(i) * size_t(p.m_strides[2]);
     int nc = (p.D + 31) / 32;
     int ncv = (p.Dv + 31) / 32;
@@ -64,7 +48,7 @@ kernel void sdpa_float32(const device float* q [[buffer(0)]], const device float
     float l = 0.0f;
     // j is the same for every lane of a simdgroup, so the branches below are uniform.
     for (int j = int(sg); j < p.Skv; j += SDPA_SG) {
-        if (p.has_mask && !mr[size_t(j) * size_t(p.m_strides[3])]) {
+        if (p.has_mask && mr[size_t(j) * size_t(p.m_strides[3])] == 0) {
             continue;
         }
         const device float* kr = kb + size_t(j) * size_t(p.k_strides[2]);

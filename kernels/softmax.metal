@@ -2,13 +2,7 @@
 // threadgroup per row (size a multiple of 32, at most 1024): the row maximum, the sum of
 // exp(x - max), then the normalised exponentials. Each thread reads and writes only its
 // own elements, so out may alias x.
-#include <metal_stdlib>
-using namespace metal;
-
-struct RowParams {
-    int rows;
-    int cols;
-};
+#include "prelude.metal"
 
 struct SumOp {
     static float apply(float a, float b) { return a + b; }

@@ -1,16 +1,9 @@
 // topk family: argtopk, the int32 indices of the k largest values of each float32 row,
 // best first; ties to the lower index, NaN below every number. One thread per row keeps
 // a sorted list of its k best (k <= 64) and inserts each new candidate, as the Go twin.
-#include <metal_stdlib>
-using namespace metal;
+#include "prelude.metal"
 
 #define TOPK_MAX 64
-
-struct TopKParams {
-    int rows;
-    int n;
-    int k;
-};
 
 // topk_before: does value a at index ia rank before value b at index ib?
 inline bool topk_before(float a, int ia, float b, int ib) {

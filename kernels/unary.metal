@@ -1,48 +1,41 @@
 // unary family: out = op(a) over a strided input; out is contiguous. The op is a
 // parameter (one entry per dtype). Float math in float, as MLX does.
-#include <metal_stdlib>
-using namespace metal;
+#include "prelude.metal"
 
-struct Strided {
-    int ndim;
-    int offset;
-    int shape[8];
-    int strides[8];
+// Op codes by name: kernels.unaryCodes gives each Go op the code of its name here, and
+// a test checks that the two tables agree.
+enum UnaryCode {
+    UNARY_NEG = 0,
+    UNARY_EXP = 1,
+    UNARY_LOG = 2,
+    UNARY_SQRT = 3,
+    UNARY_RSQRT = 4,
+    UNARY_SIGMOID = 5,
+    UNARY_SILU = 6,
+    UNARY_SOFTPLUS = 7,
+    UNARY_ABS = 8,
+    UNARY_SQUARE = 9,
+    UNARY_SIN = 10,
+    UNARY_COS = 11,
+    UNARY_TANH = 12,
+    UNARY_LOGICAL_NOT = 13,
 };
 
-struct UnaryParams {
-    int op;
-    int n;
-    Strided a;
-};
-
-inline int loc(uint i, constant Strided& s) {
-    int idx = 0;
-    uint r = i;
-    for (int d = s.ndim - 1; d >= 0; d--) {
-        int k = int(r % uint(s.shape[d]));
-        r /= uint(s.shape[d]);
-        idx += k * s.strides[d];
-    }
-    return idx;
-}
-
-// Op codes, in the order of kernels.UnaryOps.
 inline float apply(int op, float x) {
     switch (op) {
-    case 0: return -x;
-    case 1: return exp(x);
-    case 2: return log(x);
-    case 3: return sqrt(x);
-    case 4: return rsqrt(x);
-    case 5: return 1.0f / (1.0f + exp(-x));
-    case 6: return x / (1.0f + exp(-x));
-    case 7: return x > 20.0f ? x : log(1.0f + exp(x));
-    case 8: return fabs(x);
-    case 9: return x * x;
-    case 10: return sin(x);
-    case 11: return cos(x);
-    case 12: return tanh(x);
+    case UNARY_NEG: return -x;
+    case UNARY_EXP: return exp(x);
+    case UNARY_LOG: return log(x);
+    case UNARY_SQRT: return sqrt(x);
+    case UNARY_RSQRT: return rsqrt(x);
+    case UNARY_SIGMOID: return 1.0f / (1.0f + exp(-x));
+    case UNARY_SILU: return x / (1.0f + exp(-x));
+    case UNARY_SOFTPLUS: return x > 20.0f ? x : log(1.0f + exp(x));
+    case UNARY_ABS: return fabs(x);
+    case UNARY_SQUARE: return x * x;
+    case UNARY_SIN: return sin(x);
+    case UNARY_COS: return cos(x);
+    case UNARY_TANH: return tanh(x);
     default: return x == 0.0f ? 1.0f : 0.0f;
     }
 }
@@ -61,7 +54,7 @@ kernel void unary_int32(const device int* a [[buffer(0)]],
                         uint i [[thread_position_in_grid]]) {
     if (int(i) >= p.n) return;
     int x = a[loc(i, p.a)];
-    out[i] = p.op == 0 ? -x : (p.op == 8 ? abs(x) : x * x); // neg, abs, square keep int32
+    out[i] = p.op == UNARY_NEG ? -x : (p.op == UNARY_ABS ? abs(x) : x * x); // neg, abs, square keep int32
 }
 
 kernel void logical_not_bool(const device uchar* a [[buffer(0)]],

@@ -1,31 +1,5 @@
 // where family: out = cond ? a : b over broadcast, strided inputs; out is contiguous.
-#include <metal_stdlib>
-using namespace metal;
-
-struct Strided {
-    int ndim;
-    int offset;
-    int shape[8];
-    int strides[8];
-};
-
-struct WhereParams {
-    int n;
-    Strided c;
-    Strided a;
-    Strided b;
-};
-
-inline int loc(uint i, constant Strided& s) {
-    int idx = 0;
-    uint r = i;
-    for (int d = s.ndim - 1; d >= 0; d--) {
-        int k = int(r % uint(s.shape[d]));
-        r /= uint(s.shape[d]);
-        idx += k * s.strides[d];
-    }
-    return idx;
-}
+#include "prelude.metal"
 
 kernel void where_float32(const device uchar* c [[buffer(0)]], const device float* a [[buffer(1)]],
                           const device float* b [[buffer(2)]], device float* out [[buffer(3)]],

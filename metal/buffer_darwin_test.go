@@ -166,7 +166,7 @@ func TestAllocatorCountsLiveMTLBuffers(t *testing.T) {
 		}
 	}
 
-	var bufs []*alloc.Buffer
+	var bufs []alloc.Buffer
 	for _, n := range []int{4, 4, 4, 100, 255, 256, 1000, 20000, 70000} {
 		for range 10 {
 			b, err := a.Malloc(n)
@@ -210,7 +210,7 @@ func TestAllocatorResourceLimitOnMetal(t *testing.T) {
 	p := d.provider
 	buffers0, _ := p.counts()
 	a := alloc.New(d.Provider(), alloc.Config{ResourceLimit: 50})
-	var bufs []*alloc.Buffer
+	var bufs []alloc.Buffer
 	defer func() {
 		for _, b := range bufs {
 			a.Free(b)

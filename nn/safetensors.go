@@ -101,32 +101,54 @@ var ErrTensorNotFound = errors.New("tensor not found")
 // converted to the requested element type, e.g. Float32 on an I64 tensor.
 var ErrDTypeMismatch = errors.New("dtype not convertible")
 
-// Safetensors is a parsed safetensors file held in memory. It is read-only
-// and safe for concurrent use.
+// ErrClosed is returned (wrapped with the file and tensor name) by reads after Close.
+var ErrClosed = errors.New("file closed")
+
+// Safetensors is a parsed safetensors file. ReadSafetensors memory-maps the file
+// (or, where mapping is unavailable, reads each tensor's byte range on request), so
+// opening a checkpoint costs its header, not its size. It is read-only and safe for
+// concurrent use; Close must not race with reads.
 type Safetensors struct {
 	file    string
 	tensors map[string]TensorInfo
 	names   []string
 	meta    map[string]string
-	data    []byte // the data section; TensorInfo offsets index into it
+	data    []byte      // the data section, in memory or mapped; TensorInfo offsets index into it
+	ra      io.ReaderAt // fallback when data is nil: the open file, data section at dataOff
+	dataOff int64
+	release func() error // unmaps or closes; nil for in-memory files
+	closed  bool
 }
 
-// ReadSafetensors reads and validates the safetensors file at path. The
-// header is checked against the file size before the data section is read,
-// so a corrupt header costs no more than its own size.
+// ReadSafetensors opens and validates the safetensors file at path. Only the
+// length prefix and the header are read; tensor bytes are reached through a
+// memory mapping (or read range by range) when asked for, so a file's size, or
+// bytes no tensor uses, cost no memory. Call Close to release the file.
 func ReadSafetensors(path string) (*Safetensors, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("safetensors %s: %w", path, err)
 	}
-	defer f.Close()
+	s, err := readSafetensors(path, f)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// readSafetensors parses the open file f; on success f belongs to the result.
+func readSafetensors(path string, f *os.File) (*Safetensors, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("safetensors %s: %w", path, err)
 	}
+	if reason := notRegular(st.Mode()); reason != "" {
+		return nil, &FormatError{File: path, Reason: reason}
+	}
 	size := st.Size()
 	var prefix [8]byte
-	if _, err := io.ReadFull(f, prefix[:]); err != nil {
+	if _, err := f.ReadAt(prefix[:], 0); err != nil {
 		return nil, &FormatError{File: path, Reason: fmt.Sprintf("file too short for the 8-byte header length (%d bytes)", size)}
 	}
 	n, err := checkHeaderLen(path, binary.LittleEndian.Uint64(prefix[:]), size)
@@ -134,19 +156,57 @@ func ReadSafetensors(path string) (*Safetensors, error) {
 		return nil, err
 	}
 	header := make([]byte, n)
-	if _, err := io.ReadFull(f, header); err != nil {
+	if _, err := f.ReadAt(header, 8); err != nil {
 		return nil, fmt.Errorf("safetensors %s: reading header: %w", path, err)
 	}
-	dataLen := size - 8 - n
-	s, err := parseHeader(path, header, dataLen)
+	s, err := parseHeader(path, header, size-8-n)
 	if err != nil {
 		return nil, err
 	}
-	s.data = make([]byte, dataLen)
-	if _, err := io.ReadFull(f, s.data); err != nil {
-		return nil, fmt.Errorf("safetensors %s: reading data: %w", path, err)
+	if m, unmap, err := mmapFile(f, size); err == nil {
+		f.Close() // the mapping outlives the descriptor
+		s.data, s.release = m[8+n:], unmap
+	} else {
+		s.ra, s.dataOff, s.release = f, 8+n, f.Close
 	}
 	return s, nil
+}
+
+// mmapFile is mapFile, replaceable by tests of the read-ranges fallback.
+var mmapFile = mapFile
+
+// notRegular explains why a file that is not a regular file cannot be a safetensors
+// file ("" for a regular file).
+func notRegular(m os.FileMode) string {
+	switch {
+	case m.IsRegular():
+		return ""
+	case m.IsDir():
+		return "is a directory, not a safetensors file"
+	case m&os.ModeDevice != 0:
+		return "is a device, not a regular file"
+	case m&os.ModeNamedPipe != 0:
+		return "is a named pipe, not a regular file"
+	case m&os.ModeSocket != 0:
+		return "is a socket, not a regular file"
+	}
+	return fmt.Sprintf("is not a regular file (mode %s)", m)
+}
+
+// Close releases the file (its mapping or descriptor). Slices returned by Bytes
+// must not be used afterwards; later reads return ErrClosed. Closing twice is a no-op.
+func (s *Safetensors) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	s.data, s.ra = nil, nil
+	if s.release != nil {
+		if err := s.release(); err != nil {
+			return fmt.Errorf("safetensors %s: close: %w", s.file, err)
+		}
+	}
+	return nil
 }
 
 // ParseSafetensors parses a whole safetensors file held in data; name is used
@@ -428,12 +488,22 @@ func (s *Safetensors) Metadata() map[string]string {
 	return m
 }
 
-// Bytes returns the raw little-endian bytes of the named tensor. The slice
-// aliases the file's data and must not be modified.
+// Bytes returns the raw little-endian bytes of the named tensor. From a mapped or
+// in-memory file the slice aliases the file's data and must not be modified (nor
+// used after Close); otherwise the tensor's byte range is read into a new slice.
 func (s *Safetensors) Bytes(name string) ([]byte, TensorInfo, error) {
 	t, ok := s.Info(name)
-	if !ok {
+	switch {
+	case !ok:
 		return nil, TensorInfo{}, fmt.Errorf("safetensors %s: tensor %s: %w", s.file, name, ErrTensorNotFound)
+	case s.closed:
+		return nil, TensorInfo{}, fmt.Errorf("safetensors %s: tensor %s: %w", s.file, name, ErrClosed)
+	case s.ra != nil:
+		b := make([]byte, t.End-t.Begin)
+		if _, err := s.ra.ReadAt(b, s.dataOff+t.Begin); err != nil {
+			return nil, TensorInfo{}, fmt.Errorf("safetensors %s: tensor %s: %w", s.file, name, err)
+		}
+		return b, t, nil
 	}
 	return s.data[t.Begin:t.End:t.End], t, nil
 }

@@ -347,11 +347,27 @@ func stGoldenDir(t *testing.T) string {
 	return dir
 }
 
-func TestSafetensorsGolden(t *testing.T) {
+// stGoldenSets lists the golden sets under the root: every folder holding a
+// manifest.json, whatever its name.
+func stGoldenSets(t *testing.T) map[string]string {
+	t.Helper()
 	root := stGoldenDir(t)
-	for _, model := range []string{"qwen3_5_moe_text", "qwen3_5_text"} {
-		t.Run(model, func(t *testing.T) {
-			dir := filepath.Join(root, model)
+	entries, err := os.ReadDir(root)
+	require.NoError(t, err)
+	sets := map[string]string{}
+	for _, e := range entries {
+		dir := filepath.Join(root, e.Name())
+		if _, err := os.Stat(filepath.Join(dir, "manifest.json")); e.IsDir() && err == nil {
+			sets[e.Name()] = dir
+		}
+	}
+	require.NotEmpty(t, sets, "no golden sets under %s", root)
+	return sets
+}
+
+func TestSafetensorsGolden(t *testing.T) {
+	for set, dir := range stGoldenSets(t) {
+		t.Run(set, func(t *testing.T) {
 			raw, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
 			require.NoError(t, err)
 			var manifest struct {
@@ -362,6 +378,7 @@ func TestSafetensorsGolden(t *testing.T) {
 
 			s, err := nn.ReadSafetensors(filepath.Join(dir, "model.safetensors"))
 			require.NoError(t, err)
+			defer s.Close()
 			want := make([]string, 0, len(manifest.StateDict))
 			for name := range manifest.StateDict {
 				want = append(want, name)
@@ -386,41 +403,60 @@ func TestSafetensorsGolden(t *testing.T) {
 // TestSafetensorsGoldenExpertsMatchSavePretrained checks tensor contents, not
 // just shapes: HF's save_pretrained file stores every MoE expert separately,
 // and its bytes must equal the matching slices of the fused runtime tensors.
+// Layers, experts and widths come from the files, so any set of the format works.
 func TestSafetensorsGoldenExpertsMatchSavePretrained(t *testing.T) {
-	dir := filepath.Join(stGoldenDir(t), "qwen3_5_moe_text")
-	fused, err := nn.ReadSafetensors(filepath.Join(dir, "model.safetensors"))
-	require.NoError(t, err)
-	split, err := nn.ReadSafetensors(filepath.Join(dir, "hf_save_pretrained", "model.safetensors"))
-	require.NoError(t, err)
-
-	load := func(s *nn.Safetensors, name string) ([]float32, []int) {
-		v, shape, err := s.Float32(name)
-		require.NoError(t, err)
-		return v, shape
-	}
-	const layers, experts, hidden, width = 4, 8, 64, 32
-	for l := 0; l < layers; l++ {
-		p := "model.layers." + strconv.Itoa(l) + ".mlp."
-		gateUp, gs := load(fused, p+"experts.gate_up_proj")
-		down, ds := load(fused, p+"experts.down_proj")
-		require.Equal(t, []int{experts, 2 * width, hidden}, gs)
-		require.Equal(t, []int{experts, hidden, width}, ds)
-		for e := 0; e < experts; e++ {
-			q := p + "experts." + strconv.Itoa(e) + "."
-			gate, _ := load(split, q+"gate_proj.weight")
-			up, _ := load(split, q+"up_proj.weight")
-			dn, _ := load(split, q+"down_proj.weight")
-			base := e * 2 * width * hidden
-			require.Equal(t, gate, gateUp[base:base+width*hidden], q+"gate_proj")
-			require.Equal(t, up, gateUp[base+width*hidden:base+2*width*hidden], q+"up_proj")
-			require.Equal(t, dn, down[e*hidden*width:(e+1)*hidden*width], q+"down_proj")
-		}
-	}
-	// Tensors stored unchanged by both writers must agree exactly.
-	for _, name := range []string{"model.embed_tokens.weight", "lm_head.weight", "model.layers.3.self_attn.q_proj.weight", "model.layers.0.linear_attn.A_log"} {
-		a, _ := load(fused, name)
-		b, _ := load(split, name)
-		require.Equal(t, a, b, name)
+	for set, dir := range stGoldenSets(t) {
+		t.Run(set, func(t *testing.T) {
+			fused, err := nn.ReadSafetensors(filepath.Join(dir, "model.safetensors"))
+			require.NoError(t, err)
+			defer fused.Close()
+			split, err := nn.ReadSafetensors(filepath.Join(dir, "hf_save_pretrained", "model.safetensors"))
+			require.NoError(t, err)
+			defer split.Close()
+			load := func(s *nn.Safetensors, name string) ([]float32, []int) {
+				v, shape, err := s.Float32(name)
+				require.NoError(t, err, name)
+				return v, shape
+			}
+			// Every tensor of the split file is either stored unchanged by both
+			// writers (and must agree exactly) or one expert of a fused tensor.
+			perExpert := 0
+			for _, name := range fused.Names() {
+				p, ok := strings.CutSuffix(name, "experts.gate_up_proj")
+				if !ok {
+					if _, both := split.Info(name); both {
+						a, _ := load(fused, name)
+						b, _ := load(split, name)
+						require.Equal(t, a, b, name)
+					}
+					continue
+				}
+				gateUp, gs := load(fused, name)
+				down, ds := load(fused, p+"experts.down_proj")
+				require.Len(t, gs, 3, name)
+				experts, width, hidden := gs[0], gs[1]/2, gs[2]
+				require.Equal(t, []int{experts, 2 * width, hidden}, gs, name)
+				require.Equal(t, []int{experts, hidden, width}, ds, p+"experts.down_proj")
+				for e := 0; e < experts; e++ {
+					q := p + "experts." + strconv.Itoa(e) + "."
+					gate, _ := load(split, q+"gate_proj.weight")
+					up, _ := load(split, q+"up_proj.weight")
+					dn, _ := load(split, q+"down_proj.weight")
+					base := e * 2 * width * hidden
+					require.Equal(t, gate, gateUp[base:base+width*hidden], q+"gate_proj")
+					require.Equal(t, up, gateUp[base+width*hidden:base+2*width*hidden], q+"up_proj")
+					require.Equal(t, dn, down[e*hidden*width:(e+1)*hidden*width], q+"down_proj")
+					perExpert += 3
+				}
+			}
+			shared := 0
+			for _, name := range split.Names() {
+				if _, ok := fused.Info(name); ok {
+					shared++
+				}
+			}
+			require.Equal(t, len(split.Names()), shared+perExpert, "split tensors that are neither shared nor experts")
+		})
 	}
 }
 

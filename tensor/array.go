@@ -100,20 +100,31 @@ func handles(as []Array) []*graph.Handle {
 	return hs
 }
 
-// Eval evaluates arrays (which must share a graph) and waits for them.
+// Eval evaluates arrays (which must share a graph) and waits for them. A zero Array
+// among them is an error wrapping graph.ErrNilArray.
 func Eval(as ...Array) error {
-	if len(as) == 0 {
-		return nil
+	if err := checkValid(as); err != nil || len(as) == 0 {
+		return err
 	}
 	return as[0].Graph().Eval(handles(as)...)
 }
 
 // AsyncEval schedules arrays without waiting.
 func AsyncEval(as ...Array) error {
-	if len(as) == 0 {
-		return nil
+	if err := checkValid(as); err != nil || len(as) == 0 {
+		return err
 	}
 	return as[0].Graph().AsyncEval(handles(as)...)
+}
+
+// checkValid rejects zero Arrays, which have no graph to evaluate on.
+func checkValid(as []Array) error {
+	for i, a := range as {
+		if a.h == nil {
+			return fmt.Errorf("tensor: Eval argument %d: %w", i, graph.ErrNilArray)
+		}
+	}
+	return nil
 }
 
 func bytesOf[T any](v []T) []byte {

@@ -6,10 +6,11 @@ import (
 
 // Gathers and top-k. Indices are computed data, so they are checked by the kernels, not
 // here: an index i into an axis of length n selects i for 0 <= i < n and i+n for
-// -n <= i < 0 (numpy's wrap); any other index selects nothing and yields zeros.
+// -n <= i < 0 (numpy's wrap); any other index fails the evaluation, and the result and
+// everything computed from it carry the error (a *kernels.LaunchError, wrapped).
 
 // indexArray checks that idx holds integers and returns it as dense int32 (uint32
-// values above 2^31-1 become negative and fall under the out-of-range rule).
+// values above 2^31-1 become negative and are checked as such).
 func indexArray(op string, idx Array) Array {
 	if dt := idx.DType(); dt != Int32 && dt != UInt32 {
 		shapePanic(op, "indices must be int32 or uint32, got %s", dt)

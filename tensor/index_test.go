@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ingotml/ingot/graph"
+	"github.com/ingotml/ingot/kernels"
 	"github.com/ingotml/ingot/tensor"
 )
 
@@ -71,7 +72,7 @@ func TestTake(t *testing.T) {
 		{"filter rows", table, []int32{8, 2}, []int{2}, -2, []int{2, 6}},
 		{"transposed input axis 0", tr, []int32{5, 0, 2}, []int{3}, 0, []int{3, 4}},
 		{"transposed input axis 1", tr, []int32{3, 1}, []int{2}, 1, []int{6, 2}},
-		{"negative and out-of-range indices", table, []int32{-1, -10, 10, -11, 123456, 4}, []int{6}, 0, []int{6, 6}},
+		{"negative indices", table, []int32{-1, -10, 9, -3, 0, 4}, []int{6}, 0, []int{6, 6}},
 		{"0-d index drops the axis", a3, []int32{2}, nil, 1, []int{3, 5}},
 	}
 	for _, c := range cases {
@@ -89,13 +90,13 @@ func TestTake(t *testing.T) {
 func TestTakeOtherDTypes(t *testing.T) {
 	g := graph.NewCPU(graph.Options{})
 	ints := tensor.FromInt32(g, []int32{10, 11, 12, 13, 14, 15}, 3, 2)
-	idx := tensor.FromInt32(g, []int32{2, -3, 5}, 3)
+	idx := tensor.FromInt32(g, []int32{2, -3, -1}, 3)
 	got, err := tensor.Take(ints, idx, 0).Int32s()
 	require.NoError(t, err)
-	require.Equal(t, []int32{14, 15, 10, 11, 0, 0}, got)
+	require.Equal(t, []int32{14, 15, 10, 11, 14, 15}, got)
 
 	bools := tensor.FromBool(g, []bool{true, false, false, true}, 4)
-	bv, err := tensor.Take(bools, tensor.FromInt32(g, []int32{3, 2, 0, 9}, 4), 0).Bools()
+	bv, err := tensor.Take(bools, tensor.FromInt32(g, []int32{3, 2, 0, -3}, 4), 0).Bools()
 	require.NoError(t, err)
 	require.Equal(t, []bool{true, false, true, false}, bv)
 
@@ -103,6 +104,39 @@ func TestTakeOtherDTypes(t *testing.T) {
 	hv, err := tensor.Take(half, tensor.FromInt32(g, []int32{1, 1, 2}, 3).AsType(tensor.UInt32), 0).Float32s()
 	require.NoError(t, err)
 	require.Equal(t, []float32{-1.25, -1.25, 3}, hv)
+}
+
+// TestOutOfRangeIndexIsAnError: a token id outside the vocabulary is an error carried by
+// the lookup and everything computed from it, never a silent zero row; arrays that do
+// not depend on it still evaluate.
+func TestOutOfRangeIndexIsAnError(t *testing.T) {
+	g := graph.NewCPU(graph.Options{})
+	table := tensor.FromFloat32(g, make([]float32, 128*4), 128, 4)
+	const want = "graph: cpu kernel take failed: kernels: take: index 1051402086 out of range for an axis of length 128"
+	emb := tensor.Take(table, tensor.FromInt32(g, []int32{5, 1051402086}, 2), 0)
+	next := tensor.AddScalar(emb, 1)
+	err := tensor.Eval(next)
+	require.EqualError(t, err, want)
+	var le *kernels.LaunchError
+	require.ErrorAs(t, err, &le)
+	require.Equal(t, "take", le.Kernel)
+	_, err = emb.Float32s()
+	require.EqualError(t, err, want, "the lookup itself carries the error")
+	_, err = tensor.Sum(next, -1, false).Float32s()
+	require.EqualError(t, err, want, "so does what is built on it later")
+
+	ok, err := tensor.Take(table, tensor.FromInt32(g, []int32{127, -128}, 2), 0).Float32s()
+	require.NoError(t, err, "the graph recovers")
+	require.Equal(t, make([]float32, 8), ok)
+
+	alongs := tensor.TakeAlongAxis(table, tensor.FromInt32(g, []int32{0, 0, 0, 128}, 1, 4), 0)
+	require.EqualError(t, tensor.Eval(alongs),
+		"graph: cpu kernel take_along_axis failed: kernels: take_along_axis: index 128 out of range for an axis of length 128")
+	w := tensor.FromFloat32(g, make([]float32, 2*3*4), 2, 3, 4)
+	x := tensor.FromFloat32(g, make([]float32, 4), 1, 4)
+	mm := tensor.GatherMM(x, w, tensor.FromInt32(g, []int32{-3}, 1, 1))
+	require.EqualError(t, tensor.Eval(mm),
+		"graph: cpu kernel gather_mm failed: kernels: gather_mm: index -3 out of range for an axis of length 2")
 }
 
 func TestTakeShapeErrors(t *testing.T) {
@@ -141,7 +175,7 @@ func TestTakeAlongAxis(t *testing.T) {
 	a := laRand(g, rng, 4, 5, 3)
 	ids := make([]int32, 4*2*3)
 	for i := range ids {
-		ids[i] = int32(rng.Intn(9) - 3) // some negative, some out of range (5)
+		ids[i] = int32(rng.Intn(10) - 5) // every valid index of an axis of 5, half negative
 	}
 	for _, ax := range []int{1, -2} {
 		y := tensor.TakeAlongAxis(a, tensor.FromInt32(g, ids, 4, 2, 3), ax)

@@ -6,12 +6,18 @@
 // It builds a random Qwen3.5-MoE model (50 layers: 49 Gated-DeltaNet + 1 attention by
 // default), decodes greedily through mlx-lm's batch path (or the plain path), and
 // samples the allocator's live buffer objects every --report-every tokens. With the
-// stock lazy cache bookkeeping every GDN cache but layer 0's grows a dead chain of
-// `left_padding - 1` nodes, one 4-byte buffer per layer per token, until the limit is
-// hit; with --cache eager the count stays flat. The flags, printed lines, JSON keys and
-// exit codes follow the seed repro (repro_leak.py):
+// stock lazy cache bookkeeping (--cache lazy; the mechanism is told at cache.Lazy) the
+// count grows by GDN layers - 1 per token until the limit is hit; with --cache eager
+// it stays flat. The flags, printed lines, JSON keys and exit codes follow the seed
+// repro (repro_leak.py):
 //
 //	0  flat (survived)       1  leak detected      2  resource-limit crash reproduced
 //	64 bad command line      69 --device metal without a Metal device
-//	70 any other failure
+//	70 any other failure     130 interrupted (SIGINT, SIGTERM): the report so far is
+//	                             still printed and written
+//
+// Exit 64 also covers what the command line makes impossible before decoding: an
+// output path that cannot be written, a model that cannot fit in memory, or a resource
+// limit below the model's own baseline. These are the built binary's codes; `go run`
+// turns any non-zero code into 1.
 package main

@@ -5,9 +5,22 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
+	"path/filepath"
+	"strconv"
 	"strings"
 
+	"github.com/ingotml/ingot/alloc"
 	"github.com/ingotml/ingot/cache"
+)
+
+const (
+	// minSamples is the fewest samples a slope verdict is drawn from: the window
+	// samples[len/4 : len-1] then holds 5 of them.
+	minSamples = 8
+	// maxTokens bounds --tokens and --requests x --request-tokens (a week at the
+	// default model's speed; well inside int arithmetic).
+	maxTokens = 100_000_000
 )
 
 // options are the command's flags: the seed repro's (repro_leak.py) with the same
@@ -24,6 +37,7 @@ type options struct {
 	ops            bool
 	evalCacheEvery int
 	failSlope      float64
+	failSlopeText  string // as given, for the error message
 	jsonOut        string
 	disableCompile bool
 
@@ -36,6 +50,9 @@ type options struct {
 	seed    int64
 
 	cpuProfile string
+
+	clearCacheEvery int
+	set             map[string]bool // flags given on the command line
 
 	requests    int
 	reqTokens   int
@@ -60,13 +77,18 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.reportEvery, "report-every", 250, "sample and print every N tokens")
 	fs.BoolVar(&o.ops, "ops", false, "gated-delta recurrence as a composition of ops instead of the kernel")
 	fs.IntVar(&o.evalCacheEvery, "eval-cache-every", 0, "evaluate every cache array every N tokens (0: never); pins the mechanism")
-	fs.Float64Var(&o.failSlope, "fail-slope", 0.5, "live objects/token above which the run counts as leaking")
+	o.failSlope = 0.5
+	fs.Func("fail-slope", "live objects/token above which the run counts as leaking (default 0.5)", func(v string) error {
+		f, err := strconv.ParseFloat(v, 64)
+		o.failSlope, o.failSlopeText = f, v
+		return err
+	})
 	fs.StringVar(&o.jsonOut, "json-out", "", "write the run's figures as JSON to this path")
 	fs.BoolVar(&o.disableCompile, "disable-compile", false, "accepted for compatibility: ingot has no mx.compile, so there is nothing to disable")
 	policy := fs.String("cache", "lazy", "cache bookkeeping: lazy (mlx-lm, leaks) or eager (host integers, the fix)")
-	fs.IntVar(&o.limit, "limit", 499000, "resource limit (buffer objects)")
+	fs.IntVar(&o.limit, "limit", 0, fmt.Sprintf("resource limit in buffer objects (default: $%s, else the device's, else %d)", alloc.ResourceLimitEnv, alloc.DefaultResourceLimit))
 	fs.StringVar(&o.device, "device", "auto", "cpu, metal, or auto (Metal when available)")
-	fs.StringVar(&o.plot, "plot", "", "write an SVG chart of live buffers vs token to this path")
+	fs.StringVar(&o.plot, "plot", "", "write a chart of live buffers vs token to this path (.svg or .png)")
 	fs.BoolVar(&o.compare, "compare", false, "run lazy, eager and attention-only one after another (one chart with --plot)")
 	fs.BoolVar(&o.census, "census", false, "record where unevaluated nodes were created and report the growing sites")
 	fs.Int64Var(&o.seed, "seed", 0, "random-weight seed")
@@ -75,6 +97,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.reqTokens, "request-tokens", 200, "server mode: tokens per request")
 	fs.IntVar(&o.concurrency, "concurrency", 4, "server mode: requests decoding at once")
 	fs.IntVar(&o.promptLen, "prompt-len", 8, "server mode: longest prompt (prompts vary in length up to it)")
+	fs.IntVar(&o.clearCacheEvery, "clear-cache-every", 256, "release the allocator's buffer cache every N tokens, as mlx-lm's generate_step does (0: never)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
@@ -89,7 +112,18 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		return nil, fmt.Errorf("%w: --cache: %v", errUsage, err)
 	}
 	o.cache = p
-	return o, o.validate()
+	o.set = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { o.set[f.Name] = true })
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	return o, o.checkOutputs()
+}
+
+// period is the sampling period: --report-every, shortened when the run would
+// otherwise give the slope window too few samples.
+func (o *options) period() int {
+	return max(1, min(o.reportEvery, o.tokens/minSamples))
 }
 
 func (o *options) validate() error {
@@ -113,16 +147,45 @@ func (o *options) validate() error {
 		return bad("--experts must be in 2..512 (top-2 routing), not %d", o.experts)
 	case o.hidden < 16 || o.hidden > 4096 || o.hidden%16 != 0:
 		return bad("--hidden must be a multiple of 16 in 16..4096, not %d", o.hidden)
-	case o.tokens < 1:
-		return bad("--tokens must be >= 1, not %d", o.tokens)
+	case o.tokens < 1 || o.tokens > maxTokens:
+		return bad("--tokens must be in %d..%d, not %d", minSamples, maxTokens, o.tokens)
+	case o.tokens < minSamples && o.mode != "server":
+		return bad("--tokens %d is too few for a verdict: the slope needs at least %d samples (--tokens >= %d)", o.tokens, minSamples, minSamples)
 	case o.reportEvery < 1:
 		return bad("--report-every must be >= 1, not %d", o.reportEvery)
 	case o.evalCacheEvery < 0:
 		return bad("--eval-cache-every must be >= 0, not %d", o.evalCacheEvery)
-	case o.limit < 1:
+	case o.clearCacheEvery < 0:
+		return bad("--clear-cache-every must be >= 0, not %d", o.clearCacheEvery)
+	case math.IsNaN(o.failSlope) || math.IsInf(o.failSlope, 0) || o.failSlope < 0:
+		return bad("--fail-slope must be a finite number >= 0, not %s", o.failSlopeText)
+	case o.set["limit"] && o.limit < 1:
 		return bad("--limit must be >= 1, not %d", o.limit)
 	case o.requests < 1 || o.reqTokens < 1 || o.concurrency < 1 || o.promptLen < 1:
 		return bad("--requests, --request-tokens, --concurrency and --prompt-len must be >= 1")
+	case o.requests > maxTokens/o.reqTokens:
+		return bad("--requests x --request-tokens must be at most %d", maxTokens)
+	case o.concurrency > 256 || o.promptLen > 4096:
+		return bad("--concurrency must be at most 256 and --prompt-len at most 4096")
+	case o.mode == "server" && o.requests < minSamples:
+		return bad("--requests %d is too few for a verdict: the slope needs at least %d samples, one per completed request (--requests >= %d)", o.requests, minSamples, minSamples)
+	}
+	// Flags that the chosen mode would silently ignore are refused.
+	serverOnly := []string{"requests", "request-tokens", "concurrency", "prompt-len"}
+	decodeOnly := []string{"tokens", "report-every", "census", "eval-cache-every"}
+	wrong := serverOnly
+	if o.mode == "server" {
+		wrong = decodeOnly
+	}
+	for _, f := range wrong {
+		if o.set[f] {
+			return bad("--%s does not apply to --mode %s", f, o.mode)
+		}
+	}
+	if o.plot != "" {
+		if ext := strings.ToLower(filepath.Ext(o.plot)); ext != ".svg" && ext != ".png" {
+			return bad("--plot %s: the extension must be .svg or .png", filepath.Base(o.plot))
+		}
 	}
 	return nil
 }

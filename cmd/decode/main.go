@@ -1,13 +1,16 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime/debug"
 	"runtime/pprof"
+	"syscall"
 
 	"github.com/ingotml/ingot/cache"
 )
@@ -45,6 +48,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if o.disableCompile {
 		fmt.Fprintln(stdout, "[note] --disable-compile: ingot has no mx.compile, nothing to disable")
 	}
+	// An interrupt stops the run at its next step; the report is still printed and
+	// written. A second interrupt kills the process as usual.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() { <-ctx.Done(); stop() }()
 	specs := []runSpec{{label: o.cache.String(), policy: o.cache, attentionOnly: o.attentionOnly}}
 	if o.compare {
 		specs = []runSpec{
@@ -54,17 +62,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	prog := newProgress(stdout)
+	defer prog.clear()
 	var results []*result
 	code := exitFlat
 	for i, spec := range specs {
+		if ctx.Err() != nil {
+			break
+		}
 		if o.compare {
 			fmt.Fprintf(stdout, "=== %s\n", spec.label)
 		}
 		var r *result
 		if o.mode == "server" {
-			r, err = serverRun(o, spec, stdout, prog)
+			r, err = serverRun(ctx, o, spec, stdout, prog)
 		} else {
-			r, err = decodeRun(o, spec, stdout, prog)
+			r, err = decodeRun(ctx, o, spec, stdout, prog)
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "decode: %v\n", err)
@@ -76,11 +88,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 			}
 			return exitFailure
 		}
-		if o.mode == "server" {
-			printServerVerdict(stdout, r, o.failSlope)
-		} else {
-			printVerdict(stdout, r, o.failSlope)
+		if r.interrupted {
+			fmt.Fprintf(stdout, "[interrupted] stopped at token %s; the verdict below is for the run so far\n", comma(len(r.tokens)))
 		}
+		printVerdict(stdout, r, o.failSlope)
 		printDrift(stdout, r)
 		printCensus(stdout, r)
 		printRun(stdout, r)
@@ -89,14 +100,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		results = append(results, r)
 	}
-	if o.plot != "" {
+	if ctx.Err() != nil {
+		code = exitInterrupt
+	}
+	if o.plot != "" && len(results) > 0 {
 		if err := writePlot(o.plot, results); err != nil {
 			fmt.Fprintf(stderr, "decode: %v\n", err)
 			return exitFailure
 		}
 		fmt.Fprintf(stdout, "[plot] wrote %s\n", o.plot)
 	}
-	if o.jsonOut != "" {
+	if o.jsonOut != "" && len(results) > 0 {
 		j := results[0].json(append([]string{"decode"}, args...), o.failSlope)
 		if o.compare {
 			for _, r := range results[1:] {

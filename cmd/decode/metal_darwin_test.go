@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -26,4 +27,18 @@ func TestMetalCrashesAtTheCPUToken(t *testing.T) {
 	require.Equal(t, cpu["crash_token"], gpu["crash_token"], out)
 	code, out, _ = decode(t, append(args, "--device", "metal", "--cache", "eager")...)
 	require.Equal(t, exitFlat, code, out)
+}
+
+// TestMetalDeviceFlag: --device metal exits 69 on a Mac without a Metal device, and
+// runs on one that has it.
+func TestMetalDeviceFlag(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run([]string{"--device", "metal", "--layers", "4", "--tokens", "16", "--cache", "eager"}, &out, &errb)
+	if !metal.Available() {
+		require.Equal(t, exitNoDev, code, errb.String())
+		require.Contains(t, errb.String(), "metal")
+		return
+	}
+	require.Equal(t, exitFlat, code, out.String()+errb.String())
+	require.Contains(t, out.String(), "device=metal")
 }

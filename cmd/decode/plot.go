@@ -2,80 +2,126 @@ package main
 
 import (
 	"fmt"
+	"image/color"
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
-// writePlot draws live buffers against tokens for each run as an SVG chart, with the
-// resource limit and each leaking run's predicted crash marked.
+// canvas is what the chart is drawn on: an SVG document or a PNG raster. Coordinates
+// are pixels from the top left.
+type canvas interface {
+	line(x1, y1, x2, y2 float64, c color.RGBA, width float64, dash []float64)
+	polyline(pts [][2]float64, c color.RGBA, width float64, dash []float64)
+	rect(x, y, w, h float64, c color.RGBA)
+	// text draws s with its baseline at y; anchor is "start", "middle" or "end";
+	// vertical text reads bottom to top, centred on (x, y).
+	text(x, y float64, s string, anchor string, c color.RGBA, size float64, bold, vertical bool)
+	bytes() []byte
+}
+
+// Chart geometry (pixels).
+const (
+	chartW, chartH                               = 900.0, 520.0
+	chartLeft, chartRight, chartTop, chartBottom = 90.0, 30.0, 50.0, 60.0
+)
+
+var (
+	black     = color.RGBA{0, 0, 0, 255}
+	gridGrey  = color.RGBA{0xdd, 0xdd, 0xdd, 255}
+	limitRed  = color.RGBA{0xcc, 0, 0, 255}
+	runColors = []color.RGBA{{0xd6, 0x27, 0x28, 255}, {0x2c, 0xa0, 0x2c, 255}, {0x1f, 0x77, 0xb4, 255}, {0x94, 0x67, 0xbd, 255}, {0xff, 0x7f, 0x0e, 255}}
+)
+
+// writePlot draws live buffers against tokens (completed requests in server mode) for
+// each run, with the resource limit and each leaking run's predicted crash marked: SVG
+// for a .svg path, PNG for .png.
 func writePlot(path string, runs []*result) error {
-	const w, h, left, right, top, bottom = 900.0, 520.0, 90.0, 30.0, 50.0, 60.0
+	var c canvas = newSVG(chartW, chartH)
+	if strings.EqualFold(filepath.Ext(path), ".png") {
+		c = newRaster(int(chartW), int(chartH))
+	}
+	drawChart(c, runs)
+	if err := os.WriteFile(path, c.bytes(), 0o644); err != nil {
+		return fmt.Errorf("--plot: %w", err)
+	}
+	return nil
+}
+
+func drawChart(c canvas, runs []*result) {
+	const w, h, left, right, top, bottom = chartW, chartH, chartLeft, chartRight, chartTop, chartBottom
+	unit := runs[0].unit()
+	xName := "tokens"
+	if unit == "request" {
+		xName = "completed requests"
+	}
 	maxX, maxY := 1.0, 1.0
 	for _, r := range runs {
 		for _, s := range r.samples {
 			maxX = math.Max(maxX, float64(s.Token))
 			maxY = math.Max(maxY, float64(s.Live))
 		}
-		if c := r.predictedCrash(); c > 0 && r.policy.String() == "lazy" {
-			maxX = math.Max(maxX, float64(c))
+		if p := predictedMark(r); p > 0 {
+			maxX = math.Max(maxX, float64(p))
 		}
 		maxY = math.Max(maxY, float64(r.limit))
 	}
 	maxY = niceCeil(maxY * 1.08)
 	px := func(x float64) float64 { return left + x/maxX*(w-left-right) }
 	py := func(y float64) float64 { return h - bottom - y/maxY*(h-top-bottom) }
-	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="13">`+"\n", w, h, w, h)
-	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
-	fmt.Fprintf(&b, `<text x="%.0f" y="28" font-size="16" font-weight="bold">Live buffer objects vs decoded tokens (ingot cmd/decode)</text>`+"\n", left)
+	c.text(left, 28, fmt.Sprintf("Live buffer objects vs %s (ingot cmd/decode)", xName), "start", black, 16, true, false)
 	// Axes with ticks.
-	fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="black"/>`+"\n", left, py(0), w-right, py(0))
-	fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="black"/>`+"\n", left, py(0), left, top)
+	c.line(left, py(0), w-right, py(0), black, 1, nil)
+	c.line(left, py(0), left, top, black, 1, nil)
 	for i := 0; i <= 5; i++ {
 		x := maxX * float64(i) / 5
 		y := maxY * float64(i) / 5
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`+"\n", px(x), py(0)+20, comma(int(math.Round(x))))
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="end">%s</text>`+"\n", left-6, py(y)+4, comma(int(y)))
-		fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#ddd"/>`+"\n", left, py(y), w-right, py(y))
+		c.text(px(x), py(0)+20, comma(int(math.Round(x))), "middle", black, 13, false, false)
+		c.text(left-6, py(y)+4, comma(int(y)), "end", black, 13, false, false)
+		c.line(left, py(y), w-right, py(y), gridGrey, 1, nil)
 	}
-	fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle">tokens</text>`+"\n", (left+w-right)/2, h-15)
-	fmt.Fprintf(&b, `<text x="18" y="%.1f" transform="rotate(-90 18 %.1f)" text-anchor="middle">live buffers</text>`+"\n", (top+h-bottom)/2, (top+h-bottom)/2)
+	c.text((left+w-right)/2, h-15, xName, "middle", black, 13, false, false)
+	c.text(14, (top+h-bottom)/2, "live buffers", "middle", black, 13, false, true)
 	// The resource limit.
 	lim := float64(runs[0].limit)
-	fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#c00" stroke-dasharray="6 4"/>`+"\n", left, py(lim), w-right, py(lim))
-	fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" fill="#c00" text-anchor="start">resource limit %s</text>`+"\n", left+8, py(lim)-6, comma(int(lim)))
+	c.line(left, py(lim), w-right, py(lim), limitRed, 1, []float64{6, 4})
+	c.text(left+8, py(lim)-6, "resource limit "+comma(int(lim)), "start", limitRed, 13, false, false)
 	legendY := top + 0.35*(h-top-bottom) // below the limit line, above the flat runs
-	colors := []string{"#d62728", "#2ca02c", "#1f77b4", "#9467bd", "#ff7f0e"}
 	for i, r := range runs {
-		c := colors[i%len(colors)]
-		var pts []string
+		col := runColors[i%len(runColors)]
+		var pts [][2]float64
 		for _, s := range r.samples {
-			pts = append(pts, fmt.Sprintf("%.1f,%.1f", px(float64(s.Token)), py(float64(s.Live))))
+			pts = append(pts, [2]float64{px(float64(s.Token)), py(float64(s.Live))})
 		}
-		dash := ""
+		var dash []float64
 		if i > 0 { // flat runs overlap: dash the later ones so each stays visible
-			dash = fmt.Sprintf(` stroke-dasharray="%d 4"`, 4*(3-i))
+			dash = []float64{float64(4 * max(3-i, 1)), 4}
 		}
-		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2"%s points="%s"/>`+"\n", c, dash, strings.Join(pts, " "))
-		if p := r.predictedCrash(); p > 0 && r.policy.String() == "lazy" {
-			fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-dasharray="2 3"/>`+"\n", px(float64(p)), top, px(float64(p)), py(0), c)
-			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" fill="%s" text-anchor="end">predicted crash ~%s</text>`+"\n", px(float64(p))-4, py(0)-12, c, comma(p))
+		c.polyline(pts, col, 2, dash)
+		if p := predictedMark(r); p > 0 {
+			c.line(px(float64(p)), top, px(float64(p)), py(0), col, 1, []float64{2, 3})
+			c.text(px(float64(p))-4, py(0)-12, "predicted crash ~"+comma(p), "end", col, 13, false, false)
 		}
 		label := r.label
 		if r.crashed {
 			label += fmt.Sprintf(" (crashed at %s)", comma(r.crashToken))
+		} else if sl, ok := slope(r.samples); ok {
+			label += fmt.Sprintf(" (%+.2f/%s)", sl, unit)
 		} else {
-			label += fmt.Sprintf(" (%+.2f/token)", slope(r.samples))
+			label += " (too few samples for a slope)"
 		}
-		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="14" height="4" fill="%s"/>`+"\n", left+20, legendY+float64(i)*18, c)
-		fmt.Fprintf(&b, `<text x="%.1f" y="%.1f">%s</text>`+"\n", left+40, legendY+6+float64(i)*18, label)
+		c.rect(left+20, legendY+float64(i)*18, 14, 4, col)
+		c.text(left+40, legendY+6+float64(i)*18, label, "start", black, 13, false, false)
 	}
-	b.WriteString("</svg>\n")
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		return fmt.Errorf("--plot: %w", err)
+}
+
+// predictedMark is the predicted crash token drawn for a lazy decode run (0: none).
+func predictedMark(r *result) int {
+	if r.unit() != "token" || r.policy.String() != "lazy" {
+		return 0
 	}
-	return nil
+	return r.predictedCrash()
 }
 
 // niceCeil rounds v up to a round multiple of a power of ten, so the axis ticks are round.

@@ -10,16 +10,18 @@ import (
 	"github.com/ingotml/ingot/alloc"
 )
 
-// slope is the least-squares slope of live buffers per token over the repro's window,
-// samples[len/4 : len-1] (skip warm-up and the final sample); with fewer than three
-// samples in it, the window is all samples.
-func slope(ss []sample) float64 {
+// slope is the least-squares slope of live buffers per sample step (token, or completed
+// request in server mode) over the repro's window, samples[len/4 : len-1] (skip
+// warm-up and the final sample). ok is false when there are fewer than minSamples
+// samples: such a slope is no verdict.
+func slope(ss []sample) (sl float64, ok bool) {
 	w := ss
 	if len(ss) >= 4 {
 		w = ss[len(ss)/4 : len(ss)-1]
 	}
+	ok = len(ss) >= minSamples
 	if len(w) < 2 {
-		return 0
+		return 0, ok
 	}
 	var sx, sy, sxx, sxy float64
 	for _, s := range w {
@@ -32,43 +34,76 @@ func slope(ss []sample) float64 {
 	n := float64(len(w))
 	den := n*sxx - sx*sx
 	if den == 0 {
-		return 0
+		return 0, ok
 	}
-	return (n*sxy - sx*sy) / den
+	return (n*sxy - sx*sy) / den, ok
 }
 
 // Exit codes, as the repro: 0 flat (or survived), 1 leak detected, 2 crash reproduced.
 const (
-	exitFlat    = 0
-	exitLeak    = 1
-	exitCrash   = 2
-	exitUsage   = 64 // bad command line (sysexits EX_USAGE)
-	exitNoDev   = 69 // --device metal without a Metal device (EX_UNAVAILABLE)
-	exitFailure = 70 // anything else that went wrong (EX_SOFTWARE)
+	exitFlat      = 0
+	exitLeak      = 1
+	exitCrash     = 2
+	exitUsage     = 64  // bad command line (sysexits EX_USAGE)
+	exitNoDev     = 69  // --device metal without a Metal device (EX_UNAVAILABLE)
+	exitFailure   = 70  // anything else that went wrong (EX_SOFTWARE)
+	exitInterrupt = 130 // SIGINT or SIGTERM (128 + SIGINT, as a shell reports it)
 )
 
-func (r *result) exitCode(failSlope float64) int {
+// verdict is the run's outcome: crashed, leaking, flat, or none (too few samples).
+func (r *result) verdict(failSlope float64) string {
+	sl, ok := slope(r.samples)
 	switch {
 	case r.crashed:
-		return exitCrash
-	case slope(r.samples) > failSlope:
-		return exitLeak
+		return "crashed"
+	case !ok:
+		return "none"
+	case sl > failSlope:
+		return "leaking"
 	}
-	return exitFlat
+	return "flat"
+}
+
+func (r *result) exitCode(failSlope float64) int {
+	switch r.verdict(failSlope) {
+	case "crashed":
+		return exitCrash
+	case "leaking":
+		return exitLeak
+	case "flat":
+		return exitFlat
+	}
+	return exitFailure
+}
+
+// unit is what the slope is per: a token, or under churn a completed request.
+func (r *result) unit() string {
+	if r.mode == "server" {
+		return "request"
+	}
+	return "token"
 }
 
 func printVerdict(out io.Writer, r *result, failSlope float64) {
-	sl := slope(r.samples)
-	switch {
-	case r.crashed:
-		fmt.Fprintf(out, "[verdict] CRASH REPRODUCED: %v at token %s (predicted ~%s; %+.1f live objects/token before it)\n",
-			r.crashErr, comma(r.crashToken), comma(r.predictedCrash()), sl)
-	case sl > failSlope:
-		last := r.samples[len(r.samples)-1]
-		eta := 0
-		if sl > 0 {
-			eta = last.Token + int(float64(r.limit-last.Count)/sl)
+	if r.mode == "server" {
+		printServerVerdict(out, r, failSlope)
+		return
+	}
+	sl, ok := slope(r.samples)
+	switch r.verdict(failSlope) {
+	case "crashed":
+		before := fmt.Sprintf("%+.1f live objects/token before it", sl)
+		if !ok {
+			before = fmt.Sprintf("too few samples before it for a slope: %d of %d", len(r.samples), minSamples)
 		}
+		fmt.Fprintf(out, "[verdict] CRASH REPRODUCED: %v at token %s (predicted ~%s; %s)\n",
+			r.crashErr, comma(r.crashToken), comma(r.predictedCrash()), before)
+	case "none":
+		fmt.Fprintf(out, "[verdict] NONE: %d samples over %s tokens; a slope needs at least %d\n",
+			len(r.samples), comma(len(r.tokens)), minSamples)
+	case "leaking":
+		last := r.samples[len(r.samples)-1]
+		eta := last.Token + int(float64(r.limit-last.Count)/sl)
 		fmt.Fprintf(out, "[verdict] LEAKING: %+.1f LIVE buffer objects/token (bytes flat: %.1fMB active); resource-limit crash near token ~%s\n",
 			sl, last.ActiveMB, comma(eta))
 	default:
@@ -155,7 +190,11 @@ type jsonReport struct {
 	Interval           int           `json:"interval"`
 	HaveCountProbe     bool          `json:"have_count_probe"`
 	Crashed            bool          `json:"crashed"`
-	SlopePerToken      float64       `json:"slope_per_token"`
+	SlopePerToken      *float64      `json:"slope_per_token,omitempty"`   // batch and plain modes
+	SlopePerRequest    *float64      `json:"slope_per_request,omitempty"` // server mode
+	SampleX            string        `json:"sample_x"`                    // what a sample's first element counts
+	Verdict            string        `json:"verdict"`                     // crashed, leaking, flat or none
+	Interrupted        bool          `json:"interrupted"`
 	Leaking            bool          `json:"leaking"`
 	ExpectedCrashToken *int          `json:"expected_crash_token"`
 	Samples            [][2]any      `json:"samples"`
@@ -184,12 +223,19 @@ func hist(h []alloc.SizeClass) [][2]int64 {
 }
 
 func (r *result) json(argv []string, failSlope float64) jsonReport {
+	sl, _ := slope(r.samples)
+	sl = round(sl, 4)
 	j := jsonReport{Argv: argv, Mode: r.mode, NSSM: r.nSSM, Interval: r.interval, HaveCountProbe: true,
-		Crashed: r.crashed, SlopePerToken: round(slope(r.samples), 4), Seconds: round(r.seconds, 3),
+		Crashed: r.crashed, Seconds: round(r.seconds, 3), Verdict: r.verdict(failSlope), Interrupted: r.interrupted,
 		Cache: r.policy.String(), Device: r.device, TokensPerSecond: round(r.tokensPerSecond(), 1),
 		HistFirst: hist(r.histFirst), HistLast: hist(r.histLast), Tokens: r.tokens,
 		Baseline: r.baseline, Limit: r.limit, Census: r.census, HostBytesPerLink: round(hostPerLink(r), 1)}
-	j.Leaking = j.SlopePerToken > failSlope
+	j.Leaking = j.Verdict == "leaking"
+	if r.unit() == "request" {
+		j.SlopePerRequest, j.SampleX = &sl, "completed_requests"
+	} else {
+		j.SlopePerToken, j.SampleX = &sl, "tokens"
+	}
 	if p := r.predictedCrash(); p > 0 {
 		j.ExpectedCrashToken = &p
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -32,27 +33,29 @@ type sample struct {
 
 // result is what one run measured.
 type result struct {
-	label      string
-	policy     cache.Policy
-	mode       string
-	device     string
-	layers     int
-	nSSM       int
-	nAttn      int
-	interval   int
-	limit      int
-	rate       int // predicted leak objects/token on the stock path (0: none expected)
-	baseline   int // live buffers before decoding
-	samples    []sample
-	histFirst  []alloc.SizeClass
-	histLast   []alloc.SizeClass
-	tokens     []int32
-	crashed    bool
-	crashErr   error
-	crashToken int
-	seconds    float64
-	census     *censusReport
-	perRequest []sample // server mode: one sample per completed request
+	label       string
+	policy      cache.Policy
+	mode        string
+	device      string
+	layers      int
+	nSSM        int
+	nAttn       int
+	interval    int
+	limit       int    // the allocator's resource limit
+	limitSource string // where it came from: --limit, INGOT_RESOURCE_LIMIT, device, default
+	rate        int    // predicted leak objects/token on the stock path (0: none expected)
+	baseline    int    // live buffers before decoding
+	samples     []sample
+	histFirst   []alloc.SizeClass
+	histLast    []alloc.SizeClass
+	tokens      []int32
+	crashed     bool
+	interrupted bool
+	crashErr    error
+	crashToken  int
+	seconds     float64
+	census      *censusReport
+	perRequest  []sample // server mode: one sample per completed request
 }
 
 // crash records err as the crash when it is the resource-limit error.
@@ -61,7 +64,7 @@ func (r *result) crash(err error) bool {
 	if !errors.As(err, &rle) {
 		return false
 	}
-	r.crashed, r.crashErr, r.crashToken = true, err, len(r.tokens)
+	r.crashed, r.crashErr, r.crashToken = true, rle, len(r.tokens) // the error itself, unwrapped from a StepError
 	return true
 }
 
@@ -167,31 +170,46 @@ func (d batchDecoder) next() ([]int32, error) {
 }
 func (d batchDecoder) caches() []cache.Cache { return d.b.Caches() }
 
-// setup builds the graph and the random model for a run.
+// setup builds the graph and the random model for a run, after checking that the
+// model fits the machine's memory.
 func setup(o *options, spec runSpec, out io.Writer) (*graph.Graph, *qwen35.Model, *result, error) {
-	cfg, err := qwen35.ReproConfig(qwen35.ReproOptions{Layers: o.layers, Interval: o.interval,
-		Experts: o.experts, Hidden: o.hidden, AttentionOnly: spec.attentionOnly})
+	cfg, err := modelConfig(o, spec)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("%w: %v", errUsage, err)
+		return nil, nil, nil, err
 	}
 	dev, name, err := openDevice(o.device)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	g := graph.New(dev, graph.Options{Alloc: alloc.Config{ResourceLimit: o.limit}})
-	m, err := qwen35.NewRandom(cfg, g, o.seed, qwen35.Options{OpsGatedDelta: o.ops})
+	lim, err := resolveLimit(o, dev)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	est := estimateMemory(o, spec, cfg, lim.n)
+	if err := checkFits(est, alloc.New(dev.Provider(), alloc.Config{}).Stats().MemoryLimit); err != nil {
+		return nil, nil, nil, err
+	}
+	g := graph.New(dev, graph.Options{Alloc: alloc.Config{ResourceLimit: lim.n}})
+	m, err := buildModel(o, cfg, g)
+	if err == nil {
+		err = g.Synchronize() // the weights are uploaded: a limit below them fails here
+	}
+	if isLimit(err) {
+		return nil, nil, nil, lim.belowBaseline(fmt.Sprintf("its %s weight arrays alone need more buffer objects than that", comma(est.arrays)))
+	}
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	r := &result{label: spec.label, policy: spec.policy, mode: o.mode, device: name,
-		layers: cfg.NumLayers, nSSM: cfg.NumGDN(), interval: interval(cfg), limit: o.limit}
+		layers: cfg.NumLayers, nSSM: cfg.NumGDN(), interval: interval(cfg), limit: g.Allocator().ResourceLimit(),
+		limitSource: lim.source}
 	r.nAttn = r.layers - r.nSSM
 	// The stock batch path leaks one link per GDN layer but layer 0's per token.
 	if o.mode != "plain" && r.nSSM > 1 && !cfg.IsAttention(0) {
 		r.rate = r.nSSM - 1
 	}
-	fmt.Fprintf(out, "[model] layers=%d (ssm=%d attn=%d) interval=%d experts=%d hidden=%d cache=%s device=%s\n",
-		r.layers, r.nSSM, r.nAttn, r.interval, o.experts, o.hidden, spec.policy, name)
+	fmt.Fprintf(out, "[model] layers=%d (ssm=%d attn=%d) interval=%d experts=%d hidden=%d cache=%s device=%s limit=%d (%s)\n",
+		r.layers, r.nSSM, r.nAttn, r.interval, o.experts, o.hidden, spec.policy, name, r.limit, r.limitSource)
 	return g, m, r, nil
 }
 
@@ -216,16 +234,21 @@ func printPredict(out io.Writer, r *result) {
 	}
 }
 
-// decodeRun runs the plain or batch repro and samples it.
-func decodeRun(o *options, spec runSpec, out io.Writer, prog *progress) (*result, error) {
+// decodeRun runs the plain or batch repro and samples it. It stops at the first step
+// after ctx is done (an interrupt) with what it has measured.
+func decodeRun(ctx context.Context, o *options, spec runSpec, out io.Writer, prog *progress) (*result, error) {
 	g, m, r, err := setup(o, spec, out)
 	if err != nil {
 		return nil, err
 	}
+	lim := limit{n: r.limit, source: r.limitSource}
 	prompt := []int32{1, 2, 3, 4, 5, 6, 7, 8}
 	var d decoder
 	if o.mode == "plain" {
 		p, err := generate.NewPlain(m, spec.policy, prompt)
+		if isLimit(err) {
+			return nil, lim.belowBaseline("the model and its prompt's prefill need more buffer objects than that")
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -238,16 +261,27 @@ func decodeRun(o *options, spec runSpec, out io.Writer, prog *progress) (*result
 		}
 		d = batchDecoder{b}
 	}
+	if p := o.period(); p != o.reportEvery {
+		fmt.Fprintf(out, "[note] --report-every %d -> %d: the slope needs at least %d samples\n", o.reportEvery, p, minSamples)
+	}
 	var cen *censusTracker
 	if o.census {
 		cen = startCensus(g)
 	}
 	prog.start(r)
 	start := time.Now()
-	next := o.reportEvery
+	next := o.period()
 	for len(r.tokens) < o.tokens {
+		if ctx.Err() != nil {
+			r.interrupted = true
+			break
+		}
 		toks, err := d.next()
 		if r.crash(err) {
+			if r.baseline == 0 {
+				// Nothing decoded yet: the model cannot start under this limit.
+				return nil, lim.belowBaseline("the model and its first decoded token need more buffer objects than that")
+			}
 			break
 		}
 		if err != nil {
@@ -265,14 +299,19 @@ func decodeRun(o *options, spec runSpec, out io.Writer, prog *progress) (*result
 			r.baseline = s.Live - r.rate*n
 			printPredict(out, r)
 		}
-		if o.evalCacheEvery > 0 && n%o.evalCacheEvery == 0 && len(toks) > 0 {
-			if err := evalCaches(d.caches()); err != nil {
-				return nil, err
+		if len(toks) > 0 {
+			if o.evalCacheEvery > 0 && n%o.evalCacheEvery == 0 {
+				if err := evalCaches(d.caches()); err != nil {
+					return nil, err
+				}
+			}
+			if o.clearCacheEvery > 0 && n%o.clearCacheEvery == 0 {
+				g.Allocator().ClearCache()
 			}
 		}
 		prog.update(n, g)
 		if n >= next || n >= o.tokens {
-			next += o.reportEvery
+			next = n + o.period()
 			s, err := takeSample(g, n)
 			if err != nil {
 				return nil, err
@@ -287,9 +326,11 @@ func decodeRun(o *options, spec runSpec, out io.Writer, prog *progress) (*result
 	}
 	r.seconds = time.Since(start).Seconds()
 	prog.clear()
-	if r.crashed {
-		// A last sample at the crash: the chains are still live (the caches hold them).
-		s, _ := takeSample(g, r.crashToken) // returns the recorded limit error again
+	sampled := len(r.samples) > 0 && r.samples[len(r.samples)-1].Token == len(r.tokens)
+	if r.crashed || (r.interrupted && len(r.tokens) > 0 && !sampled) {
+		// A last sample at the crash (the chains are still live: the caches hold
+		// them) or where the interrupt stopped the run.
+		s, _ := takeSample(g, len(r.tokens)) // after a crash: the recorded limit error again
 		r.addSample(g, s)
 		printSample(out, s)
 	}
@@ -301,6 +342,12 @@ func decodeRun(o *options, spec runSpec, out io.Writer, prog *progress) (*result
 	runtime.KeepAlive(d)
 	runtime.KeepAlive(m)
 	return r, nil
+}
+
+// isLimit reports whether err is the resource-limit error.
+func isLimit(err error) bool {
+	var rle *alloc.ResourceLimitError
+	return errors.As(err, &rle)
 }
 
 func (r *result) addSample(g *graph.Graph, s sample) {

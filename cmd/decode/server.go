@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -15,7 +16,7 @@ import (
 // (one every request-tokens/concurrency steps), so the generation batch never drains:
 // rows finish and are filtered out, new ones are merged and extended in. Live buffers
 // are sampled after every completed request.
-func serverRun(o *options, spec runSpec, out io.Writer, prog *progress) (*result, error) {
+func serverRun(ctx context.Context, o *options, spec runSpec, out io.Writer, prog *progress) (*result, error) {
 	g, m, r, err := setup(o, spec, out)
 	if err != nil {
 		return nil, err
@@ -42,6 +43,10 @@ func serverRun(o *options, spec runSpec, out io.Writer, prog *progress) (*result
 	prog.start(r)
 	start := time.Now()
 	for completed < o.requests {
+		if ctx.Err() != nil {
+			r.interrupted = true
+			break
+		}
 		if inserted < o.requests && steps%gap == 0 && b.Active()+b.Pending() < o.concurrency {
 			if err := b.Insert(newReq(inserted)); err != nil {
 				return nil, err
@@ -54,10 +59,16 @@ func serverRun(o *options, spec runSpec, out io.Writer, prog *progress) (*result
 			continue
 		}
 		if r.crash(err) {
+			if completed == 0 && len(r.tokens) == 0 {
+				return nil, limit{n: r.limit, source: r.limitSource}.belowBaseline("the model and its first requests' prefill need more buffer objects than that")
+			}
 			break
 		}
 		if err != nil {
 			return nil, err
+		}
+		if o.clearCacheEvery > 0 && steps%o.clearCacheEvery == 0 {
+			g.Allocator().ClearCache()
 		}
 		for _, t := range toks {
 			r.tokens = append(r.tokens, t.Token)
@@ -84,11 +95,13 @@ func serverRun(o *options, spec runSpec, out io.Writer, prog *progress) (*result
 }
 
 func printServerVerdict(out io.Writer, r *result, failSlope float64) {
-	sl := slope(r.samples)
-	switch {
-	case r.crashed:
+	sl, _ := slope(r.samples)
+	switch r.verdict(failSlope) {
+	case "crashed":
 		fmt.Fprintf(out, "[verdict] CRASH REPRODUCED under churn: %v after %s tokens\n", r.crashErr, comma(r.crashToken))
-	case sl > failSlope:
+	case "none":
+		fmt.Fprintf(out, "[verdict] NONE: %d completed requests; a slope needs at least %d\n", len(r.samples), minSamples)
+	case "leaking":
 		fmt.Fprintf(out, "[verdict] LEAKING across churn: %+.1f LIVE buffer objects per completed request (the batch never drained)\n", sl)
 	default:
 		fmt.Fprintf(out, "[verdict] FLAT across churn: %+.3f live buffer objects per completed request\n", sl)

@@ -15,7 +15,7 @@ func Example_allocatorCounts() {
 		fmt.Printf("%-26s count %d = live %d + cached %d\n",
 			step, a.ActiveBufferCount(), a.LiveBufferCount(), a.CacheBufferCount())
 	}
-	must := func(b *alloc.Buffer, err error) *alloc.Buffer {
+	must := func(b alloc.Buffer, err error) alloc.Buffer {
 		if err != nil {
 			panic(err)
 		}

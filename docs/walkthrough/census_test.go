@@ -105,6 +105,6 @@ func Example_censusModel() {
 		}
 	}
 	// Output:
-	// lazy: 3.00 nodes/token binary_sub at cache/arrays.go cache.(*ArraysCache).Advance (124 pending)
+	// lazy: 3.00 nodes/token binary_sub at cache/lazy.go cache.(*lazyField).sub (124 pending)
 	// eager: no site grows with tokens
 }

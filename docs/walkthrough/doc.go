@@ -14,6 +14,10 @@
 //   - 05-eager-fix.md: the fix, eager host integers (eager_test.go)
 //   - 06-churn.md: the churn variant, continuous batching (churn_test.go)
 //   - 07-census.md: finding dead chains in your own code (census_test.go)
+//   - 08-cache-growth.md: flat live buffers, growing memory: the allocator cache
+//     (cachegrowth_test.go)
+//   - 09-upstream.md: where mlx-lm stands, and the shape of its issue #1845
+//     (upstream_test.go)
 //
 // The examples read allocator counts only after Graph.Synchronize, so their output is
 // the same on every run. The package has no exported API.

@@ -65,12 +65,14 @@ func Example_eagerFix() {
 // decodes past that point.
 func Example_eagerFixLimit() {
 	const limit = 300
-	for _, p := range []cache.Policy{cache.Lazy, cache.Eager} {
-		toks, lives, err := decodeOne(p, limit, 100, []int{1})
-		fmt.Printf("%s, limit %d: %d live at token 1\n", p, limit, lives[0])
-		if p == cache.Lazy {
-			perToken := tinyGDN - 1
-			fmt.Printf("  after-step counts reach the limit near token %d\n", 1+(limit-lives[0])/perToken)
+	for _, c := range []struct {
+		p        cache.Policy
+		perToken int // predicted growth
+	}{{cache.Lazy, tinyGDN - 1}, {cache.Eager, 0}} {
+		toks, lives, err := decodeOne(c.p, limit, 100, []int{1})
+		fmt.Printf("%s, limit %d: %d live at token 1\n", c.p, limit, lives[0])
+		if c.perToken > 0 {
+			fmt.Printf("  after-step counts reach the limit near token %d\n", 1+(limit-lives[0])/c.perToken)
 		}
 		var rle *alloc.ResourceLimitError
 		switch {

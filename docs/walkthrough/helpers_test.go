@@ -23,7 +23,17 @@ func tinyModel() (*graph.Graph, *qwen35.Model) { return tinyModelLimit(alloc.Def
 
 // tinyModelLimit is tinyModel on a graph with the given resource limit.
 func tinyModelLimit(limit int) (*graph.Graph, *qwen35.Model) {
-	cfg, err := qwen35.ReproConfig(qwen35.ReproOptions{Layers: 6, Interval: 3})
+	g, m := reproModel(6, 3, limit)
+	if gdn := m.Config().NumGDN(); gdn != tinyGDN {
+		panic(fmt.Sprintf("tiny model has %d GDN layers, want %d", gdn, tinyGDN))
+	}
+	return g, m
+}
+
+// reproModel builds the repro's random Qwen3.5-MoE model with the given number of
+// layers and full_attention_interval, on a graph with the given resource limit.
+func reproModel(layers, interval, limit int) (*graph.Graph, *qwen35.Model) {
+	cfg, err := qwen35.ReproConfig(qwen35.ReproOptions{Layers: layers, Interval: interval})
 	if err != nil {
 		panic(err)
 	}
@@ -31,9 +41,6 @@ func tinyModelLimit(limit int) (*graph.Graph, *qwen35.Model) {
 	m, err := qwen35.NewRandom(cfg, g, 0, qwen35.Options{})
 	if err != nil {
 		panic(err)
-	}
-	if cfg.NumGDN() != tinyGDN {
-		panic(fmt.Sprintf("tiny model has %d GDN layers, want %d", cfg.NumGDN(), tinyGDN))
 	}
 	return g, m
 }

@@ -26,12 +26,13 @@ var includeFS embed.FS
 var cxxFlags = []string{"-std=c++17", "-O1", "-Wno-attributes", "-fno-strict-aliasing", "-ffp-contract=off", "-fstack-clash-protection", "-fmax-errors=20"}
 
 // cacheVersion changes whenever the generated program changes shape.
-const cacheVersion = "msltest-1"
+const cacheVersion = "msltest-2"
 
 // program is one compiled .metal file, built once per process.
 type program struct {
 	once    sync.Once
 	exe     string
+	sum     string // the executable's SHA-256, checked before it is run
 	kernels []*kernelSig
 	err     error
 }
@@ -83,7 +84,7 @@ func (p *program) build(metalFile, src string) {
 	tu.WriteString(body)
 	tu.WriteString("\n#line 1 \"msltest-driver\"\n#include \"mslemu_driver.h\"\n")
 	tu.WriteString(wrappers(p.kernels))
-	p.exe, p.err = compile(metalFile, tu.String())
+	p.exe, p.sum, p.err = compile(metalFile, tu.String())
 }
 
 // quoteC quotes a path for a #line directive.
@@ -91,9 +92,66 @@ func quoteC(s string) string {
 	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
 }
 
-// cacheDir is the directory shared by all processes for compiled programs;
-// entries are named by content hash and written atomically.
-func cacheDir() string { return filepath.Join(os.TempDir(), "ingot-msltest") }
+// cacheDir is this user's directory of compiled programs under os.TempDir.
+// Since programs in it are run, it must be private: cacheDir creates it 0700
+// and refuses one that another user owns, that others may write to, or that
+// is a symbolic link. Entries are named by content hash and written
+// atomically, and each executable's SHA-256 is kept beside it and checked
+// before it is run.
+func cacheDir() (string, error) {
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("ingot-msltest-%d", os.Getuid()))
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", fmt.Errorf("msltest: cache directory: %w", err)
+	}
+	if err := checkPrivate(dir); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
+// checkPrivate refuses a directory this process should not trust.
+func checkPrivate(dir string) error {
+	st, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("msltest: cache directory: %w", err)
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("msltest: cache directory %s is not a directory (a symbolic link?)", dir)
+	}
+	if st.Mode().Perm()&0o077 != 0 {
+		return fmt.Errorf("msltest: cache directory %s has mode %v; want 0700", dir, st.Mode().Perm())
+	}
+	if uid, ok := ownerOf(st); ok && uid != os.Getuid() {
+		return fmt.Errorf("msltest: cache directory %s belongs to uid %d, not %d", dir, uid, os.Getuid())
+	}
+	return nil
+}
+
+// ErrTampered is wrapped by Run when a cached executable does not have the
+// content its recorded hash says, so it is not run.
+var ErrTampered = errors.New("msltest: cached executable does not match its recorded SHA-256")
+
+// fileSum is the hex SHA-256 of a file.
+func fileSum(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.Sum256(data)
+	return hex.EncodeToString(h[:]), nil
+}
+
+// verify checks an executable against its hash just before it is run.
+func verify(exe, sum string) error {
+	got, err := fileSum(exe)
+	if err != nil {
+		return fmt.Errorf("msltest: %w", err)
+	}
+	if got != sum {
+		return fmt.Errorf("%w: %s", ErrTampered, exe)
+	}
+	return nil
+}
 
 var (
 	headersOnce sync.Once
@@ -130,14 +188,16 @@ func headers() (string, string, error) {
 			h.Write(files[n])
 		}
 		headersHash = hex.EncodeToString(h.Sum(nil))
-		headersDir = filepath.Join(cacheDir(), "include-"+headersHash[:16])
+		cache, err := cacheDir()
+		if err != nil {
+			headersErr = err
+			return
+		}
+		headersDir = filepath.Join(cache, "include-"+headersHash[:16])
 		if _, err := os.Stat(headersDir); err == nil {
 			return
 		}
-		if headersErr = os.MkdirAll(cacheDir(), 0o755); headersErr != nil {
-			return
-		}
-		tmp, err := os.MkdirTemp(cacheDir(), "include-tmp-")
+		tmp, err := os.MkdirTemp(cache, "include-tmp-")
 		if err != nil {
 			headersErr = err
 			return
@@ -160,27 +220,36 @@ func headers() (string, string, error) {
 }
 
 // compile builds the translation unit into an executable, reusing a cached
-// one with the same inputs. Compiler diagnostics come back as *CompileError.
-func compile(metalFile, tu string) (string, error) {
+// one with the same inputs whose content still matches its recorded hash (one
+// that does not is rebuilt). It returns the executable and its SHA-256.
+// Compiler diagnostics come back as *CompileError.
+func compile(metalFile, tu string) (string, string, error) {
 	inc, incHash, err := headers()
 	if err != nil {
-		return "", fmt.Errorf("msltest: writing headers: %w", err)
+		return "", "", fmt.Errorf("msltest: writing headers: %w", err)
+	}
+	cache, err := cacheDir()
+	if err != nil {
+		return "", "", err
 	}
 	version, err := compilerVersion()
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00", cacheVersion, version, incHash, strings.Join(cxxFlags, " "))
 	h.Write([]byte(tu))
 	key := hex.EncodeToString(h.Sum(nil))[:32]
-	exe := filepath.Join(cacheDir(), key+".bin")
-	if _, err := os.Stat(exe); err == nil {
-		return exe, nil
+	exe := filepath.Join(cache, key+".bin")
+	sumFile := exe + ".sha256"
+	if want, err := os.ReadFile(sumFile); err == nil {
+		if verify(exe, string(want)) == nil {
+			return exe, string(want), nil
+		}
 	}
-	cpp := filepath.Join(cacheDir(), key+".cpp")
+	cpp := filepath.Join(cache, key+".cpp")
 	if err := writeAtomic(cpp, []byte(tu)); err != nil {
-		return "", fmt.Errorf("msltest: %w", err)
+		return "", "", fmt.Errorf("msltest: %w", err)
 	}
 	tmpExe := fmt.Sprintf("%s.tmp%d", exe, os.Getpid())
 	args := append(append([]string{}, cxxFlags...), "-I", inc, "-o", tmpExe, cpp)
@@ -192,14 +261,22 @@ func compile(metalFile, tu string) (string, error) {
 		os.Remove(tmpExe)
 		var exit *exec.ExitError
 		if errors.As(err, &exit) {
-			return "", &CompileError{File: metalFile, Output: strings.TrimSpace(out.String())}
+			return "", "", &CompileError{File: metalFile, Output: strings.TrimSpace(out.String())}
 		}
-		return "", fmt.Errorf("msltest: running g++: %w", err)
+		return "", "", fmt.Errorf("msltest: running g++: %w", err)
 	}
-	if err := os.Rename(tmpExe, exe); err != nil {
-		return "", fmt.Errorf("msltest: %w", err)
+	sum, err := fileSum(tmpExe)
+	if err == nil {
+		err = writeAtomic(sumFile, []byte(sum))
 	}
-	return exe, nil
+	if err == nil {
+		err = os.Rename(tmpExe, exe)
+	}
+	if err != nil {
+		os.Remove(tmpExe)
+		return "", "", fmt.Errorf("msltest: %w", err)
+	}
+	return exe, sum, nil
 }
 
 // writeAtomic writes a file under a temporary name and renames it, so that a

@@ -1,17 +1,10 @@
 package msltest
 
 import (
-	"bytes"
-	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"sort"
-	"strings"
 	"time"
 )
 
@@ -20,13 +13,48 @@ type Dispatch struct {
 	Threads [3]int // dispatchThreads: total grid in threads (if non-zero)
 	Groups  [3]int // dispatchThreadgroups: number of threadgroups (if Threads is zero)
 	Group   [3]int // threads per threadgroup
+	// Order is the order in which the threads of a group run between barriers;
+	// Seed drives OrderShuffled.
+	Order ThreadOrder
+	Seed  uint64
 }
 
-// Buffer is the contents of the kernel parameter [[buffer(Index)]]. Run
-// overwrites Data with the bytes the kernel left there.
+// ThreadOrder is the order in which the emulator resumes the threads of a
+// threadgroup between barriers and SIMD-group functions. A GPU promises no
+// order, so a kernel whose results differ between orders has a race.
+type ThreadOrder uint32
+
+const (
+	OrderForward  ThreadOrder = iota // by thread_index_in_threadgroup
+	OrderReverse                     // highest index first
+	OrderShuffled                    // a fresh random permutation at every round
+)
+
+// Orders lists every ThreadOrder, for tests that run a kernel in each.
+var Orders = []ThreadOrder{OrderForward, OrderReverse, OrderShuffled}
+
+// String names the order.
+func (o ThreadOrder) String() string {
+	switch o {
+	case OrderForward:
+		return "forward"
+	case OrderReverse:
+		return "reverse"
+	case OrderShuffled:
+		return "shuffled"
+	}
+	return fmt.Sprintf("ThreadOrder(%d)", uint32(o))
+}
+
+// Buffer is what the kernel parameter [[buffer(Index)]] points at: either
+// Data, which Run overwrites with the bytes the kernel left there, or, when
+// Shared is set, Offset bytes into a shared buffer that the kernel reads and
+// writes in place (Data is then unused).
 type Buffer struct {
-	Index int
-	Data  []byte
+	Index  int
+	Data   []byte
+	Shared *Shared
+	Offset int
 }
 
 // ErrNoCompiler is wrapped by Available and Run when g++ cannot be used.
@@ -80,66 +108,17 @@ func Available() error {
 }
 
 // Run compiles the .metal file with g++ (once per content; executables are
-// cached by content hash in a temporary directory shared across processes)
-// and runs kernel name over the given buffers; each Buffer's Data is
-// overwritten with the results. Every [[buffer(n)]] parameter of the kernel
-// needs exactly one Buffer and every Buffer must match a parameter.
+// cached by content hash in a private per-user directory) and runs kernel
+// name over the given buffers; each Buffer's Data is overwritten with the
+// results. Every [[buffer(n)]] parameter of the kernel needs exactly one
+// Buffer and every Buffer must match a parameter. The file's kernel program
+// stays running for the next Run of the same file (see Session).
 func Run(metalFile, name string, d Dispatch, bufs []Buffer) error {
-	if err := Available(); err != nil {
-		return err
-	}
-	mode, grid, group, err := d.normalize()
+	s, err := sessionFor(metalFile)
 	if err != nil {
 		return err
 	}
-	p, err := load(metalFile)
-	if err != nil {
-		return err
-	}
-	var k *kernelSig
-	var names []string
-	for _, c := range p.kernels {
-		names = append(names, c.name)
-		if c.name == name {
-			k = c
-		}
-	}
-	if k == nil {
-		sort.Strings(names)
-		return fmt.Errorf("%w: %q in %s (it has: %s)", ErrKernelNotFound, name, metalFile, strings.Join(names, ", "))
-	}
-	flags, err := checkBuffers(k, bufs)
-	if err != nil {
-		return err
-	}
-	dir, err := os.MkdirTemp("", "msltest-run-")
-	if err != nil {
-		return fmt.Errorf("msltest: %w", err)
-	}
-	defer os.RemoveAll(dir)
-	reqPath, respPath := filepath.Join(dir, "request"), filepath.Join(dir, "response")
-	if err := os.WriteFile(reqPath, encodeRequest(name, mode, grid, group, bufs, flags), 0o600); err != nil {
-		return fmt.Errorf("msltest: %w", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, p.exe, reqPath, respPath)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil {
-			err = fmt.Errorf("no result after %v: %w", runTimeout, ctx.Err())
-		}
-		return &RunError{File: metalFile, Kernel: name, Output: strings.TrimSpace(out.String()), Err: err}
-	}
-	resp, err := os.ReadFile(respPath)
-	if err != nil {
-		return fmt.Errorf("msltest: reading result of kernel %s: %w", name, err)
-	}
-	if err := decodeResponse(resp, bufs); err != nil {
-		return fmt.Errorf("msltest: result of kernel %s: %w", name, err)
-	}
-	return nil
+	return s.Run(name, d, bufs)
 }
 
 // normalize checks a Dispatch and returns the driver's mode (0 for
@@ -179,6 +158,9 @@ func checkBuffers(k *kernelSig, bufs []Buffer) ([]uint32, error) {
 	flags := make([]uint32, len(bufs))
 	have := map[int]bool{}
 	for i, b := range bufs {
+		if b.Shared != nil && (b.Offset < 0 || b.Offset > len(b.Shared.Bytes)) {
+			return nil, fmt.Errorf("msltest: Buffer %d: offset %d is outside its %d-byte shared buffer", b.Index, b.Offset, len(b.Shared.Bytes))
+		}
 		if b.Index < 0 || b.Index > 30 {
 			return nil, fmt.Errorf("msltest: Buffer index %d is not in 0..30", b.Index)
 		}
@@ -193,6 +175,9 @@ func checkBuffers(k *kernelSig, bufs []Buffer) ([]uint32, error) {
 		if p.readOnly {
 			flags[i] = 1
 		}
+		if b.Shared != nil {
+			flags[i] |= 2
+		}
 	}
 	for _, p := range k.params {
 		if p.kind == paramBuffer && !have[p.index] {
@@ -202,13 +187,14 @@ func checkBuffers(k *kernelSig, bufs []Buffer) ([]uint32, error) {
 	return flags, nil
 }
 
-// encodeRequest lays out the request the driver reads (little endian):
-// "MSLQ", version 1, name, mode, grid[3], group[3], then per buffer its
-// index, flags, length and bytes.
-func encodeRequest(name string, mode uint32, grid, group [3]uint32, bufs []Buffer, flags []uint32) []byte {
+// encodeRequest lays out one request of the driver's serve loop (little
+// endian; see mslemu_driver.h): "MSLQ", version 2, name, mode, grid[3],
+// group[3], order, seed, then per buffer its index and flags and either its
+// bytes or where its shared file is.
+func encodeRequest(name string, mode uint32, grid, group [3]uint32, d Dispatch, bufs []Buffer, flags []uint32) []byte {
 	le := binary.LittleEndian
 	b := []byte("MSLQ")
-	b = le.AppendUint32(b, 1)
+	b = le.AppendUint32(b, 2)
 	b = le.AppendUint32(b, uint32(len(name)))
 	b = append(b, name...)
 	b = le.AppendUint32(b, mode)
@@ -218,30 +204,43 @@ func encodeRequest(name string, mode uint32, grid, group [3]uint32, bufs []Buffe
 	for _, v := range group {
 		b = le.AppendUint32(b, v)
 	}
+	b = le.AppendUint32(b, uint32(d.Order))
+	b = le.AppendUint64(b, d.Seed)
 	b = le.AppendUint32(b, uint32(len(bufs)))
 	for i, buf := range bufs {
 		b = le.AppendUint32(b, uint32(buf.Index))
 		b = le.AppendUint32(b, flags[i])
+		if sh := buf.Shared; sh != nil {
+			b = le.AppendUint32(b, uint32(len(sh.path)))
+			b = append(b, sh.path...)
+			b = le.AppendUint64(b, uint64(len(sh.mapping)))
+			b = le.AppendUint64(b, uint64(sh.dataOff))
+			b = le.AppendUint64(b, uint64(len(sh.Bytes)))
+			b = le.AppendUint64(b, uint64(buf.Offset))
+			continue
+		}
 		b = le.AppendUint64(b, uint64(len(buf.Data)))
 		b = append(b, buf.Data...)
 	}
 	return b
 }
 
-// decodeResponse copies the driver's buffers ("MSLA", count, then index,
-// length and bytes each) back into bufs.
+// decodeResponse copies the driver's inline buffers ("MSLA", count, then
+// index, length and bytes each) back into bufs.
 func decodeResponse(resp []byte, bufs []Buffer) error {
 	le := binary.LittleEndian
 	if len(resp) < 8 || string(resp[:4]) != "MSLA" {
 		return errors.New("malformed response")
 	}
 	n := int(le.Uint32(resp[4:]))
-	if n != len(bufs) {
-		return fmt.Errorf("response has %d buffers, want %d", n, len(bufs))
-	}
 	byIndex := map[int]*Buffer{}
 	for i := range bufs {
-		byIndex[bufs[i].Index] = &bufs[i]
+		if bufs[i].Shared == nil {
+			byIndex[bufs[i].Index] = &bufs[i]
+		}
+	}
+	if n != len(byIndex) {
+		return fmt.Errorf("response has %d buffers, want %d", n, len(byIndex))
 	}
 	rest := resp[8:]
 	for range n {

@@ -132,6 +132,10 @@ type edit struct {
 //   - each `threadgroup` turned into `static` for a threadgroup variable
 //     (followed by a call that registers it, on the same line) or blanked
 //     out for a pointer or reference into threadgroup memory;
+//   - `bool` after an address space (device bool*, const constant bool&)
+//     turned into msl_bool, which keeps only the low bit of the byte it
+//     loads, as a GPU may: a mask byte other than 0 or 1 then reads
+//     differently from the Go twins' "non-zero is true";
 //   - floating literals without a suffix given one (MSL has no double, so
 //     1.5 is a float there) and `1.5h` turned into half(1.5f).
 //
@@ -150,6 +154,8 @@ func rewrite(src string, toks []token) (string, error) {
 			if e, ok := floatLiteral(t); ok {
 				edits = append(edits, e)
 			}
+		case t.kind == tokIdent && t.text == "bool" && inMemory(toks, i):
+			edits = append(edits, edit{t.pos, t.end, "msl_bool"})
 		case t.kind == tokIdent && t.text == "threadgroup":
 			if i > 0 && toks[i-1].text == "[" {
 				continue // the [[threadgroup(n)]] attribute; rejected on kernels
@@ -166,6 +172,21 @@ func rewrite(src string, toks []token) (string, error) {
 	}
 	b.WriteString(src[last:])
 	return b.String(), nil
+}
+
+// inMemory reports whether toks[i] follows an address-space qualifier,
+// possibly with const between them.
+func inMemory(toks []token, i int) bool {
+	for j := i - 1; j >= 0 && j >= i-2; j-- {
+		switch toks[j].text {
+		case "device", "constant", "threadgroup":
+			return true
+		case "const":
+			continue
+		}
+		return false
+	}
+	return false
 }
 
 // floatLiteral gives the edit making a floating literal a float, if needed.

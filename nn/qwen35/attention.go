@@ -1,7 +1,6 @@
 package qwen35
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/ingotml/ingot/cache"
@@ -37,9 +36,9 @@ func (b *builder) attention(cfg *Config, p string) *attention {
 	}
 }
 
-// forward maps x [B, S, H] to [B, S, H]. c is nil (no cache), a *cache.KVCache or a
-// *cache.BatchKVCache; the RoPE offsets are read from it before it is updated.
-func (a *attention) forward(m *Model, x, mask tensor.Array, c cache.Cache, index int) tensor.Array {
+// forward maps x [B, S, H] to [B, S, H]. c is the layer's cache, or nil for a
+// cache-free forward; the RoPE offsets are read from it before it is updated.
+func (a *attention) forward(m *Model, x, mask tensor.Array, c cache.Attention) tensor.Array {
 	bsz, s := x.Dim(0), x.Dim(1)
 	qg := tensor.Reshape(a.q.Forward(x), bsz, s, a.nh, 2*a.hd)
 	q := tensor.SliceAxis(qg, -1, 0, a.hd)
@@ -52,44 +51,19 @@ func (a *attention) forward(m *Model, x, mask tensor.Array, c cache.Cache, index
 	v = tensor.Transpose(v, 0, 2, 1, 3)
 
 	var offsets tensor.Array
-	switch c := c.(type) {
-	case nil:
-		offsets = hostOffsets(m, bsz, 0)
-	case *cache.KVCache:
-		offsets = hostOffsets(m, bsz, c.Offset())
-	case *cache.BatchKVCache:
-		offsets = c.Offsets()
-	default:
-		panic(fmt.Sprintf("qwen35: layer %d is an attention layer; its cache must be *cache.KVCache or *cache.BatchKVCache, got %T", index, c))
+	if c != nil {
+		offsets = c.Offsets(bsz)
+	} else {
+		offsets = tensor.Zeros(m.g, tensor.Int32, bsz)
 	}
 	q = a.rope.Forward(q, offsets)
 	k = a.rope.Forward(k, offsets)
 	keys, values := k, v
 	if c != nil {
-		keys, values = updateAndFetch(c, k, v)
+		keys, values = c.UpdateAndFetch(k, v)
 	}
 
 	out := tensor.SDPA(q, keys, values, a.scale, mask) // [B, nh, S, hd]
 	out = tensor.Reshape(tensor.Transpose(out, 0, 2, 1, 3), bsz, s, a.nh*a.hd)
 	return a.o.Forward(tensor.Mul(out, tensor.Sigmoid(gate)))
-}
-
-// updateAndFetch stores the new keys and values in an attention cache.
-func updateAndFetch(c cache.Cache, k, v tensor.Array) (keys, values tensor.Array) {
-	switch c := c.(type) {
-	case *cache.KVCache:
-		return c.UpdateAndFetch(k, v)
-	case *cache.BatchKVCache:
-		return c.UpdateAndFetch(k, v)
-	}
-	panic(fmt.Sprintf("qwen35: not an attention cache: %T", c))
-}
-
-// hostOffsets is an int32 [B] array holding offset in every row.
-func hostOffsets(m *Model, b, offset int) tensor.Array {
-	v := make([]int32, b)
-	for i := range v {
-		v[i] = int32(offset)
-	}
-	return tensor.FromInt32(m.g, v, b)
 }

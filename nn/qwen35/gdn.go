@@ -64,14 +64,16 @@ func (d *gatedDeltaNet) forward(m *Model, x, mask tensor.Array, c *cache.ArraysC
 		qkv = tensor.Where(tensor.ExpandDims(mask, -1), qkv, m.k.zero)
 	}
 	var convState tensor.Array
-	if c != nil && c.Conv.Valid() {
-		convState = c.Conv
-	} else {
+	if c != nil {
+		convState = c.ConvState()
+	}
+	if !convState.Valid() {
 		convState = tensor.Zeros(m.g, tensor.Float32, bsz, d.kernel-1, d.conC)
 	}
 	window := tensor.Concatenate(1, convState, qkv) // [B, K-1+S, C], oldest first
+	var nextConv tensor.Array
 	if c != nil {
-		tensor.Assign(&c.Conv, d.nextConvState(m, window, c, s))
+		nextConv = d.nextConvState(m, window, c, s)
 	}
 	conv := tensor.Silu(tensor.DepthwiseConv1d(window, d.conv)) // [B, S, C]
 
@@ -85,9 +87,10 @@ func (d *gatedDeltaNet) forward(m *Model, x, mask tensor.Array, c *cache.ArraysC
 	k = tensor.RMSNorm(k, m.k.kScale, epsDk)
 
 	var state tensor.Array
-	if c != nil && c.SSM.Valid() {
-		state = c.SSM
-	} else {
+	if c != nil {
+		state = c.SSMState()
+	}
+	if !state.Valid() {
 		state = tensor.Zeros(m.g, tensor.Float32, bsz, d.hv, d.dv, d.dk)
 	}
 	var y tensor.Array
@@ -97,8 +100,7 @@ func (d *gatedDeltaNet) forward(m *Model, x, mask tensor.Array, c *cache.ArraysC
 		y, state = tensor.GatedDelta(q, k, v, decay, beta, state, mask)
 	}
 	if c != nil {
-		tensor.Assign(&c.SSM, state)
-		c.Advance(s)
+		c.Update(nextConv, state, s)
 	}
 	out := d.norm.Forward(y, z) // [B, S, Hv, Dv]
 	return d.out.Forward(tensor.Reshape(out, bsz, s, d.valueDim))
@@ -110,19 +112,8 @@ func (d *gatedDeltaNet) forward(m *Model, x, mask tensor.Array, c *cache.ArraysC
 // window rows clip(lengths[b], 0, S) + [0 .. K-2].
 func (d *gatedDeltaNet) nextConvState(m *Model, window tensor.Array, c *cache.ArraysCache, s int) tensor.Array {
 	keep := d.kernel - 1
-	host, dev := c.Lengths()
-	switch {
-	case host != nil:
-		pos := make([]int32, len(host)*keep)
-		for b, n := range host {
-			n = min(max(n, 0), s)
-			for j := 0; j < keep; j++ {
-				pos[b*keep+j] = int32(n + j)
-			}
-		}
-		return tensor.TakeAlongAxis(window, tensor.FromInt32(m.g, pos, len(host), keep, 1), 1)
-	case dev.Valid():
-		ends := tensor.Maximum(tensor.Minimum(dev, tensor.Scalar(m.g, float64(s), tensor.Int32)), tensor.Scalar(m.g, 0, tensor.Int32))
+	if lengths := c.Lengths(); lengths.Valid() {
+		ends := tensor.Maximum(tensor.Minimum(lengths, tensor.Scalar(m.g, float64(s), tensor.Int32)), tensor.Scalar(m.g, 0, tensor.Int32))
 		steps := tensor.Arange(m.g, 0, float64(keep), 1, tensor.Int32)
 		pos := tensor.Add(tensor.ExpandDims(ends, 1), tensor.ExpandDims(steps, 0)) // [B, K-1]
 		return tensor.TakeAlongAxis(window, tensor.ExpandDims(pos, -1), 1)

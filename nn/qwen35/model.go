@@ -136,34 +136,14 @@ func (m *Model) ssmMask(caches []cache.Cache, s int) tensor.Array {
 // attentionMask is the first attention layer's mask: the batched cache's own mask, or
 // a causal mask when s > 1 (none for a single new token).
 func (m *Model) attentionMask(caches []cache.Cache, s int) tensor.Array {
-	fa := m.cfg.FirstAttention()
-	offset := 0
 	if caches != nil {
-		switch c := caches[fa].(type) {
-		case *cache.BatchKVCache:
-			return c.MakeMask(s)
-		case *cache.KVCache:
-			offset = c.Offset()
-		default:
-			panic(fmt.Sprintf("qwen35: layer %d is an attention layer; its cache must be *cache.KVCache or *cache.BatchKVCache, got %T", fa, c))
-		}
+		fa := m.cfg.FirstAttention()
+		return attentionCache(fa, caches[fa]).MakeMask(s)
 	}
 	if s == 1 {
 		return tensor.Array{}
 	}
-	return causalMask(m.g, s, offset)
-}
-
-// causalMask is bool [1, 1, s, offset+s]: query i (at position offset+i) sees keys 0..offset+i.
-func causalMask(g *graph.Graph, s, offset int) tensor.Array {
-	n := offset + s
-	v := make([]bool, s*n)
-	for i := 0; i < s; i++ {
-		for j := 0; j <= offset+i; j++ {
-			v[i*n+j] = true
-		}
-	}
-	return tensor.FromBool(g, v, 1, 1, s, n)
+	return cache.CausalMask(m.g, s, 0)
 }
 
 // arraysCache returns c as a GDN cache (nil for no cache).
@@ -178,13 +158,25 @@ func arraysCache(i int, c cache.Cache) *cache.ArraysCache {
 	return ac
 }
 
+// attentionCache returns c as an attention cache (nil for no cache).
+func attentionCache(i int, c cache.Cache) cache.Attention {
+	if c == nil {
+		return nil
+	}
+	ac, ok := c.(cache.Attention)
+	if !ok {
+		panic(fmt.Sprintf("qwen35: layer %d is an attention layer; its cache must be *cache.KVCache or *cache.BatchKVCache, got %T", i, c))
+	}
+	return ac
+}
+
 func (l *layer) forward(m *Model, x, ssmMask, attnMask tensor.Array, c cache.Cache) tensor.Array {
 	h := l.inNorm.Forward(x)
 	var r tensor.Array
 	if l.gdn != nil {
 		r = l.gdn.forward(m, h, ssmMask, arraysCache(l.index, c))
 	} else {
-		r = l.attn.forward(m, h, attnMask, c, l.index)
+		r = l.attn.forward(m, h, attnMask, attentionCache(l.index, c))
 	}
 	x = tensor.Add(x, r)
 	h = l.postNorm.Forward(x)

@@ -29,6 +29,7 @@
 #include <limits>
 #include <vector>
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <ucontext.h>
@@ -40,6 +41,18 @@
 #include "mslemu_sched.h"
 #include "mslemu_simd.h"
 #include "mslemu_atomic.h"
+
+// msl_bool is a bool in device, constant or threadgroup memory (msltest
+// rewrites those declarations to it): a load keeps the byte's low bit, so a
+// kernel that reads a byte other than 0 or 1 as bool sees what a GPU may.
+struct msl_bool {
+  unsigned char v;
+  operator bool() const { return v & 1; }
+  msl_bool& operator=(bool b) {
+    v = b;
+    return *this;
+  }
+};
 
 #define device
 #define constant

@@ -64,6 +64,13 @@ inline ucontext_t g_sched_ctx;
 inline EntryFn g_entry = nullptr;
 inline const char* g_kernel_name = "";
 
+// g_order is the order in which the scheduler resumes ready fibers between
+// barriers: 0 by thread index, 1 reversed, 2 shuffled afresh each round
+// (next_random, defined by the driver). A kernel whose result depends on it
+// has a race that a GPU may or may not show.
+inline uint32_t g_order = 0;
+inline uint64_t next_random();
+
 // fatal reports a broken kernel (with the running thread) and exits.
 [[noreturn]] inline void fatal(const char* fmt, ...) {
   va_list ap;
@@ -191,9 +198,14 @@ inline void run_group(Fiber* fibers, int n) {
     f.state = State::ready;
   }
   int live = n;
+  static std::vector<int> perm;
+  perm.resize(size_t(n));
+  for (int i = 0; i < n; i++) perm[size_t(i)] = g_order == 1 ? n - 1 - i : i;
   while (live > 0) {
-    for (int i = 0; i < n; i++) {
-      Fiber& f = fibers[i];
+    if (g_order == 2)
+      for (int i = n - 1; i > 0; i--) std::swap(perm[size_t(i)], perm[size_t(next_random() % uint64_t(i + 1))]);
+    for (int pi = 0; pi < n; pi++) {
+      Fiber& f = fibers[perm[size_t(pi)]];
       if (f.state != State::ready) continue;
       g_current = &f;
       swapcontext(&g_sched_ctx, &f.ctx);

@@ -1,0 +1,299 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+)
+
+// The quant family: affine-quantized matrices (MLX's format, see quantize.go) used in
+// place, never expanded to a float copy. A quantized matrix is three arguments: the
+// packed rows (uint32 [rows, cols*Bits/32]), scales and biases ([rows, cols/Group], all
+// float32, all float16 or all bfloat16). Activations and outputs are float32.
+//
+// Every dot product of an x row with a packed row, in both twins and every kernel, is
+// computed per group as scale*(x.q) + bias*sum(x), each part rounded to float32 and
+// the groups accumulated in order; x.q and sum(x) use the matmul family's four-lane
+// order within the group. So a row gives the same result in qmv, qmm, the tied head
+// and the experts, alone or among many rows.
+
+// QuantParams is the parameter struct of KQMV and KQMM: x [M, K] times the transpose of
+// the quantized [N, K] matrix gives out [M, N].
+type QuantParams struct{ M, N, K, Bits, Group int }
+
+// KQMV is the decode-time quantized product out = x @ dequant(w)^T for few rows (the
+// Go twin passes over the packed matrix once per x row). Args x, w, scales, biases, out.
+var KQMV = Register(&Kernel{Name: "qmv", Family: "quant", CPU: qmvCPU, Encode: qmvEncode})
+
+// KQMM is KQMV for many rows (prefill): the Go twin keeps a tile of packed rows hot in
+// cache while every x row passes over it. Same args and results as KQMV.
+var KQMM = Register(&Kernel{Name: "qmm", Family: "quant", CPU: qmmCPU, Encode: qmmEncode})
+
+// QEmbedParams is the parameter struct of KQEmbed: T ids into a quantized [V, D] table.
+type QEmbedParams struct{ T, V, D, Bits, Group int }
+
+// KQEmbed looks up dequantized rows: out[t, :] = scales*q + biases of row ids[t]. Args
+// ids (int32 [T]), w, scales, biases, out (float32 [T, D]). An id outside [-V, V)
+// gives a zero row (negative ids wrap), as take does.
+var KQEmbed = Register(&Kernel{Name: "qembed", Family: "quant", CPU: qembedCPU, Encode: qembedEncode})
+
+// QSwitchGLUParams is the parameter struct of KQSwitchGLU: as SwitchGLUParams, plus the
+// bits and group size of each projection (per-module overrides may differ).
+type QSwitchGLUParams struct {
+	T, H, K, E, I                 int
+	GateBits, UpBits, DownBits    int
+	GateGroup, UpGroup, DownGroup int
+}
+
+// KQSwitchGLU is KSwitchGLU with quantized experts: gate and up [E, I, H], down
+// [E, H, I], each as (w, scales, biases). Args x [T, H], gate w/s/b, up w/s/b, down
+// w/s/b, idx int32 [T, k], scores [T, k], out [T, H] (13 arguments).
+var KQSwitchGLU = Register(&Kernel{Name: "qswitch_glu", Family: "quant", CPU: qswitchCPU, Encode: qswitchEncode})
+
+// qMatrix is a bound quantized matrix: its packed rows and its scale/bias arguments.
+type qMatrix struct {
+	raw               []byte
+	sc, bi            *Arg
+	rowBytes, groups  int
+	bits, group, cols int
+	scale32, bias32   []float32 // set when the scales are float32 (the fast path)
+}
+
+// qBind checks a (w, scales, biases) triple for a [rows, cols] matrix and binds it.
+// A mismatch is a bug in the op that built the launch (the layers validate shapes).
+func qBind(op string, w, s, b *Arg, rows, cols, bits, group int) qMatrix {
+	words, groups, err := CheckQuant(cols, bits, group)
+	if err != nil {
+		panic(fmt.Sprintf("kernels: %s: %v", op, err))
+	}
+	mmCheckDense(op, w, s, b)
+	if w.DType != UInt32 || !s.DType.IsFloat() || s.DType != b.DType ||
+		w.Size() < rows*words || s.Size() < rows*groups || b.Size() < rows*groups {
+		panic(fmt.Sprintf("kernels: %s: weight %s %v, scales %s %v, biases %s %v for [%d, %d] at %d bits, group %d",
+			op, w.DType, w.Dims(), s.DType, s.Dims(), b.DType, b.Dims(), rows, cols, bits, group))
+	}
+	m := qMatrix{raw: w.Data[w.Offset*4 : (w.Offset+rows*words)*4], sc: s, bi: b,
+		rowBytes: words * 4, groups: groups, bits: bits, group: group, cols: cols}
+	if s.DType == Float32 {
+		m.scale32 = F32(s.Data)[s.Offset : s.Offset+rows*groups]
+		m.bias32 = F32(b.Data)[b.Offset : b.Offset+rows*groups]
+	}
+	return m
+}
+
+// scaleBias returns the scale and bias of group g of row r, widened to float32.
+func (m *qMatrix) scaleBias(r, g int) (float32, float32) {
+	i := r*m.groups + g
+	if m.scale32 != nil {
+		return m.scale32[i], m.bias32[i]
+	}
+	return float32(Load(m.sc.DType, m.sc.Data, m.sc.Offset+i)), float32(Load(m.bi.DType, m.bi.Data, m.bi.Offset+i))
+}
+
+// groupSums writes the four-lane sum of each group of x into sums.
+func (m *qMatrix) groupSums(x, sums []float32) {
+	for g := range sums[:m.groups] {
+		sums[g] = qSum(x[g*m.group : (g+1)*m.group])
+	}
+}
+
+// qSum adds v in the matmul family's lane order (len(v) is a multiple of 8).
+func qSum(v []float32) float32 {
+	var s0, s1, s2, s3 float32
+	for k := 0; k+4 <= len(v); k += 4 {
+		s0 += v[k]
+		s1 += v[k+1]
+		s2 += v[k+2]
+		s3 += v[k+3]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// dot is row r of the matrix dotted with x (len cols) whose group sums are sums; buf
+// holds one group of codes.
+func (m *qMatrix) dot(x, sums, buf []float32, r int) float32 {
+	p := m.raw[r*m.rowBytes : (r+1)*m.rowBytes]
+	gb := m.group * m.bits / 8
+	acc := float32(0)
+	for g := 0; g < m.groups; g++ {
+		quantUnpack(buf[:m.group], p[g*gb:(g+1)*gb], m.bits)
+		s, b := m.scaleBias(r, g)
+		// The explicit conversions keep the compiler from fusing into an FMA.
+		acc += float32(s*mmDot(x[g*m.group:(g+1)*m.group], buf)) + float32(b*sums[g])
+	}
+	return acc
+}
+
+// qScratch returns the per-launch buffers: a group of codes and the group sums of one row.
+func qScratch(m *qMatrix) (buf, sums []float32) {
+	return make([]float32, m.group), make([]float32, m.groups)
+}
+
+func qmvCPU(l *Launch) { qLinearCPU(l, "qmv", false) }
+func qmmCPU(l *Launch) { qLinearCPU(l, "qmm", true) }
+
+// qmmTileBytes bounds the packed rows one qmm tile keeps hot (32 KiB).
+const qmmTileBytes = 32 << 10
+
+func qLinearCPU(l *Launch, op string, tiled bool) {
+	p := l.Params.(*QuantParams)
+	x, o := &l.Args[0], &l.Args[4]
+	mustFloat32(op, x, o)
+	mmCheckDense(op, x)
+	if p.M*p.N == 0 {
+		return
+	}
+	m := qBind(op, &l.Args[1], &l.Args[2], &l.Args[3], p.N, p.K, p.Bits, p.Group)
+	xs := F32(x.Data)[x.Offset : x.Offset+p.M*p.K]
+	os := F32(o.Data)[o.Offset : o.Offset+p.M*p.N]
+	buf, _ := qScratch(&m)
+	sums := make([]float32, p.M*m.groups)
+	for i := 0; i < p.M; i++ {
+		m.groupSums(xs[i*p.K:(i+1)*p.K], sums[i*m.groups:])
+	}
+	tile := p.N
+	if tiled {
+		tile = max(1, qmmTileBytes/m.rowBytes)
+	}
+	for n0 := 0; n0 < p.N; n0 += tile {
+		n1 := min(p.N, n0+tile)
+		for i := 0; i < p.M; i++ {
+			xr, sr := xs[i*p.K:(i+1)*p.K], sums[i*m.groups:(i+1)*m.groups]
+			for n := n0; n < n1; n++ {
+				os[i*p.N+n] = m.dot(xr, sr, buf, n)
+			}
+		}
+	}
+}
+
+func qembedCPU(l *Launch) {
+	p := l.Params.(*QEmbedParams)
+	ix, o := &l.Args[0], &l.Args[4]
+	mustFloat32("qembed", o)
+	mmCheckDense("qembed", ix)
+	if p.T*p.D == 0 {
+		return
+	}
+	m := qBind("qembed", &l.Args[1], &l.Args[2], &l.Args[3], p.V, p.D, p.Bits, p.Group)
+	ids := I32(ix.Data)[ix.Offset : ix.Offset+p.T]
+	os := F32(o.Data)[o.Offset : o.Offset+p.T*p.D]
+	gb := m.group * m.bits / 8
+	for t, id := range ids {
+		row := os[t*p.D : (t+1)*p.D]
+		r, ok := gatherIndex(id, p.V)
+		if !ok {
+			clear(row)
+			continue
+		}
+		packed := m.raw[r*m.rowBytes:]
+		for g := 0; g < m.groups; g++ {
+			vals := row[g*m.group : (g+1)*m.group]
+			quantUnpack(vals, packed[g*gb:(g+1)*gb], m.bits)
+			s, b := m.scaleBias(r, g)
+			for i, q := range vals {
+				vals[i] = float32(s*q) + b
+			}
+		}
+	}
+}
+
+func qswitchCPU(l *Launch) {
+	p := l.Params.(*QSwitchGLUParams)
+	x, ix, sc, o := &l.Args[0], &l.Args[10], &l.Args[11], &l.Args[12]
+	mustFloat32("qswitch_glu", x, sc, o)
+	mmCheckDense("qswitch_glu", x, ix, sc)
+	H, I, K := p.H, p.I, p.K
+	if p.T*H == 0 {
+		return
+	}
+	gate := qBind("qswitch_glu gate", &l.Args[1], &l.Args[2], &l.Args[3], p.E*I, H, p.GateBits, p.GateGroup)
+	up := qBind("qswitch_glu up", &l.Args[4], &l.Args[5], &l.Args[6], p.E*I, H, p.UpBits, p.UpGroup)
+	down := qBind("qswitch_glu down", &l.Args[7], &l.Args[8], &l.Args[9], p.E*H, I, p.DownBits, p.DownGroup)
+	xs := F32(x.Data)[x.Offset : x.Offset+p.T*H]
+	idx := I32(ix.Data)[ix.Offset : ix.Offset+p.T*K]
+	ss := F32(sc.Data)[sc.Offset : sc.Offset+p.T*K]
+	ys := F32(o.Data)[o.Offset : o.Offset+p.T*H]
+	buf := make([]float32, 128)
+	gsums, usums, asums := make([]float32, gate.groups), make([]float32, up.groups), make([]float32, down.groups)
+	act := make([]float32, I)
+	for t := 0; t < p.T; t++ {
+		xr, yr := xs[t*H:(t+1)*H], ys[t*H:(t+1)*H]
+		clear(yr)
+		gate.groupSums(xr, gsums)
+		up.groupSums(xr, usums)
+		for j := 0; j < K; j++ {
+			e, ok := gatherIndex(idx[t*K+j], p.E)
+			if !ok {
+				continue
+			}
+			for i := range act {
+				g := float64(gate.dot(xr, gsums, buf, e*I+i))
+				u := up.dot(xr, usums, buf, e*I+i)
+				act[i] = float32(g/(1+expF64(-g))) * u // silu in float64, rounded, as switch_glu
+			}
+			down.groupSums(act, asums)
+			s := ss[t*K+j]
+			for h := range yr {
+				yr[h] += down.dot(act, asums, buf, e*H+h) * s
+			}
+		}
+	}
+}
+
+// qEntry is the MSL entry of a quant kernel for scales of dtype dt.
+func qEntry(base string, dt DType) string { return base + "_" + dt.String() }
+
+// qPack32 packs ints as the int32 fields of an MSL struct.
+func qPack32(v ...int) []byte {
+	b := make([]byte, 0, 4*len(v))
+	for _, x := range v {
+		if x > math.MaxInt32 || x < math.MinInt32 {
+			panic(fmt.Sprintf("kernels: quant parameter %d does not fit int32", x))
+		}
+		u := uint32(int32(x))
+		b = append(b, byte(u), byte(u>>8), byte(u>>16), byte(u>>24))
+	}
+	return b
+}
+
+func qBindAll(l *Launch, e Encoder, n int) {
+	for i := 0; i < n; i++ {
+		e.SetArg(i, &l.Args[i])
+	}
+}
+
+func qmvEncode(l *Launch, e Encoder) {
+	p := l.Params.(*QuantParams)
+	e.Entry(qEntry("qmv", l.Args[2].DType))
+	qBindAll(l, e, 5)
+	e.SetBytes(5, qPack32(p.M, p.N, p.K, p.Bits, p.Group))
+	// One thread per output column; it reads its packed row once for all M x rows.
+	e.DispatchThreads([3]int{max(p.N, 1), 1, 1}, [3]int{min(max(p.N, 1), 64), 1, 1})
+}
+
+func qmmEncode(l *Launch, e Encoder) {
+	p := l.Params.(*QuantParams)
+	e.Entry(qEntry("qmm", l.Args[2].DType))
+	qBindAll(l, e, 5)
+	e.SetBytes(5, qPack32(p.M, p.N, p.K, p.Bits, p.Group))
+	// One thread per output element: x = column, y = x row.
+	e.DispatchThreads([3]int{max(p.N, 1), max(p.M, 1), 1}, [3]int{min(max(p.N, 1), 64), 1, 1})
+}
+
+func qembedEncode(l *Launch, e Encoder) {
+	p := l.Params.(*QEmbedParams)
+	e.Entry(qEntry("qembed", l.Args[2].DType))
+	qBindAll(l, e, 5)
+	e.SetBytes(5, qPack32(p.T, p.V, p.D, p.Bits, p.Group))
+	// One thread per output element: x = feature, y = token.
+	e.DispatchThreads([3]int{max(p.D, 1), max(p.T, 1), 1}, [3]int{min(max(p.D, 1), 64), 1, 1})
+}
+
+func qswitchEncode(l *Launch, e Encoder) {
+	p := l.Params.(*QSwitchGLUParams)
+	e.Entry(qEntry("qswitch_glu", l.Args[2].DType))
+	qBindAll(l, e, 13)
+	e.SetBytes(13, qPack32(p.T, p.H, p.K, p.E, p.I, p.GateBits, p.UpBits, p.DownBits, p.GateGroup, p.UpGroup, p.DownGroup))
+	// One thread per output element (h, t), recomputing its experts' activations, as
+	// switch_glu does (simple, not fast).
+	e.DispatchThreads([3]int{max(p.H, 1), max(p.T, 1), 1}, [3]int{min(max(p.H, 1), 64), 1, 1})
+}

@@ -1,0 +1,86 @@
+package kernels
+
+import "math/rand"
+
+func init() { RegisterSamples("quant", quantSamples) }
+
+// qSampleMatrix is a random quantized [rows, cols] matrix: random codes, scales near
+// 1/n (so values stay near [-1, 1]) and biases in [-0.5, 0.5).
+func qSampleMatrix(rng *rand.Rand, rows, cols, bits, group int, dt DType) (w, s, b Arg) {
+	words, groups, err := CheckQuant(cols, bits, group)
+	if err != nil {
+		panic(err)
+	}
+	w = NewArg(Contiguous(UInt32, rows, words))
+	for i := range U32(w.Data) {
+		U32(w.Data)[i] = rng.Uint32()
+	}
+	n := float64(int(1)<<bits - 1)
+	s = randArg(rng, Contiguous(dt, rows, groups), -1/n, 1/n)
+	b = randArg(rng, Contiguous(dt, rows, groups), -0.5, 0.5)
+	return w, s, b
+}
+
+// qSampleIndex fills int32 indices in [-1, n]: -1 wraps, n is out of range.
+func qSampleIndex(rng *rand.Rand, a *Arg, n int) {
+	for i := range I32(a.Data) {
+		I32(a.Data)[i] = int32(rng.Intn(n+2) - 1)
+	}
+}
+
+// quantSamples covers every bits value, group size and scale dtype across the four
+// kernels: decode and prefill row counts, wrapped and out-of-range ids and experts.
+func quantSamples(rng *rand.Rand) []*Launch {
+	var out []*Launch
+	for _, c := range []struct {
+		k           *Kernel
+		m, n, kk    int
+		bits, group int
+		dt          DType
+	}{
+		{KQMV, 1, 5, 256, 4, 64, Float32},
+		{KQMV, 2, 7, 128, 3, 32, BFloat16},
+		{KQMV, 3, 4, 256, 6, 128, Float16},
+		{KQMV, 1, 3, 64, 2, 32, Float32},
+		{KQMV, 1, 3, 160, 5, 32, Float16},
+		{KQMV, 1, 3, 64, 8, 64, BFloat16},
+		{KQMM, 5, 6, 128, 5, 32, Float32},
+		{KQMM, 4, 3, 256, 8, 128, BFloat16},
+		{KQMM, 6, 3, 64, 2, 64, Float16},
+	} {
+		x := randArg(rng, Contiguous(Float32, c.m, c.kk), -1, 1)
+		w, s, b := qSampleMatrix(rng, c.n, c.kk, c.bits, c.group, c.dt)
+		out = append(out, launch(c.k, &QuantParams{M: c.m, N: c.n, K: c.kk, Bits: c.bits, Group: c.group},
+			x, w, s, b, NewArg(Contiguous(Float32, c.m, c.n))))
+	}
+	for _, c := range []struct {
+		t, v, d, bits, group int
+		dt                   DType
+	}{{4, 6, 128, 4, 32, Float32}, {3, 5, 64, 6, 64, BFloat16}, {3, 4, 96, 3, 32, Float16}} {
+		ids := NewArg(Contiguous(Int32, c.t))
+		qSampleIndex(rng, &ids, c.v)
+		w, s, b := qSampleMatrix(rng, c.v, c.d, c.bits, c.group, c.dt)
+		out = append(out, launch(KQEmbed, &QEmbedParams{T: c.t, V: c.v, D: c.d, Bits: c.bits, Group: c.group},
+			ids, w, s, b, NewArg(Contiguous(Float32, c.t, c.d))))
+	}
+	for _, c := range []struct {
+		p  QSwitchGLUParams
+		dt DType
+	}{
+		{QSwitchGLUParams{T: 2, H: 64, K: 2, E: 4, I: 32, GateBits: 4, UpBits: 4, DownBits: 8, GateGroup: 32, UpGroup: 32, DownGroup: 32}, Float32},
+		{QSwitchGLUParams{T: 1, H: 128, K: 2, E: 3, I: 64, GateBits: 3, UpBits: 3, DownBits: 6, GateGroup: 64, UpGroup: 64, DownGroup: 64}, BFloat16},
+		{QSwitchGLUParams{T: 3, H: 32, K: 2, E: 4, I: 32, GateBits: 2, UpBits: 5, DownBits: 4, GateGroup: 32, UpGroup: 32, DownGroup: 32}, Float16},
+	} {
+		p := c.p
+		x := randArg(rng, Contiguous(Float32, p.T, p.H), -1, 1)
+		gw, gs, gb := qSampleMatrix(rng, p.E*p.I, p.H, p.GateBits, p.GateGroup, c.dt)
+		uw, us, ub := qSampleMatrix(rng, p.E*p.I, p.H, p.UpBits, p.UpGroup, c.dt)
+		dw, ds, db := qSampleMatrix(rng, p.E*p.H, p.I, p.DownBits, p.DownGroup, c.dt)
+		ix := NewArg(Contiguous(Int32, p.T, p.K))
+		qSampleIndex(rng, &ix, p.E)
+		sc := randArg(rng, Contiguous(Float32, p.T, p.K), 0, 1)
+		out = append(out, launch(KQSwitchGLU, &p, x, gw, gs, gb, uw, us, ub, dw, ds, db, ix, sc,
+			NewArg(Contiguous(Float32, p.T, p.H))))
+	}
+	return out
+}

@@ -1,0 +1,92 @@
+package nn
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/ingotml/ingot/kernels"
+)
+
+// QuantizedTensor is one affine-quantized weight on the host, as an mlx-community
+// checkpoint stores it (spec: quantization.md): Weight holds the packed codes, uint32
+// [..., rows, cols*Bits/32]; Scales and Biases the raw little-endian values of
+// [..., rows, cols/GroupSize] in ScaleType (F32, F16 or BF16). Shape is the float
+// matrix's shape [..., rows, cols] (leading dims stack experts).
+type QuantizedTensor struct {
+	Shape           []int
+	Bits, GroupSize int
+	Weight          []uint32
+	Scales, Biases  []byte
+	ScaleType       DType
+}
+
+// Quantize quantizes w (float32, shape [..., rows, cols]) with MLX's reference rule
+// (kernels.Quantize, in float32), then casts scales and biases to scaleType with
+// round-to-nearest-even: what mx.quantize returns for a weight of that dtype.
+func Quantize(w []float32, shape []int, bits, group int, scaleType DType) (*QuantizedTensor, error) {
+	if len(shape) < 2 {
+		return nil, fmt.Errorf("quantize: shape %v: want [..., rows, cols]", shape)
+	}
+	cols := shape[len(shape)-1]
+	rows := 1
+	for _, d := range shape[:len(shape)-1] {
+		rows *= d
+	}
+	if scaleType != F32 && scaleType != F16 && scaleType != BF16 {
+		return nil, fmt.Errorf("quantize: scales of dtype %s: want F32, F16 or BF16", scaleType)
+	}
+	q, s, b, err := kernels.Quantize(w, rows, cols, bits, group)
+	if err != nil {
+		return nil, fmt.Errorf("quantize: shape %v: %w", shape, err)
+	}
+	return &QuantizedTensor{
+		Shape: append([]int(nil), shape...), Bits: bits, GroupSize: group, Weight: q,
+		Scales: encodeFloats(s, scaleType), Biases: encodeFloats(b, scaleType), ScaleType: scaleType,
+	}, nil
+}
+
+// encodeFloats stores v as little-endian values of dt (F32, F16 or BF16), rounding to
+// nearest even.
+func encodeFloats(v []float32, dt DType) []byte {
+	out := make([]byte, len(v)*dt.Size())
+	for i, x := range v {
+		switch dt {
+		case F32:
+			binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(x))
+		case F16:
+			binary.LittleEndian.PutUint16(out[2*i:], kernels.F32ToF16(x))
+		case BF16:
+			binary.LittleEndian.PutUint16(out[2*i:], kernels.F32ToBF16(x))
+		}
+	}
+	return out
+}
+
+// decodeFloats widens little-endian values of dt (F32, F16 or BF16) to float32 (exact).
+func decodeFloats(b []byte, dt DType) []float32 {
+	n := len(b) / dt.Size()
+	out := make([]float32, n)
+	for i := range out {
+		switch dt {
+		case F32:
+			out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+		case F16:
+			out[i] = kernels.F16ToF32(binary.LittleEndian.Uint16(b[2*i:]))
+		case BF16:
+			out[i] = kernels.BF16ToF32(binary.LittleEndian.Uint16(b[2*i:]))
+		}
+	}
+	return out
+}
+
+// Dequantize expands the tensor to float32 values of Shape: w = scale*q + bias, with
+// the scales and biases as stored (widened exactly from ScaleType).
+func (t *QuantizedTensor) Dequantize() ([]float32, error) {
+	cols := t.Shape[len(t.Shape)-1]
+	rows := 1
+	for _, d := range t.Shape[:len(t.Shape)-1] {
+		rows *= d
+	}
+	return kernels.Dequantize(t.Weight, decodeFloats(t.Scales, t.ScaleType), decodeFloats(t.Biases, t.ScaleType), rows, cols, t.Bits, t.GroupSize)
+}
