@@ -9,8 +9,12 @@
 # Prints each run's wall time, the median per side and the median ratio A/B, and each
 # side's last output line (the verdict) so a changed result shows.
 #
-# Environment: RUNS (timed runs per command and side, default 3), BENCH_COUNT (go test
-# -count, default 5), SKIP_CRASH=1 to leave out the default crash run (about a minute a run).
+# B is a snapshot of the working tree taken at the start (uncommitted changes included),
+# so editing the tree while the script runs changes nothing.
+#
+# Environment: RUNS (timed runs per command and side, default 3), CRASH_RUNS (the same
+# for the default crash run, about a minute a run, default 1), BENCH_COUNT (go test
+# -count, default 5), SKIP_CRASH=1 to leave the crash run out.
 set -euo pipefail
 export LC_ALL=C
 
@@ -24,22 +28,25 @@ trap 'rm -rf "$tmp"' EXIT
 echo "== A: $rev ($(git -C "$root" rev-parse --short "$rev")), B: working tree ($(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet HEAD || echo ', modified'))"
 echo "== $(nproc) CPUs, $(uname -m), $(go version | cut -d' ' -f3), load $(cut -d' ' -f1-3 /proc/loadavg)"
 
-mkdir "$tmp/a"
+mkdir "$tmp/a" "$tmp/b"
 git -C "$root" archive "$rev" | tar -x -C "$tmp/a"
+# The working tree as it is now: tracked files plus untracked ones not ignored.
+(cd "$root" && git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t "$tmp/b" 2>/dev/null || true)
 # The speed benchmarks use only the exported kernel API: give REV the same file.
 if [ -f "$root/kernels/speed_bench_test.go" ] && [ ! -f "$tmp/a/kernels/speed_bench_test.go" ]; then
 	cp "$root/kernels/speed_bench_test.go" "$tmp/a/kernels/"
 fi
 (cd "$tmp/a" && go build -o "$tmp/decode-a" ./cmd/decode)
-(cd "$root" && go build -o "$tmp/decode-b" ./cmd/decode)
+(cd "$tmp/b" && go build -o "$tmp/decode-b" ./cmd/decode)
 
 # median reads numbers, one a line, and prints their median.
 median() { sort -g | awk '{v[NR]=$1} END {if (NR%2) print v[(NR+1)/2]; else printf "%.4g\n", (v[NR/2]+v[NR/2+1])/2}'; }
 
-# timed NAME ARGS...: runs both binaries RUNS times each, alternating, after one warm-up each.
+# timed NAME N ARGS...: runs both binaries N times each, alternating, after one warm-up
+# run each unless WARMUP=0.
 timed() {
-	local name=$1; shift
-	local side out t0 t1
+	local name=$1 n=$2; shift 2
+	local side t0 t1
 	echo
 	echo "== $name: decode $*"
 	if [ "${WARMUP:-1}" = 1 ]; then
@@ -47,7 +54,7 @@ timed() {
 		"$tmp/decode-b" "$@" >/dev/null 2>&1 || true
 	fi
 	: >"$tmp/ta"; : >"$tmp/tb"; : >"$tmp/ratio"
-	for ((i = 1; i <= runs; i++)); do
+	for ((i = 1; i <= n; i++)); do
 		for side in a b; do
 			t0=$(date +%s.%N)
 			"$tmp/decode-$side" "$@" >"$tmp/out-$side" 2>&1 || true
@@ -57,16 +64,16 @@ timed() {
 		paste "$tmp/ta" "$tmp/tb" | tail -1 | awk '{printf "%.4f\n", $1/$2}' >>"$tmp/ratio"
 		printf '  run %d: A %.2f s, B %.2f s\n' "$i" "$(tail -1 "$tmp/ta")" "$(tail -1 "$tmp/tb")"
 	done
-	printf '  median wall: A %s s, B %s s; median ratio A/B %s\n' \
+	printf '  median wall: A %.2f s, B %.2f s; median ratio A/B %.3f\n' \
 		"$(median <"$tmp/ta")" "$(median <"$tmp/tb")" "$(median <"$tmp/ratio")"
 	echo "  A last line: $(grep -v '^\s*$' "$tmp/out-a" | tail -1)"
 	echo "  B last line: $(grep -v '^\s*$' "$tmp/out-b" | tail -1)"
 }
 
-timed "eager, 3000 tokens" --cache eager --tokens 3000
-timed "lazy, 3000 tokens" --tokens 3000
+timed "eager, 3000 tokens" "$runs" --cache eager --tokens 3000
+timed "lazy, 3000 tokens" "$runs" --tokens 3000
 if [ "${SKIP_CRASH:-}" != 1 ]; then
-	WARMUP=0 timed "default crash run (no warm-up run: it is long)"
+	WARMUP=0 timed "default crash run (no warm-up run: it is long)" "${CRASH_RUNS:-1}"
 fi
 
 # gobench DIR PKG PATTERN: one go test -bench run; prints the raw benchmark lines.
@@ -77,8 +84,7 @@ echo "== Go benchmarks: -count $count, A and B alternating; medians per benchmar
 : >"$tmp/ba"; : >"$tmp/bb"
 for ((i = 1; i <= count; i++)); do
 	for side in a b; do
-		dir=$tmp/a
-		[ $side = b ] && dir=$root
+		dir=$tmp/$side
 		{
 			gobench "$dir" ./kernels/ 'GEMV|SDPAKeys|Linear/1x64'
 			gobench "$dir" ./tensor/ 'Chain1000'
