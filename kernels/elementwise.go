@@ -212,18 +212,25 @@ func unaryCPU(op *UnaryOp, l *Launch) {
 	})
 }
 
-// unaryF32 is the dense float32 path: the exp-based ops (the decode loop's sigmoid and
-// silu) use the fast float64 exp of the reductions, exact to ~1e-14, in plain loops.
+// unaryF32 is the dense float32 path: silu and sigmoid take exp32 (float32, vectorised
+// by expArray) in blocks; out may be the input (each element is read before written).
 func unaryF32(op *UnaryOp, av, ov []float32) {
 	switch op {
-	case OpSilu:
-		for i, x := range av {
-			v := float64(x)
-			ov[i] = float32(v / (1 + expF64(-v)))
-		}
-	case OpSigmoid:
-		for i, x := range av {
-			ov[i] = float32(1 / (1 + expF64(-float64(x))))
+	case OpSilu, OpSigmoid:
+		var buf [256]float32
+		for c := 0; c < len(av); c += len(buf) {
+			a := av[c:min(c+len(buf), len(av))]
+			o, e := ov[c:c+len(a)], buf[:len(a)]
+			expArray(e, a, -1, 0)
+			if op == OpSilu {
+				for i, x := range a {
+					o[i] = x / (1 + e[i])
+				}
+			} else {
+				for i := range a {
+					o[i] = 1 / (1 + e[i])
+				}
+			}
 		}
 	case OpExp:
 		for i, x := range av {

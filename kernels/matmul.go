@@ -91,11 +91,7 @@ func mmLinearF32(x, w, out []float32, m, n, k int) {
 	if m < mmLinearMinGEMM || k == 0 {
 		// GEMV: one pass over w per x row.
 		for i := 0; i < m; i++ {
-			xr := x[i*k : i*k+k]
-			or := out[i*n : i*n+n]
-			for j := range or {
-				or[j] = mmDot(xr, w[j*k:j*k+k])
-			}
+			gemvF32(x[i*k:i*k+k], w, k, out[i*n:i*n+n])
 		}
 		return
 	}
@@ -106,11 +102,7 @@ func mmLinearF32(x, w, out []float32, m, n, k int) {
 		j1 := min(n, j0+tile)
 		wt := w[j0*k : j1*k]
 		for i := 0; i < m; i++ {
-			xr := x[i*k : i*k+k]
-			or := out[i*n+j0 : i*n+j1]
-			for j := range or {
-				or[j] = mmDot(xr, wt[j*k:j*k+k])
-			}
+			gemvF32(x[i*k:i*k+k], wt, k, out[i*n+j0:i*n+j1])
 		}
 	}
 }
@@ -122,13 +114,15 @@ func mmDot(x, w []float32) float32 {
 	k := 0
 	for ; k+4 <= len(x); k += 4 {
 		xs, ws := x[k:k+4:k+4], w[k:k+4:k+4]
-		s0 += xs[0] * ws[0]
-		s1 += xs[1] * ws[1]
-		s2 += xs[2] * ws[2]
-		s3 += xs[3] * ws[3]
+		// float32(...) rounds each product: the spec then forbids fusing it into an FMA
+		// (GOAMD64=v3 would otherwise), so the order above is exact on every build.
+		s0 += float32(xs[0] * ws[0])
+		s1 += float32(xs[1] * ws[1])
+		s2 += float32(xs[2] * ws[2])
+		s3 += float32(xs[3] * ws[3])
 	}
 	for ; k < len(x); k++ {
-		s0 += x[k] * w[k]
+		s0 += float32(x[k] * w[k])
 	}
 	return (s0 + s1) + (s2 + s3)
 }

@@ -16,7 +16,7 @@ type SwitchGLUParams struct{ T, H, K, E, I int }
 //
 // Args x [T, H], gate [E, I, H], up [E, I, H], down [E, H, I], idx int32 [T, k],
 // scores [T, k], out [T, H]; all dense float32. It computes what gather_mm, silu, mul,
-// gather_mm, mul and sum compute one op at a time (the same dot order, float32), in
+// gather_mm, mul and sum compute one op at a time (the same dot order and silu, float32), in
 // one launch instead of about a dozen nodes per layer. An index outside [-E, E)
 // contributes nothing (negative ones wrap, as take does).
 var KSwitchGLU = Register(&Kernel{Name: "switch_glu", Family: "moe", CPU: switchGLUCPU, Encode: switchGLUEncode})
@@ -33,12 +33,14 @@ func switchGLUCPU(l *Launch) {
 	idx := I32(ix.Data)[ix.Offset : ix.Offset+p.T*K]
 	ss := F32(sc.Data)[sc.Offset : sc.Offset+p.T*K]
 	ys := F32(o.Data)[o.Offset : o.Offset+p.T*H]
-	var buf [512]float32
-	act := buf[:0]
-	if I > len(buf) {
-		act = make([]float32, I)
+	// Scratch: gate, up and exp(-gate) [I] each, the down projection [H].
+	var buf [1024]float32
+	scratch := buf[:0]
+	if 3*I+H > len(buf) {
+		scratch = make([]float32, 0, 3*I+H)
 	}
-	act = act[:I]
+	scratch = scratch[:3*I+H]
+	act, upv, ex, dn := scratch[:I], scratch[I:2*I], scratch[2*I:3*I], scratch[3*I:]
 	for t := 0; t < p.T; t++ {
 		xr, yr := xs[t*H:(t+1)*H], ys[t*H:(t+1)*H]
 		clear(yr)
@@ -47,14 +49,16 @@ func switchGLUCPU(l *Launch) {
 			if !ok {
 				continue
 			}
-			for i := range act {
-				g := float64(mmDot(xr, gs[(e*I+i)*H:(e*I+i+1)*H]))
-				u := mmDot(xr, us[(e*I+i)*H:(e*I+i+1)*H])
-				act[i] = float32(g/(1+expF64(-g))) * u // silu in float64, rounded, as the unary kernel
+			gemvF32(xr, gs[e*I*H:(e+1)*I*H], H, act)
+			gemvF32(xr, us[e*I*H:(e+1)*I*H], H, upv)
+			expArray(ex, act, -1, 0)
+			for i, g := range act {
+				act[i] = g / (1 + ex[i]) * upv[i] // silu as the unary kernel computes it, times up
 			}
+			gemvF32(act, ds[e*H*I:(e+1)*H*I], I, dn)
 			s := ss[t*K+j]
-			for h := range yr {
-				yr[h] += mmDot(act, ds[(e*H+h)*I:(e*H+h+1)*I]) * s
+			for h, d := range dn {
+				yr[h] += float32(d * s)
 			}
 		}
 	}

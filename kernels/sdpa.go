@@ -17,7 +17,9 @@ const SDPAMaxHeadDim = 256
 // ([B, Hkv, Skv, Dv]) float32 with a unit stride on the last axis (any strides and
 // offset otherwise, so a slice of a preallocated cache needs no copy), an optional bool
 // mask ([B, Hq, Sq, Skv], any strides: true = attend), out [B, Hq, Sq, Dv]. A fully
-// masked row outputs 0. D and Dv are at most SDPAMaxHeadDim.
+// masked row outputs 0. D and Dv are at most SDPAMaxHeadDim. The Go twin: scores in
+// mmDot's order times Scale, weights exp32(score - max), their sum in float64 over four
+// lanes, the weighted values added key by key, then one multiply by 1/sum.
 var KSDPA = Register(&Kernel{Name: "sdpa", Family: "sdpa", CPU: sdpaCPU, Encode: sdpaEncode})
 
 func init() { RegisterSamples("sdpa", sdpaSamples) }
@@ -44,6 +46,7 @@ func sdpaCPU(l *Launch) {
 	k, v := F32(ka.Data), F32(va.Data)
 	scale := float32(l.Params.(*SDPAParams).Scale)
 	group := Hq / Hkv
+	ks, vs := ka.Strides[2], va.Strides[2]
 	var sbuf [1024]float32 // scores of one query row; on the stack for decode-sized caches
 	scores := sbuf[:0]
 	if Skv > len(sbuf) {
@@ -58,7 +61,9 @@ func sdpaCPU(l *Launch) {
 			for i := 0; i < Sq; i++ {
 				row := (b*Hq+h)*Sq + i
 				qr, or := q[row*D:row*D+D], o[row*Dv:row*Dv+Dv]
-				// Scores of the attended keys; masked keys are marked -Inf and skipped.
+				// Scores: every key's dot (one matrix-vector product over the cache rows),
+				// then masked keys are marked -Inf.
+				gemvF32(qr, k[kh:kh+(Skv-1)*ks+D], ks, scores)
 				mx, any := negInf, false
 				var mrow []byte
 				mst := 0
@@ -66,13 +71,12 @@ func sdpaCPU(l *Launch) {
 					mrow = ma.Data[ma.Offset+b*ma.Strides[0]+h*ma.Strides[1]+i*ma.Strides[2]:]
 					mst = ma.Strides[3]
 				}
-				for j := range scores {
+				for j, d := range scores {
 					if mrow != nil && mrow[j*mst] == 0 {
 						scores[j] = negInf
 						continue
 					}
-					kr := k[kh+j*ka.Strides[2]:]
-					s := dot32(qr, kr[:D]) * scale
+					s := d * scale
 					scores[j] = s
 					if s > mx {
 						mx = s
@@ -83,16 +87,12 @@ func sdpaCPU(l *Launch) {
 				if !any {
 					continue
 				}
-				var sum float64
-				for j, s := range scores {
-					if s == negInf {
-						continue
-					}
-					w := float32(expF64(float64(s) - float64(mx)))
-					sum += float64(w)
-					vr := v[vh+j*va.Strides[2]:]
-					axpy32(or, w, vr[:Dv])
-				}
+				// Weights in place (a masked key's -Inf gives 0, which axpyRows skips),
+				// summed in float64 in four lanes (lane j takes keys j mod 4), then
+				// (lane0 + lane1) + (lane2 + lane3).
+				expArray(scores, scores, 1, mx)
+				sum := sdpaSum(scores)
+				axpyRows(or, scores, v[vh:vh+(Skv-1)*vs+Dv], vs)
 				inv := float32(1 / sum)
 				for d := range or {
 					or[d] *= inv
@@ -102,19 +102,18 @@ func sdpaCPU(l *Launch) {
 	}
 }
 
-// dot32 is a . b (len(b) >= len(a)) with four independent float32 accumulators.
-func dot32(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
+// sdpaSum is the float64 sum of w in sdpa's order (see KSDPA).
+func sdpaSum(w []float32) float64 {
+	var s0, s1, s2, s3 float64
+	j := 0
+	for ; j+4 <= len(w); j += 4 {
+		s0 += float64(w[j])
+		s1 += float64(w[j+1])
+		s2 += float64(w[j+2])
+		s3 += float64(w[j+3])
 	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
+	for ; j < len(w); j++ {
+		s0 += float64(w[j])
 	}
 	return (s0 + s1) + (s2 + s3)
 }
@@ -123,7 +122,7 @@ func dot32(a, b []float32) float32 {
 func axpy32(y []float32, a float32, x []float32) {
 	x = x[:len(y)]
 	for i := range y {
-		y[i] += a * x[i]
+		y[i] += float32(a * x[i]) // rounded product: never fused (see mmDot)
 	}
 }
 

@@ -1,0 +1,48 @@
+package kernels
+
+// useAVX says whether the CPU and OS support the 256-bit AVX instructions the assembly
+// kernels use (VMULPS/VADDPS on ymm, no FMA, so they round exactly as the Go loops).
+var useAVX = detectAVX()
+
+// detectAVX checks CPUID leaf 1 for AVX and OSXSAVE and XCR0 for the OS saving the xmm
+// and ymm state.
+func detectAVX() bool {
+	_, _, c, _ := cpuid(1, 0)
+	const osxsave, avx = 1 << 27, 1 << 28
+	if c&osxsave == 0 || c&avx == 0 {
+		return false
+	}
+	return xgetbv()&6 == 6
+}
+
+// cpuid executes CPUID with EAX = eax and ECX = ecx.
+func cpuid(eax, ecx uint32) (a, b, c, d uint32)
+
+// xgetbv returns the low word of XCR0.
+func xgetbv() uint32
+
+// gemv8AVX computes blocks*8 dot products out[r] = dot(x, w row r) in mmDot's order, rows
+// ldw bytes apart, each of 4*k4 floats. The caller checks every bound.
+//
+//go:noescape
+func gemv8AVX(x, w *float32, ldw uintptr, out *float32, blocks, k4 int)
+
+// axpyRowsAVX adds sum_j a[j] * v row j (rows ldv bytes apart) to y, key by key in order,
+// over cols8*8 columns (1 <= cols8 <= 4), skipping a[j] == 0.
+//
+//go:noescape
+func axpyRowsAVX(y, a, v *float32, ldv uintptr, n, cols8 int)
+
+// useAVX2 adds AVX2's 256-bit integer instructions (CPUID leaf 7, EBX bit 5), which
+// expAVX2 needs to build 2^k.
+var useAVX2 = useAVX && detectAVX2()
+
+func detectAVX2() bool {
+	_, b, _, _ := cpuid(7, 0)
+	return b&(1<<5) != 0
+}
+
+// expAVX2 writes dst[i] = exp32(a*src[i] - b) for n8*8 elements.
+//
+//go:noescape
+func expAVX2(dst, src *float32, a, b float32, n8 int)

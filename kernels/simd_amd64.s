@@ -1,0 +1,268 @@
+#include "textflag.h"
+
+// func cpuid(eax, ecx uint32) (a, b, c, d uint32)
+TEXT ·cpuid(SB), NOSPLIT, $0-24
+	MOVL eax+0(FP), AX
+	MOVL ecx+4(FP), CX
+	CPUID
+	MOVL AX, a+8(FP)
+	MOVL BX, b+12(FP)
+	MOVL CX, c+16(FP)
+	MOVL DX, d+20(FP)
+	RET
+
+// func xgetbv() uint32
+TEXT ·xgetbv(SB), NOSPLIT, $0-4
+	MOVL $0, CX
+	XGETBV
+	MOVL AX, ret+0(FP)
+	RET
+
+// func gemv8AVX(x, w *float32, ldw uintptr, out *float32, blocks, k4 int)
+//
+// Eight rows per block, two per ymm accumulator: the low 128-bit half holds one row's
+// four lanes s0..s3 (lane j takes k = j mod 4), the high half the next row's. Each step
+// multiplies four k of every row by x (VMULPS) and adds (VADDPS): no FMA, so every
+// lane rounds exactly as mmDot's s_j += x*w. The end sums (s0+s1)+(s2+s3) per half.
+TEXT ·gemv8AVX(SB), NOSPLIT, $0-48
+	MOVQ x+0(FP), SI
+	MOVQ w+8(FP), DI
+	MOVQ ldw+16(FP), BX
+	MOVQ out+24(FP), DX
+	MOVQ blocks+32(FP), CX
+	MOVQ k4+40(FP), R8
+	LEAQ (BX)(BX*2), R9 // 3 rows
+
+block:
+	MOVQ   DI, R10          // rows 0-3
+	LEAQ   (DI)(BX*4), R11  // rows 4-7
+	MOVQ   SI, R12
+	MOVQ   R8, R13
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+kloop:
+	VBROADCASTF128 (R12), Y4
+	VMOVUPS        (R10), X5
+	VINSERTF128    $1, (R10)(BX*1), Y5, Y5
+	VMULPS         Y4, Y5, Y5
+	VADDPS         Y5, Y0, Y0
+	VMOVUPS        (R10)(BX*2), X6
+	VINSERTF128    $1, (R10)(R9*1), Y6, Y6
+	VMULPS         Y4, Y6, Y6
+	VADDPS         Y6, Y1, Y1
+	VMOVUPS        (R11), X7
+	VINSERTF128    $1, (R11)(BX*1), Y7, Y7
+	VMULPS         Y4, Y7, Y7
+	VADDPS         Y7, Y2, Y2
+	VMOVUPS        (R11)(BX*2), X8
+	VINSERTF128    $1, (R11)(R9*1), Y8, Y8
+	VMULPS         Y4, Y8, Y8
+	VADDPS         Y8, Y3, Y3
+	ADDQ           $16, R10
+	ADDQ           $16, R11
+	ADDQ           $16, R12
+	DECQ           R13
+	JNZ            kloop
+
+	// Per half: [s0 s1 s2 s3] + [s1 s0 s3 s2], then + its [2 3 0 1] permutation:
+	// element 0 becomes (s0+s1)+(s2+s3) (IEEE addition is commutative, bit for bit).
+	VPERMILPS $0xB1, Y0, Y4
+	VADDPS    Y4, Y0, Y0
+	VPERMILPS $0x4E, Y0, Y4
+	VADDPS    Y4, Y0, Y0
+	VPERMILPS $0xB1, Y1, Y5
+	VADDPS    Y5, Y1, Y1
+	VPERMILPS $0x4E, Y1, Y5
+	VADDPS    Y5, Y1, Y1
+	VPERMILPS $0xB1, Y2, Y6
+	VADDPS    Y6, Y2, Y2
+	VPERMILPS $0x4E, Y2, Y6
+	VADDPS    Y6, Y2, Y2
+	VPERMILPS $0xB1, Y3, Y7
+	VADDPS    Y7, Y3, Y3
+	VPERMILPS $0x4E, Y3, Y7
+	VADDPS    Y7, Y3, Y3
+
+	VMOVSS       X0, (DX)
+	VEXTRACTF128 $1, Y0, X4
+	VMOVSS       X4, 4(DX)
+	VMOVSS       X1, 8(DX)
+	VEXTRACTF128 $1, Y1, X5
+	VMOVSS       X5, 12(DX)
+	VMOVSS       X2, 16(DX)
+	VEXTRACTF128 $1, Y2, X6
+	VMOVSS       X6, 20(DX)
+	VMOVSS       X3, 24(DX)
+	VEXTRACTF128 $1, Y3, X7
+	VMOVSS       X7, 28(DX)
+
+	ADDQ $32, DX
+	LEAQ (DI)(BX*8), DI
+	DECQ CX
+	JNZ  block
+	VZEROUPPER
+	RET
+
+// func axpyRowsAVX(y, a, v *float32, ldv uintptr, n, cols8 int)
+//
+// y[c] += a[j] * v[j][c] for j = 0..n-1 in order, c over 32 columns (cols8 4) or 8
+// (cols8 1), y held in registers; a multiply then an add, as axpy32 rounds.
+TEXT ·axpyRowsAVX(SB), NOSPLIT, $0-48
+	MOVQ y+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ v+16(FP), BX
+	MOVQ ldv+24(FP), DX
+	MOVQ n+32(FP), CX
+	MOVQ cols8+40(FP), R8
+	CMPQ R8, $4
+	JNE  narrow
+
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	TESTQ   CX, CX
+	JZ      widedone
+
+wideloop:
+	MOVL         (SI), AX
+	ANDL         $0x7fffffff, AX
+	JZ           widenext     // a zero weight (a masked key) adds nothing
+	VBROADCASTSS (SI), Y4
+	VMULPS       (BX), Y4, Y5
+	VADDPS       Y5, Y0, Y0
+	VMULPS       32(BX), Y4, Y6
+	VADDPS       Y6, Y1, Y1
+	VMULPS       64(BX), Y4, Y7
+	VADDPS       Y7, Y2, Y2
+	VMULPS       96(BX), Y4, Y8
+	VADDPS       Y8, Y3, Y3
+
+widenext:
+	ADDQ $4, SI
+	ADDQ DX, BX
+	DECQ CX
+	JNZ  wideloop
+
+widedone:
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VZEROUPPER
+	RET
+
+narrow:
+	VMOVUPS (DI), Y0
+	TESTQ   CX, CX
+	JZ      narrowdone
+
+narrowloop:
+	MOVL         (SI), AX
+	ANDL         $0x7fffffff, AX
+	JZ           narrownext
+	VBROADCASTSS (SI), Y4
+	VMULPS       (BX), Y4, Y5
+	VADDPS       Y5, Y0, Y0
+
+narrownext:
+	ADDQ $4, SI
+	ADDQ DX, BX
+	DECQ CX
+	JNZ  narrowloop
+
+narrowdone:
+	VMOVUPS Y0, (DI)
+	VZEROUPPER
+	RET
+
+// The constants of exp32 (elementwise_exp.go), same bits.
+DATA expc<>+0(SB)/4, $0xc2aeac50  // lo
+DATA expc<>+4(SB)/4, $0x42b0c0a5  // hi
+DATA expc<>+8(SB)/4, $0x3fb8aa3b  // log2 e
+DATA expc<>+12(SB)/4, $0x4b400000 // magic
+DATA expc<>+16(SB)/4, $0x3f318000 // ln2 hi
+DATA expc<>+20(SB)/4, $0xb95e8083 // ln2 lo
+DATA expc<>+24(SB)/4, $0x39506967 // P[0..5]
+DATA expc<>+28(SB)/4, $0x3ab743ce
+DATA expc<>+32(SB)/4, $0x3c088908
+DATA expc<>+36(SB)/4, $0x3d2aa9c1
+DATA expc<>+40(SB)/4, $0x3e2aaaaa
+DATA expc<>+44(SB)/4, $0x3f000000
+DATA expc<>+48(SB)/4, $0x3f800000 // 1
+DATA expc<>+52(SB)/4, $0x7f800000 // +Inf
+DATA expc<>+56(SB)/4, $127
+GLOBL expc<>(SB), RODATA|NOPTR, $60
+
+// func expAVX2(dst, src *float32, a, b float32, n8 int)
+//
+// exp32 eight at a time: the same operations in the same order on the input clamped to
+// [lo, hi], then +Inf above hi, 0 below lo, the input where it is NaN.
+TEXT ·expAVX2(SB), NOSPLIT, $0-32
+	MOVQ         dst+0(FP), DI
+	MOVQ         src+8(FP), SI
+	VBROADCASTSS a+16(FP), Y12
+	VBROADCASTSS b+20(FP), Y13
+	MOVQ         n8+24(FP), CX
+	VBROADCASTSS expc<>+0(SB), Y8   // lo
+	VBROADCASTSS expc<>+4(SB), Y9   // hi
+	VBROADCASTSS expc<>+8(SB), Y10  // log2 e
+	VBROADCASTSS expc<>+12(SB), Y11 // magic
+	VBROADCASTSS expc<>+48(SB), Y14 // 1
+	VPBROADCASTD expc<>+56(SB), Y15 // 127
+
+loop:
+	VMOVUPS      (SI), Y0
+	VMULPS       Y12, Y0, Y0 // a*x, exact
+	VSUBPS       Y13, Y0, Y0 // x = a*src - b
+	VMAXPS       Y8, Y0, Y1
+	VMINPS       Y9, Y1, Y1  // clamped x
+	VMULPS       Y10, Y1, Y2
+	VADDPS       Y11, Y2, Y3 // tm
+	VSUBPS       Y11, Y3, Y2 // kf
+	VBROADCASTSS expc<>+16(SB), Y4
+	VMULPS       Y2, Y4, Y4
+	VSUBPS       Y4, Y1, Y4  // r = x - kf*ln2hi
+	VBROADCASTSS expc<>+20(SB), Y5
+	VMULPS       Y2, Y5, Y5
+	VSUBPS       Y5, Y4, Y4  // r -= kf*ln2lo
+	VMULPS       Y4, Y4, Y5  // z
+	VBROADCASTSS expc<>+24(SB), Y6
+	VMULPS       Y4, Y6, Y6
+	VBROADCASTSS expc<>+28(SB), Y7
+	VADDPS       Y7, Y6, Y6
+	VMULPS       Y4, Y6, Y6
+	VBROADCASTSS expc<>+32(SB), Y7
+	VADDPS       Y7, Y6, Y6
+	VMULPS       Y4, Y6, Y6
+	VBROADCASTSS expc<>+36(SB), Y7
+	VADDPS       Y7, Y6, Y6
+	VMULPS       Y4, Y6, Y6
+	VBROADCASTSS expc<>+40(SB), Y7
+	VADDPS       Y7, Y6, Y6
+	VMULPS       Y4, Y6, Y6
+	VBROADCASTSS expc<>+44(SB), Y7
+	VADDPS       Y7, Y6, Y6  // p
+	VMULPS       Y5, Y6, Y6
+	VADDPS       Y4, Y6, Y6
+	VADDPS       Y14, Y6, Y6 // y = p*z + r + 1
+	VPADDD       Y15, Y3, Y3
+	VPSLLD       $23, Y3, Y3 // 2^k
+	VMULPS       Y3, Y6, Y6
+	VCMPPS       $0x1e, Y9, Y0, Y7 // x > hi
+	VBROADCASTSS expc<>+52(SB), Y5
+	VBLENDVPS    Y7, Y5, Y6, Y6
+	VCMPPS       $0x11, Y8, Y0, Y7 // x < lo
+	VANDNPS      Y6, Y7, Y6
+	VCMPPS       $0x03, Y0, Y0, Y7 // NaN
+	VBLENDVPS    Y7, Y0, Y6, Y6
+	VMOVUPS      Y6, (DI)
+	ADDQ         $32, SI
+	ADDQ         $32, DI
+	DECQ         CX
+	JNZ          loop
+	VZEROUPPER
+	RET

@@ -1,0 +1,18 @@
+//go:build !amd64
+
+package kernels
+
+// useAVX is false off amd64: the portable Go loops run.
+const useAVX = false
+
+func gemv8AVX(x, w *float32, ldw uintptr, out *float32, blocks, k4 int) {
+	panic("kernels: gemv8AVX without AVX")
+}
+
+func axpyRowsAVX(y, a, v *float32, ldv uintptr, n, cols8 int) {
+	panic("kernels: axpyRowsAVX without AVX")
+}
+
+const useAVX2 = false
+
+func expAVX2(dst, src *float32, a, b float32, n8 int) { panic("kernels: expAVX2 without AVX2") }

@@ -1,0 +1,84 @@
+package kernels
+
+import (
+	"math"
+	"math/rand"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// simdRandRow fills a row with values of mixed magnitude and, when special is set, a
+// few zeros, negative zeros, subnormals, infinities and NaNs.
+func simdRandRow(rng *rand.Rand, n int, special bool) []float32 {
+	r := make([]float32, n)
+	for i := range r {
+		r[i] = float32(rng.NormFloat64() * math.Pow(10, float64(rng.Intn(7)-3)))
+		if special && rng.Intn(16) == 0 {
+			r[i] = []float32{0, float32(math.Copysign(0, -1)), 1e-40, -3e-39,
+				float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())}[rng.Intn(7)]
+		}
+	}
+	return r
+}
+
+// sameBits reports whether a and b are the same float32, NaNs of any payload equal.
+func sameBits(a, b float32) bool {
+	return math.Float32bits(a) == math.Float32bits(b) || (a != a && b != b)
+}
+
+// TestGemvMatchesMMDot checks gemvF32 (the assembly on amd64 with AVX) against mmDot,
+// the definition, bit for bit: row counts around the 8-row block, K with and without a
+// tail, padded row strides, special values.
+func TestGemvMatchesMMDot(t *testing.T) {
+	t.Logf("useAVX = %v", useAVX)
+	rng := rand.New(rand.NewSource(7))
+	for _, n := range []int{1, 7, 8, 9, 16, 31, 64, 192} {
+		for _, k := range []int{0, 3, 4, 8, 13, 32, 64, 100} {
+			for _, pad := range []int{0, 5} {
+				for _, special := range []bool{false, true} {
+					ld := k + pad
+					x := simdRandRow(rng, k, special)
+					w := simdRandRow(rng, max(0, (n-1)*ld+k), special)
+					out := make([]float32, n)
+					gemvF32(x, w, ld, out)
+					for r := range out {
+						want := mmDot(x, w[r*ld:r*ld+k])
+						require.Truef(t, sameBits(want, out[r]), "n %d k %d ld %d row %d: %v, want %v", n, k, ld, r, out[r], want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestAxpyRowsMatchesLoop checks axpyRows against the plain key-by-key loop bit for bit,
+// for widths around the 8- and 32-column blocks, zero weights included.
+func TestAxpyRowsMatchesLoop(t *testing.T) {
+	rng := rand.New(rand.NewSource(8))
+	for _, d := range []int{1, 7, 8, 12, 16, 32, 40, 64, 70} {
+		for _, n := range []int{0, 1, 5, 33} {
+			ld := d + 3
+			a := simdRandRow(rng, n, false)
+			for j := range a {
+				if rng.Intn(4) == 0 {
+					a[j] = 0
+				}
+			}
+			v := simdRandRow(rng, max(0, (n-1)*ld+d), false)
+			y := simdRandRow(rng, d, false)
+			want := append([]float32(nil), y...)
+			for j := range a {
+				if a[j] != 0 {
+					for c := range want {
+						want[c] += float32(a[j] * v[j*ld+c])
+					}
+				}
+			}
+			axpyRows(y, a, v, ld)
+			for c := range y {
+				require.Truef(t, sameBits(want[c], y[c]), "d %d n %d col %d: %v, want %v", d, n, c, y[c], want[c])
+			}
+		}
+	}
+}
