@@ -89,10 +89,10 @@ func (d *gatedDeltaNet) forward(m *Model, x, mask tensor.Array, c *cache.ArraysC
 	k := tensor.Reshape(tensor.SliceAxis(conv, -1, d.keyDim, 2*d.keyDim), bsz, s, d.hk, d.dk)
 	v := tensor.Reshape(tensor.SliceAxis(conv, -1, 2*d.keyDim, d.conC), bsz, s, d.hv, d.dv)
 	// l2norm(x) = x * rsqrt(sum(x^2) + 1e-6) = RMSNorm(x, eps 1e-6/Dk) * Dk^-0.5; the
-	// constant weights fold in that factor (and q's extra Dk^-0.5).
-	epsDk := 1e-6 / float64(d.dk)
-	q = tensor.RMSNorm(q, m.k.qScale, epsDk)
-	k = tensor.RMSNorm(k, m.k.kScale, epsDk)
+	// constant weights fold in that factor (and q's extra Dk^-0.5). m.k.qkEps is that
+	// epsilon, or mlx-lm's for its checkpoints (see constants).
+	q = tensor.RMSNorm(q, m.k.qScale, m.k.qkEps)
+	k = tensor.RMSNorm(k, m.k.kScale, m.k.qkEps)
 
 	var state tensor.Array
 	if c != nil {

@@ -38,6 +38,11 @@ type constants struct {
 	zero   tensor.Array // 0-d 0 in the activation dtype, for Where
 	qScale tensor.Array // [Dk] filled with 1/Dk: turns RMSNorm into Dk^-0.5 * l2norm
 	kScale tensor.Array // [Dk] filled with Dk^-0.5: turns RMSNorm into l2norm
+	// qkEps is the RMSNorm epsilon of the q/k normalisation: 1e-6/Dk gives HF's
+	// l2norm (eps 1e-6 on the sum of squares); 1e-6 gives mlx-lm's normalize_qk (eps
+	// 1e-6 on the mean). The two differ only for tiny vectors, but those occur (a
+	// randomly initialised checkpoint), so a checkpoint mlx-lm wrote runs mlx-lm's rule.
+	qkEps float64
 }
 
 // layer is one decoder block: exactly one mixer and exactly one feed-forward block set.
@@ -237,6 +242,10 @@ func build(cfg *Config, g *graph.Graph, src source, opt Options) (*Model, error)
 	if dk := cfg.LinearKeyHeadDim; cfg.NumGDN() > 0 {
 		m.k.qScale = tensor.Full(g, m.act, 1/float64(dk), dk)
 		m.k.kScale = tensor.Full(g, m.act, 1/math.Sqrt(float64(dk)), dk)
+		m.k.qkEps = 1e-6 / float64(dk)
+		if src.mlxLM() {
+			m.k.qkEps = 1e-6
+		}
 	}
 	return m, nil
 }

@@ -1,6 +1,8 @@
 package qwen35
 
 import (
+	"fmt"
+
 	"github.com/ingotml/ingot/nn"
 	"github.com/ingotml/ingot/tensor"
 )
@@ -10,7 +12,7 @@ import (
 // plus a shared SwiGLU expert scaled by sigmoid(shared_expert_gate(x)).
 type sparseMoE struct {
 	gate       nn.LinearLayer // [E, H]
-	experts    nn.SwitchGLU
+	experts    nn.ExpertsLayer
 	shared     *nn.MLP
 	sharedGate nn.LinearLayer // [1, H]
 	topK       int
@@ -19,13 +21,25 @@ type sparseMoE struct {
 
 func (b *builder) sparseMoE(cfg *Config, p string) *sparseMoE {
 	h, e, i := cfg.HiddenSize, cfg.NumExperts, cfg.MoEIntermediateSize
-	return &sparseMoE{
-		gate: b.linear(p+"gate", e, h, false),
-		experts: nn.SwitchGLU{
+	var experts nn.ExpertsLayer
+	gq, quantized := b.quantized(p+"experts.gate_proj", e, i, h)
+	if quantized {
+		uq, uok := b.quantized(p+"experts.up_proj", e, i, h)
+		dq, dok := b.quantized(p+"experts.down_proj", e, h, i)
+		if (!uok || !dok) && b.err == nil {
+			b.err = fmt.Errorf("qwen35: %sexperts: gate_proj is quantized but up_proj or down_proj is not (experts with mixed quantization are not supported)", p)
+		}
+		experts = &nn.QuantizedSwitchGLU{Gate: gq, Up: uq, Down: dq}
+	} else {
+		experts = &nn.SwitchGLU{
 			Gate: b.array(p+"experts.gate_proj", kindExperts, e, i, h),
 			Up:   b.array(p+"experts.up_proj", kindExperts, e, i, h),
 			Down: b.array(p+"experts.down_proj", kindExperts, e, h, i),
-		},
+		}
+	}
+	return &sparseMoE{
+		gate:       b.linear(p+"gate", e, h, false),
+		experts:    experts,
 		shared:     b.mlp(p+"shared_expert.", h, cfg.SharedExpertIntermediateSize),
 		sharedGate: b.linear(p+"shared_expert_gate", 1, h, false),
 		topK:       cfg.NumExpertsPerTok,

@@ -18,6 +18,14 @@ func NewRandom(cfg *Config, g *graph.Graph, seed int64, opt Options) (*Model, er
 
 type randomSource struct{ rng *rand.Rand }
 
+// quantized: random models are float.
+func (r *randomSource) quantized(*graph.Graph, string, []int) (nn.QuantizedWeight, bool, error) {
+	return nn.QuantizedWeight{}, false, nil
+}
+
+// mlxLM: random models follow HF's rules.
+func (r *randomSource) mlxLM() bool { return false }
+
 func (r *randomSource) load(p param) (nn.Host, error) {
 	n := 1
 	for _, d := range p.shape {

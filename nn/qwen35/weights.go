@@ -41,6 +41,12 @@ type param struct {
 // [C, K], experts stacked) and in their stored dtype.
 type source interface {
 	load(p param) (nn.Host, error)
+	// quantized returns module's affine-quantized weight placed on g, with ok false
+	// when the checkpoint stores the module in float (no <module>.scales). shape is the
+	// float matrix the model expects ([out, in], or [E, out, in] for stacked experts).
+	quantized(g *graph.Graph, module string, shape []int) (w nn.QuantizedWeight, ok bool, err error)
+	// mlxLM reports a checkpoint written by mlx-lm, whose model rules apply.
+	mlxLM() bool
 }
 
 // builder draws parameters from a source and keeps the first error. It is the one
@@ -77,16 +83,37 @@ func (b *builder) array(name string, kind paramKind, shape ...int) tensor.Array 
 // linear loads p.weight [out, in] and, with bias, p.bias [out]. Every linear layer of
 // the model is made here.
 func (b *builder) linear(p string, out, in int, bias bool) nn.LinearLayer {
-	l := &nn.Linear{Weight: b.array(p+".weight", kindWeight, out, in)}
+	var bv tensor.Array
 	if bias {
-		l.Bias = b.array(p+".bias", kindBias, out)
+		bv = b.array(p+".bias", kindBias, out)
 	}
-	return l
+	if q, ok := b.quantized(p, out, in); ok {
+		return &nn.QuantizedLinear{QuantizedWeight: q, Bias: bv}
+	}
+	return &nn.Linear{Weight: b.array(p+".weight", kindWeight, out, in), Bias: bv}
+}
+
+// quantized loads module's quantized weight if the checkpoint stores one (nothing
+// after the first error).
+func (b *builder) quantized(module string, shape ...int) (nn.QuantizedWeight, bool) {
+	if b.err != nil {
+		return nn.QuantizedWeight{}, false
+	}
+	q, ok, err := b.src.quantized(b.g, module, shape)
+	if err != nil {
+		b.err = err
+		return nn.QuantizedWeight{}, false
+	}
+	return q, ok
 }
 
 // embedding loads the [vocab, dim] table name; its dtype is the model's activation
 // dtype.
 func (b *builder) embedding(name string, vocab, dim int) (nn.EmbeddingLayer, tensor.DType) {
+	if q, ok := b.quantized(strings.TrimSuffix(name, ".weight"), vocab, dim); ok {
+		// The quant kernels compute and return float32, so activations are float32.
+		return &nn.QuantizedEmbedding{QuantizedWeight: q}, tensor.Float32
+	}
 	w := b.array(name, kindEmbed, vocab, dim)
 	if !w.Valid() {
 		return nil, tensor.Float32
@@ -123,37 +150,53 @@ func (e *WeightError) Error() string {
 // Unwrap returns the sentinel that classifies the error.
 func (e *WeightError) Unwrap() error { return e.Err }
 
-// Load reads a model from dir: config.json (HF layout) and model.safetensors. Tensors
+// Load reads a model from dir: config.json (HF layout) and its weights, in
+// model.safetensors, in shards listed by model.safetensors.index.json or in every
+// model*.safetensors (nn.OpenCheckpoint: memory-mapped). Modules stored with MLX's
+// affine quantization (<module>.scales present, config's quantization block) load as
+// quantized layers and stay packed on the device. Tensors
 // may use HF runtime names (fused experts), save_pretrained's per-expert names, the
 // model.language_model. prefix of published checkpoints (mtp.* and model.visual.* are
 // ignored) or mlx-lm's sanitized layout (detected by switch_mlp tensors or a [C, K, 1]
 // conv1d; its norms already hold 1 + w). Weights keep their stored dtype (float32, float16
 // or bfloat16) on g; see the package doc for the dtype each op computes in.
 func Load(dir string, g *graph.Graph, opt Options) (*Model, error) {
-	cfg, err := LoadConfig(filepath.Join(dir, "config.json"))
+	path := filepath.Join(dir, "config.json")
+	cfg, err := LoadConfig(path)
 	if err != nil {
 		return nil, err
 	}
-	st, err := nn.ReadSafetensors(filepath.Join(dir, "model.safetensors"))
+	ck, err := nn.OpenCheckpoint(dir)
 	if err != nil {
 		return nil, fmt.Errorf("qwen35: %w", err)
 	}
-	// Every tensor is copied into a device buffer by build, so the file (a mapping) is
+	// Every tensor is copied into a device buffer by build, so the files (mappings) are
 	// released when it returns.
-	defer st.Close()
-	return build(cfg, g, newFileSource(st, cfg), opt)
+	defer ck.Close()
+	src := newFileSource(ck)
+	if src.writtenByMLX {
+		// Read as mlx-lm reads it: its defaults for absent keys (rope_theta 100000,
+		// head_dim from hidden_size, the interval layer rule).
+		if cfg, err = ParseModelArgs(ck.Config); err != nil {
+			return nil, fmt.Errorf("qwen35: load config %s: %w", path, err)
+		}
+	}
+	return build(cfg, g, src, opt)
 }
 
 // fileSource maps the model's parameter names onto one checkpoint's naming scheme.
 type fileSource struct {
-	st   *nn.Safetensors
+	st   *nn.Checkpoint
 	body string // what "model." becomes: "model.", "model.language_model." or "language_model.model."
 	head string // the lm_head tensor's name
-	mlx  bool   // mlx-lm layout: norms already 1 + w
+	mlx  bool   // mlx-lm's layout (switch_mlp experts, [C, K, 1] conv or quantized modules): norms already 1 + w
+	// writtenByMLX: the files say format "mlx" (mlx-lm's save_model), so mlx-lm's model
+	// rules apply, not only its layout.
+	writtenByMLX bool
 }
 
-func newFileSource(st *nn.Safetensors, cfg *Config) *fileSource {
-	s := &fileSource{st: st, body: "model.", head: "lm_head.weight"}
+func newFileSource(st *nn.Checkpoint) *fileSource {
+	s := &fileSource{st: st, body: "model.", head: "lm_head.weight", writtenByMLX: st.Format() == "mlx"}
 	for _, p := range []string{"model.language_model.", "language_model.model.", "model."} {
 		if s.has(p + "embed_tokens.weight") {
 			s.body = p
@@ -167,11 +210,11 @@ func newFileSource(st *nn.Safetensors, cfg *Config) *fileSource {
 		}
 	}
 	for _, n := range st.Names() {
-		if strings.Contains(n, ".switch_mlp.") {
+		if strings.Contains(n, ".switch_mlp.") || strings.HasSuffix(n, ".scales") {
 			s.mlx = true
 		}
 		if strings.HasSuffix(n, "linear_attn.conv1d.weight") {
-			if t, _ := st.Info(n); len(t.Shape) == 3 && t.Shape[1] > 1 && t.Shape[2] == 1 {
+			if t, _, _ := st.Info(n); len(t.Shape) == 3 && t.Shape[1] > 1 && t.Shape[2] == 1 {
 				s.mlx = true
 			}
 		}
@@ -179,9 +222,44 @@ func newFileSource(st *nn.Safetensors, cfg *Config) *fileSource {
 	return s
 }
 
+func (s *fileSource) mlxLM() bool { return s.writtenByMLX }
+
 func (s *fileSource) has(name string) bool {
-	_, ok := s.st.Info(name)
+	_, _, ok := s.st.Info(name)
 	return ok
+}
+
+// file names the file holding name; for a missing tensor, the only weight file, or
+// the checkpoint directory when there are shards.
+func (s *fileSource) file(name string) string {
+	if _, f, ok := s.st.Info(name); ok {
+		return f
+	}
+	if files := s.st.Files(); len(files) == 1 {
+		return files[0]
+	}
+	return s.st.Dir
+}
+
+// quantized loads module (a model name) if the checkpoint stores it quantized, and
+// checks that its float shape is the one the config implies. Stacked experts are
+// quantized only in mlx-lm's switch_mlp layout.
+func (s *fileSource) quantized(g *graph.Graph, module string, shape []int) (nn.QuantizedWeight, bool, error) {
+	name := strings.TrimSuffix(s.fileName(module+".weight"), ".weight")
+	if i := strings.LastIndex(module, ".experts."); i >= 0 {
+		name = s.fileName(module[:i+1]) + "switch_mlp." + module[i+len(".experts."):]
+	}
+	if !s.st.Quantized(name) {
+		return nn.QuantizedWeight{}, false, nil
+	}
+	q, err := s.st.QuantizedWeight(g, name)
+	if err != nil {
+		return q, false, fmt.Errorf("qwen35: %w", err)
+	}
+	if got := q.Shape(); !slices.Equal(got, shape) {
+		return q, false, s.fail(name+".weight", ErrShape, "quantized matrix %v, want %v", got, shape)
+	}
+	return q, true, nil
 }
 
 // fileName maps a model name ("model.…" or "lm_head.weight") to the checkpoint's.
@@ -219,7 +297,7 @@ func (s *fileSource) load(p param) (nn.Host, error) {
 // check returns a tensor's info after checking it exists, has one of the shapes and a
 // float dtype; nothing is read.
 func (s *fileSource) check(name string, shapes ...[]int) (nn.TensorInfo, tensor.DType, error) {
-	t, ok := s.st.Info(name)
+	t, _, ok := s.st.Info(name)
 	if !ok {
 		return t, 0, s.fail(name, nn.ErrTensorNotFound, "not found")
 	}
@@ -252,7 +330,7 @@ func (s *fileSource) read(name string, shapes ...[]int) (nn.Host, error) {
 }
 
 func (s *fileSource) fail(name string, err error, format string, args ...any) error {
-	return &WeightError{File: s.st.File(), Tensor: name, Reason: fmt.Sprintf(format, args...), Err: err}
+	return &WeightError{File: s.file(name), Tensor: name, Reason: fmt.Sprintf(format, args...), Err: err}
 }
 
 // experts returns one stacked expert projection from whichever layout the file uses:
