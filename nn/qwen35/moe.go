@@ -21,6 +21,8 @@ type sparseMoE struct {
 
 func (b *builder) sparseMoE(cfg *Config, p string) *sparseMoE {
 	h, e, i := cfg.HiddenSize, cfg.NumExperts, cfg.MoEIntermediateSize
+	// The router first: a random model draws its weights in build order.
+	gate := b.linear(p+"gate", e, h, false)
 	var experts nn.ExpertsLayer
 	gq, quantized := b.quantized(p+"experts.gate_proj", e, i, h)
 	if quantized {
@@ -38,7 +40,7 @@ func (b *builder) sparseMoE(cfg *Config, p string) *sparseMoE {
 		}
 	}
 	return &sparseMoE{
-		gate:       b.linear(p+"gate", e, h, false),
+		gate:       gate,
 		experts:    experts,
 		shared:     b.mlp(p+"shared_expert.", h, cfg.SharedExpertIntermediateSize),
 		sharedGate: b.linear(p+"shared_expert_gate", 1, h, false),
