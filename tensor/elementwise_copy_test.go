@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -331,6 +332,12 @@ func TestEWDonation(t *testing.T) {
 				want = 1
 			}
 			require.Equal(t, want, g.Allocator().ActiveBufferCount()-before, what)
+			// The inputs must outlive the count: a collection during Eval would
+			// otherwise release them and take their buffers off the count.
+			runtime.KeepAlive(x)
+			runtime.KeepAlive(y)
+			runtime.KeepAlive(cond)
+			runtime.KeepAlive(u)
 			results[k] = ewGet(t, out)
 			if held {
 				mv := ewGet(t, m)
