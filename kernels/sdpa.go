@@ -102,21 +102,9 @@ func sdpaCPU(l *Launch) {
 	}
 }
 
-// sdpaSum is the float64 sum of w in sdpa's order (see KSDPA).
-func sdpaSum(w []float32) float64 {
-	var s0, s1, s2, s3 float64
-	j := 0
-	for ; j+4 <= len(w); j += 4 {
-		s0 += float64(w[j])
-		s1 += float64(w[j+1])
-		s2 += float64(w[j+2])
-		s3 += float64(w[j+3])
-	}
-	for ; j < len(w); j++ {
-		s0 += float64(w[j])
-	}
-	return (s0 + s1) + (s2 + s3)
-}
+// sdpaSum is the float64 sum of w in sdpa's order (see KSDPA): sumRow's four
+// accumulators.
+func sdpaSum(w []float32) float64 { return sumRow(w) }
 
 // axpy32 is y += a * x (len(x) >= len(y)).
 func axpy32(y []float32, a float32, x []float32) {

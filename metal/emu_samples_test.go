@@ -14,32 +14,16 @@ import (
 	"github.com/ingotml/ingot/kernels/msltest"
 )
 
-// onEmulator copies l into buffers of the emulated GPU's provider (arguments sharing a
-// buffer still share one) and gives the copy's outputs the second poison.
+// onEmulator copies l into buffers of the provider (see copyLaunch).
 func onEmulator(t *testing.T, p *emuProvider, l *kernels.Launch) (kernels.Launch, []*emuBuffer) {
 	t.Helper()
-	c := *l
-	made := map[*byte][]byte{}
-	var bufs []*emuBuffer
-	for j := 0; j < c.NArgs; j++ {
-		d := l.Args[j].Data
-		if len(d) == 0 {
-			continue
+	return copyLaunch(t, func(n int) (*emuBuffer, error) {
+		r, err := p.Alloc(n)
+		if err != nil {
+			return nil, err
 		}
-		if m, ok := made[&d[0]]; ok {
-			c.Args[j].Data = m
-			continue
-		}
-		r, err := p.Alloc(len(d))
-		require.NoError(t, err)
-		b := r.(*emuBuffer)
-		copy(b.Bytes(), d)
-		made[&d[0]] = b.Bytes()
-		bufs = append(bufs, b)
-		c.Args[j].Data = b.Bytes()
-	}
-	kernels.SwapPoison(&c)
-	return c, bufs
+		return r.(*emuBuffer), nil
+	}, l)
 }
 
 // runSamples runs the sample launches of the given families (all when nil) through

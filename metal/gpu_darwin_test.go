@@ -23,32 +23,16 @@ func gpuOrSkip(t *testing.T, opt GPUOptions) *GPU {
 	return g
 }
 
-// onDevice copies l into buffers from the provider: a launch the GPU can run on
-// the same inputs. Arguments sharing a buffer still share one.
+// onDevice copies l into buffers of the provider (see copyLaunch).
 func onDevice(t *testing.T, p *bufferProvider, l *kernels.Launch) (kernels.Launch, []*buffer) {
 	t.Helper()
-	c := *l
-	made := map[*byte][]byte{}
-	var bufs []*buffer
-	for j := 0; j < c.NArgs; j++ {
-		d := l.Args[j].Data
-		if len(d) == 0 {
-			continue
+	return copyLaunch(t, func(n int) (*buffer, error) {
+		r, err := p.Alloc(n)
+		if err != nil {
+			return nil, err
 		}
-		if m, ok := made[&d[0]]; ok {
-			c.Args[j].Data = m
-			continue
-		}
-		r, err := p.Alloc(len(d))
-		require.NoError(t, err)
-		b := r.(*buffer)
-		copy(b.Bytes(), d)
-		made[&d[0]] = b.Bytes()
-		bufs = append(bufs, b)
-		c.Args[j].Data = b.Bytes()
-	}
-	kernels.SwapPoison(&c) // its own poison: an element neither twin writes then differs
-	return c, bufs
+		return r.(*buffer), nil
+	}, l)
 }
 
 // TestSamplesMatchGoTwins runs every registered sample launch on the GPU, one
