@@ -260,7 +260,11 @@ func (o *options) validatePredictOnly() error {
 	}
 	if len(wrong) > 0 {
 		slices.Sort(wrong)
-		return fmt.Errorf("%w: %s does not apply with --predict-only (nothing is decoded)", errUsage, strings.Join(wrong, ", "))
+		verb := "does"
+		if len(wrong) > 1 {
+			verb = "do"
+		}
+		return fmt.Errorf("%w: %s %s not apply with --predict-only (nothing is decoded)", errUsage, strings.Join(wrong, ", "), verb)
 	}
 	return nil
 }
