@@ -403,3 +403,36 @@ func TestCheckpointMustFitMemory(t *testing.T) {
 	pred := predictOnlyRun(t, "--model", dir)
 	require.Regexp(t, `\[memory\] a run needs ~\d+\.\d\d GB \(weights `+regexp.QuoteMeta(gb(2*vocab*h*4))+`\); this machine's memory limit is \d+\.\d\d GB: it does NOT fit`, pred)
 }
+
+// TestCheckpointRunFlags: --compare (lazy and eager: a checkpoint has no
+// attention-only twin), --plot, --census and --mode work on a checkpoint as on the
+// random model.
+func TestCheckpointRunFlags(t *testing.T) {
+	src, cfg := goldenMoE(t)
+	svg := filepath.Join(t.TempDir(), "cmp.svg")
+	code, out, j := decode(t, "--model", src, "--compare", "--tokens", "100", "--report-every", "10", "--plot", svg)
+	require.Equal(t, exitLeak, code, out)
+	require.Contains(t, out, "[note] --compare with --model: lazy and eager only (a checkpoint has no attention-only control)\n")
+	require.Contains(t, out, "[compare] lazy and eager emitted the same 100 tokens\n")
+	require.Len(t, j["runs"].([]any), 1)
+	b, err := os.ReadFile(svg)
+	require.NoError(t, err)
+	require.Equal(t, 2, strings.Count(string(b), "<polyline"), "one line per run")
+
+	code, out, j = decode(t, "--model", src, "--census", "--tokens", "100", "--report-every", "10")
+	require.Equal(t, exitLeak, code, out)
+	growing := j["census"].(map[string]any)["growing_sites"].([]any)
+	require.Len(t, growing, 1, out)
+	require.Equal(t, lazySubSite(t), growing[0].(map[string]any)["site"])
+	require.Equal(t, float64(cfg.NumGDN()-1), growing[0].(map[string]any)["slope_per_token"])
+
+	code, out, _ = decode(t, "--model", src, "--mode", "plain", "--tokens", "100", "--report-every", "10")
+	require.Equal(t, exitFlat, code, out)
+	require.Contains(t, out, "[predict] plain path (generate_step): caches never armed -> no leak expected")
+	pred := predictOnlyRun(t, "--model", src, "--mode", "plain")
+	require.Equal(t, line(t, out, "[predict] "), line(t, pred, "[predict] "))
+
+	code, out, _ = decode(t, "--model", src, "--mode", "server", "--requests", "8", "--request-tokens", "20", "--concurrency", "2")
+	require.Equal(t, exitLeak, code, out)
+	require.Contains(t, out, "[verdict] LEAKING across churn")
+}
