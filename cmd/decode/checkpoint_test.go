@@ -50,15 +50,24 @@ func goldenMoE(t *testing.T) (string, *qwen35.Config) {
 func quantizedFixture(t *testing.T) (string, *qwen35.Config) {
 	t.Helper()
 	src, cfg := goldenMoE(t)
-	ck, err := nn.OpenCheckpoint(src)
+	hf, err := nn.OpenCheckpoint(src)
 	require.NoError(t, err)
-	defer ck.Close()
+	defer hf.Close()
 	st, err := os.Stat(filepath.Join(src, "model.safetensors"))
 	require.NoError(t, err)
+	// As mlx-lm's convert (and cmd/quantize) does: mlx-lm's layout first, so the
+	// expert stacks are quantized too.
+	ts, err := qwen35.MLXLayout(hf)
+	require.NoError(t, err)
+	mlx := filepath.Join(t.TempDir(), "mlx")
+	require.NoError(t, nn.WriteCheckpoint(mlx, hf.Config, ts, nn.WriteOptions{}))
+	ck, err := nn.OpenCheckpoint(mlx)
+	require.NoError(t, err)
+	defer ck.Close()
 	dir := filepath.Join(t.TempDir(), "q4")
 	require.NoError(t, nn.QuantizeCheckpoint(ck, dir, nn.QuantizeOptions{
 		Default: nn.QuantSpec{Bits: 4, GroupSize: 32}, Modules: nn.RouterOverrides(ck.Names()),
-		ScaleType: nn.BF16, Write: nn.WriteOptions{ShardBytes: st.Size() / 16}}))
+		ScaleType: nn.BF16, Write: nn.WriteOptions{ShardBytes: st.Size() / 32}}))
 	shards, err := filepath.Glob(filepath.Join(dir, "model-*-of-*.safetensors"))
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, len(shards), 2, "a sharded fixture")
