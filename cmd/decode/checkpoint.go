@@ -212,12 +212,24 @@ func dtypeName(d nn.DType) string {
 func (c *checkpointInfo) modelSummary(buffers int) string {
 	cfg := c.cfg
 	sparse := cfg.NumSparse()
-	return fmt.Sprintf("%s from %s: layers=%d (ssm=%d attn=%d; mlp sparse=%d dense=%d) weights=%s; %s buffers after load (%s in %d files)",
+	files := "1 file"
+	if c.files != 1 {
+		files = fmt.Sprintf("%d files", c.files)
+	}
+	return fmt.Sprintf("%s from %s: layers=%d (ssm=%d attn=%d; mlp sparse=%d dense=%d) weights=%s; %s buffers after load (%s in %s)",
 		c.modelType, c.dir, cfg.NumLayers, cfg.NumGDN(), cfg.NumLayers-cfg.NumGDN(), sparse, cfg.NumLayers-sparse,
-		c.weights, comma(buffers), mb(c.bytes), c.files)
+		c.weights, comma(buffers), mb(c.bytes), files)
 }
 
 func mb(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
+
+// size is n bytes in GB, or in MB below a gigabyte.
+func size(n int64) string {
+	if n < 1e9 {
+		return mb(n)
+	}
+	return gb(n)
+}
 
 // estimate is the run's memory estimate with the checkpoint's real tensor sizes.
 func (c *checkpointInfo) estimate(o *options, spec runSpec, limit int) memEstimate {
@@ -289,7 +301,7 @@ func predictOnly(o *options, out io.Writer) error {
 	if est.total() > memLimit {
 		fits = "does NOT fit"
 	}
-	fmt.Fprintf(out, "[memory] a run needs ~%s (weights %s); this machine's memory limit is %s: it %s\n", gb(est.total()), gb(est.weights), gb(memLimit), fits)
+	fmt.Fprintf(out, "[memory] a run needs ~%s (weights %s); this machine's memory limit is %s: it %s\n", size(est.total()), size(est.weights), size(memLimit), fits)
 	kinds := make([]nn.LayerKind, cfg.NumLayers)
 	for i := range kinds {
 		kinds[i] = nn.Recurrent

@@ -410,7 +410,7 @@ func TestCheckpointMustFitMemory(t *testing.T) {
 	require.Equal(t, exitUsage, code, out+errs)
 	require.Regexp(t, `^decode: usage: the model needs ~\d+\.\d\d GB \(weights `+regexp.QuoteMeta(gb(2*vocab*h*4))+`, KV cache .*\), which exceeds this machine's memory limit of \d+\.\d\d GB; use a smaller checkpoint or --tokens\n$`, errs)
 	pred := predictOnlyRun(t, "--model", dir)
-	require.Regexp(t, `\[memory\] a run needs ~\d+\.\d\d GB \(weights `+regexp.QuoteMeta(gb(2*vocab*h*4))+`\); this machine's memory limit is \d+\.\d\d GB: it does NOT fit`, pred)
+	require.Regexp(t, `\[memory\] a run needs ~\d+\.\d\d GB \(weights `+regexp.QuoteMeta(gb(2*vocab*h*4))+`\); this machine's memory limit is \d+\.\d+ [GM]B: it does NOT fit`, pred)
 }
 
 // TestCheckpointRunFlags: --compare (lazy and eager: a checkpoint has no
