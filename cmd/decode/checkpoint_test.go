@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ingotml/ingot/internal/golden"
+	"github.com/ingotml/ingot/kernels"
 	"github.com/ingotml/ingot/nn"
 	"github.com/ingotml/ingot/nn/qwen35"
 )
@@ -210,7 +211,8 @@ func TestPredictOnlyMatchesRun(t *testing.T) {
 		}
 	}
 	require.NotEmpty(t, cases)
-	cases = append(cases, []string{"--layers", "12", "--interval", "4"}, []string{"--model-type", "qwen3_next", "--layers", "6"},
+	bf16 := bfloat16Copy(t, cases[0][1])
+	cases = append(cases, []string{"--model", bf16}, []string{"--layers", "12", "--interval", "4"}, []string{"--model-type", "qwen3_next", "--layers", "6"},
 		[]string{"--config", "testdata/qwen3_5_moe_tiny/config.json"}, []string{"--attention-only", "--layers", "3"})
 	for _, args := range cases {
 		code, out, _ := decode(t, append(args, "--tokens", "16", "--report-every", "2")...)
@@ -220,8 +222,38 @@ func TestPredictOnlyMatchesRun(t *testing.T) {
 		if args[0] == "--model" {
 			require.Equal(t, buffersAfterLoad(t, out), buffersAfterLoad(t, pred), args)
 		}
+		if args[0] == "--model" && args[1] == bf16 {
+			require.Contains(t, pred, " weights=float (bfloat16); ")
+		}
 	}
 	require.Contains(t, predictOnlyRun(t, "--attention-only", "--layers", "3"), "[predict] 0 GDN layers -> no leak expected")
+}
+
+// bfloat16Copy writes src's float32 tensors as bfloat16 (a published checkpoint's
+// dtype: the activations are then bfloat16 too).
+func bfloat16Copy(t *testing.T, src string) string {
+	t.Helper()
+	ck, err := nn.OpenCheckpoint(src)
+	require.NoError(t, err)
+	defer ck.Close()
+	var ts []nn.WriteTensor
+	for _, name := range ck.Names() {
+		b, info, err := ck.Bytes(name)
+		require.NoError(t, err)
+		if info.DType == nn.F32 {
+			v, _, err := ck.Float32(name)
+			require.NoError(t, err)
+			b = make([]byte, 2*len(v))
+			for i, x := range v {
+				binary.LittleEndian.PutUint16(b[2*i:], kernels.F32ToBF16(x))
+			}
+			info.DType = nn.BF16
+		}
+		ts = append(ts, nn.WriteTensor{Name: name, DType: info.DType, Shape: info.Shape, Data: b})
+	}
+	dir := filepath.Join(t.TempDir(), "bf16")
+	require.NoError(t, nn.WriteCheckpoint(dir, ck.Config, ts, nn.WriteOptions{}))
+	return dir
 }
 
 // writeSparseCheckpoint writes a checkpoint whose header describes tensors of the
