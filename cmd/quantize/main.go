@@ -162,10 +162,15 @@ func scaleDType(name string, ck *nn.Checkpoint) (nn.DType, error) {
 
 // quantize converts o.in into mlx-lm's layout in a scratch directory next to o.out,
 // quantizes that into o.out and removes the scratch copy.
-func quantize(o *options, stdout io.Writer) error {
+func quantize(o *options, stdout io.Writer) (err error) {
 	if err := checkOut(o.out); err != nil {
 		return err
 	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(o.out) // empty or absent before: no half-written checkpoint stays
+		}
+	}()
 	src, err := nn.OpenCheckpoint(o.in)
 	if err != nil {
 		return fmt.Errorf("%w: -in: %w", errUsage, err)
