@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -29,6 +30,8 @@ type options struct {
 	mode           string
 	modelType      string // the repro model's model_type (without --config)
 	configPath     string // --config: a real model's config.json (layer structure)
+	modelDir       string // --model: a checkpoint directory to load
+	predictOnly    bool   // --predict-only: read config and headers, print the prediction
 	attentionOnly  bool
 	layers         int
 	interval       int
@@ -72,6 +75,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.mode, "mode", "batch", "batch (mlx-lm BatchGenerator, the server path), plain (generate_step), or server (continuous-batching churn)")
 	fs.StringVar(&o.modelType, "model-type", "qwen3_5_moe", "random repro model: qwen3_5_moe (every MLP sparse), qwen3_5 (dense MLPs) or qwen3_next (fused GDN projections)")
 	fs.StringVar(&o.configPath, "config", "", "build the random model with the layer structure of this config.json (HF or mlx-community; --hidden and --experts may shrink it)")
+	fs.StringVar(&o.modelDir, "model", "", "load this checkpoint directory (HF or mlx-community, float or quantized) instead of a random model")
+	fs.BoolVar(&o.predictOnly, "predict-only", false, "read only config.json and the safetensors headers, print the predicted slope and crash token, and exit")
 	fs.BoolVar(&o.attentionOnly, "attention-only", false, "every layer full attention (no GDN layers): the control")
 	fs.IntVar(&o.layers, "layers", 50, "number of layers")
 	fs.IntVar(&o.interval, "interval", 0, "full_attention_interval (0: = layers, one attention layer last)")
@@ -129,6 +134,15 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 // do not apply); a dense model has no experts to count.
 func (o *options) validateModel() error {
 	bad := func(f string, args ...any) error { return fmt.Errorf("%w: "+f, append([]any{errUsage}, args...)...) }
+	if o.modelDir != "" {
+		// The checkpoint decides the model: a flag that shapes the random one is refused.
+		for _, f := range []string{"model-type", "config", "layers", "interval", "experts", "hidden", "seed", "attention-only"} {
+			if o.set[f] {
+				return bad("--%s does not apply with --model (the checkpoint decides the model)", f)
+			}
+		}
+		return nil
+	}
 	if o.configPath != "" {
 		for _, f := range []string{"model-type", "layers", "interval", "attention-only"} {
 			if o.set[f] {
@@ -205,6 +219,9 @@ func (o *options) validate() error {
 	if err := o.validateModel(); err != nil {
 		return err
 	}
+	if o.predictOnly {
+		return o.validatePredictOnly()
+	}
 	// Flags that the chosen mode would silently ignore are refused.
 	serverOnly := []string{"requests", "request-tokens", "concurrency", "prompt-len"}
 	decodeOnly := []string{"tokens", "report-every", "census", "eval-cache-every"}
@@ -221,6 +238,33 @@ func (o *options) validate() error {
 		if ext := strings.ToLower(filepath.Ext(o.plot)); ext != ".svg" && ext != ".png" {
 			return bad("--plot %s: the extension must be .svg or .png", filepath.Base(o.plot))
 		}
+	}
+	return nil
+}
+
+// predictOnlyFlags are the flags --predict-only uses: the model's and the limit's.
+var predictOnlyFlags = map[string]bool{"predict-only": true, "model": true, "config": true, "model-type": true,
+	"layers": true, "interval": true, "experts": true, "hidden": true, "attention-only": true,
+	"limit": true, "device": true, "mode": true}
+
+// validatePredictOnly refuses the flags a prediction would ignore (nothing is decoded).
+func (o *options) validatePredictOnly() error {
+	if o.mode == "server" {
+		return fmt.Errorf("%w: --predict-only predicts one completion (--mode batch or plain), not --mode server", errUsage)
+	}
+	var wrong []string
+	for f := range o.set {
+		if !predictOnlyFlags[f] {
+			wrong = append(wrong, "--"+f)
+		}
+	}
+	if len(wrong) > 0 {
+		slices.Sort(wrong)
+		verb := "does"
+		if len(wrong) > 1 {
+			verb = "do"
+		}
+		return fmt.Errorf("%w: %s %s not apply with --predict-only (nothing is decoded)", errUsage, strings.Join(wrong, ", "), verb)
 	}
 	return nil
 }

@@ -45,6 +45,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	if o.predictOnly {
+		if err := predictOnly(o, stdout); err != nil {
+			fmt.Fprintf(stderr, "decode: %v\n", err)
+			switch {
+			case errors.Is(err, errUsage):
+				return exitUsage
+			case errors.Is(err, errNoDevice):
+				return exitNoDev
+			}
+			return exitFailure
+		}
+		return exitFlat
+	}
 	if o.disableCompile {
 		fmt.Fprintln(stdout, "[note] --disable-compile: ingot has no mx.compile, nothing to disable")
 	}
@@ -59,6 +72,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 			{label: "lazy (stock mlx-lm bookkeeping)", policy: cache.Lazy},
 			{label: "eager (host-integer fix)", policy: cache.Eager},
 			{label: "attention-only (control)", policy: cache.Lazy, attentionOnly: true},
+		}
+		if o.modelDir != "" {
+			// A checkpoint's layers are what they are: there is no attention-only twin.
+			specs = specs[:2]
+			fmt.Fprintln(stdout, "[note] --compare with --model: lazy and eager only (a checkpoint has no attention-only control)")
 		}
 	}
 	prog := newProgress(stdout)

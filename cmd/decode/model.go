@@ -78,7 +78,7 @@ const (
 // KV storage and the host memory the run will need, before anything is allocated.
 func estimateMemory(o *options, spec runSpec, cfg *qwen35.Config, limit int) memEstimate {
 	var e memEstimate
-	add := func(dims ...int) {
+	forEachParam(cfg, func(dims ...int) {
 		n := int64(f32)
 		for _, d := range dims {
 			n *= int64(d)
@@ -86,15 +86,19 @@ func estimateMemory(o *options, spec runSpec, cfg *qwen35.Config, limit int) mem
 		e.weights += n
 		e.arrays++
 		e.largest = max(e.largest, n)
-	}
+	})
+	return estimateRun(o, spec, cfg, limit, e)
+}
+
+// forEachParam calls add with the shape of every parameter array the model of cfg is
+// built from (one device buffer each when it is stored in float), in build order.
+func forEachParam(cfg *qwen35.Config, add func(dims ...int)) {
 	h, v := cfg.HiddenSize, cfg.VocabSize
 	add(v, h) // embed
-	nAttn := 0
 	for i := range cfg.NumLayers {
 		add(h) // input norm
 		add(h) // post-attention norm
 		if cfg.IsAttention(i) {
-			nAttn++
 			nh, nkv, hd := cfg.NumHeads, cfg.NumKVHeads, cfg.HeadDim
 			add(nh*hd*2, h)
 			add(nkv*hd, h)
@@ -140,7 +144,12 @@ func estimateMemory(o *options, spec runSpec, cfg *qwen35.Config, limit int) mem
 	if !cfg.TieWordEmbeddings {
 		add(v, h)
 	}
+}
 
+// estimateRun completes e (whose weights, arrays and largest are filled in) with the
+// KV storage and the host memory the run will need.
+func estimateRun(o *options, spec runSpec, cfg *qwen35.Config, limit int, e memEstimate) memEstimate {
+	nAttn := cfg.NumLayers - cfg.NumGDN()
 	rows, length, tokens := 1, 8+o.tokens, o.tokens
 	if o.mode == "server" {
 		rows, length, tokens = o.concurrency, o.promptLen+o.reqTokens, o.requests*o.reqTokens
@@ -164,11 +173,16 @@ func estimateMemory(o *options, spec runSpec, cfg *qwen35.Config, limit int) mem
 // checkFits refuses a run whose estimate exceeds the allocator's memory limit (the
 // same limit a malloc would be refused at; on the CPU device 0.95 x RAM).
 func checkFits(e memEstimate, memLimit int64) error {
+	return checkFitsHint(e, memLimit, "use a smaller --hidden, --experts, --layers or --tokens")
+}
+
+// checkFitsHint is checkFits with the advice the message ends with.
+func checkFitsHint(e memEstimate, memLimit int64, hint string) error {
 	if e.total() <= memLimit {
 		return nil
 	}
-	return fmt.Errorf("%w: the model needs ~%s (weights %s, KV cache %s, retired KV blocks %s, Go heap %s), which exceeds this machine's memory limit of %s; use a smaller --hidden, --experts, --layers or --tokens",
-		errUsage, gb(e.total()), gb(e.weights), gb(e.kv), gb(e.retired), gb(e.heap), gb(memLimit))
+	return fmt.Errorf("%w: the model needs ~%s (weights %s, KV cache %s, retired KV blocks %s, Go heap %s), which exceeds this machine's memory limit of %s; %s",
+		errUsage, gb(e.total()), gb(e.weights), gb(e.kv), gb(e.retired), gb(e.heap), gb(memLimit), hint)
 }
 
 func gb(n int64) string { return fmt.Sprintf("%.2f GB", float64(n)/1e9) }

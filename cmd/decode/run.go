@@ -16,6 +16,7 @@ import (
 	"github.com/ingotml/ingot/generate"
 	"github.com/ingotml/ingot/graph"
 	"github.com/ingotml/ingot/nn"
+	"github.com/ingotml/ingot/nn/qwen35"
 	"github.com/ingotml/ingot/tensor"
 )
 
@@ -170,12 +171,15 @@ func (d batchDecoder) next() ([]int32, error) {
 }
 func (d batchDecoder) caches() []cache.Cache { return d.b.Caches() }
 
-// setup builds the graph and the random model for a run, after checking that the
-// model fits the machine's memory.
+// setup builds the graph and the model for a run (the random one, or --model's
+// checkpoint), after checking that the model fits the machine's memory.
 func setup(o *options, spec runSpec, out io.Writer) (*graph.Graph, nn.Model, *result, error) {
-	cfg, err := modelConfig(o, spec)
-	if err != nil {
-		return nil, nil, nil, err
+	var cfg *qwen35.Config
+	if o.modelDir == "" {
+		var err error
+		if cfg, err = modelConfig(o, spec); err != nil {
+			return nil, nil, nil, err
+		}
 	}
 	dev, name, err := openDevice(o.device)
 	if err != nil {
@@ -185,30 +189,25 @@ func setup(o *options, spec runSpec, out io.Writer) (*graph.Graph, nn.Model, *re
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	est := estimateMemory(o, spec, cfg, lim.n)
-	if err := checkFits(est, alloc.New(dev.Provider(), alloc.Config{}).Stats().MemoryLimit); err != nil {
-		return nil, nil, nil, err
-	}
-	g := graph.New(dev, graph.Options{Alloc: alloc.Config{ResourceLimit: lim.n}})
-	m, err := buildModel(o, cfg, g)
-	if err == nil {
-		err = g.Synchronize() // the weights are uploaded: a limit below them fails here
-	}
-	if isLimit(err) {
-		return nil, nil, nil, lim.belowBaseline(fmt.Sprintf("its %s weight arrays alone need more buffer objects than that", comma(est.arrays)))
-	}
-	if err != nil {
+	var g *graph.Graph
+	var m nn.Model
+	var info *checkpointInfo
+	var buffers int
+	if o.modelDir != "" {
+		if g, m, info, buffers, err = loadCheckpoint(o, spec, dev, lim); err != nil {
+			return nil, nil, nil, err
+		}
+	} else if g, m, err = buildRandom(o, spec, cfg, dev, lim); err != nil {
 		return nil, nil, nil, err
 	}
 	kinds := m.LayerKinds()
 	r := &result{label: spec.label, policy: spec.policy, mode: o.mode, device: name,
 		layers: len(kinds), nSSM: nn.CountKinds(kinds, nn.Recurrent), interval: interval(kinds), limit: g.Allocator().ResourceLimit(),
-		limitSource: lim.source}
+		limitSource: lim.source, rate: leakRate(o.mode, kinds)}
 	r.nAttn = r.layers - r.nSSM
-	// The stock batch path leaks one link per GDN layer but layer 0's per token (the
-	// model reads layer 0's cache for the SSM mask every step, which evaluates it).
-	if o.mode != "plain" && r.nSSM > 1 && kinds[0] == nn.Recurrent {
-		r.rate = r.nSSM - 1
+	if info != nil {
+		fmt.Fprintf(out, "[model] %s cache=%s device=%s limit=%d (%s)\n", info.modelSummary(buffers), spec.policy, name, r.limit, r.limitSource)
+		return g, m, r, nil
 	}
 	source := cfg.ModelType
 	if o.configPath != "" {
@@ -217,6 +216,35 @@ func setup(o *options, spec runSpec, out io.Writer) (*graph.Graph, nn.Model, *re
 	fmt.Fprintf(out, "[model] %s: layers=%d (ssm=%d attn=%d) interval=%d experts=%d hidden=%d cache=%s device=%s limit=%d (%s)\n",
 		source, r.layers, r.nSSM, r.nAttn, r.interval, cfg.NumExperts, cfg.HiddenSize, spec.policy, name, r.limit, r.limitSource)
 	return g, m, r, nil
+}
+
+// leakRate is the predicted leak in objects/token: the stock batch path leaks one link
+// per GDN layer but layer 0's per token (the model reads layer 0's cache for the SSM
+// mask every step, which evaluates it); the plain path never arms the leak.
+func leakRate(mode string, kinds []nn.LayerKind) int {
+	n := nn.CountKinds(kinds, nn.Recurrent)
+	if mode != "plain" && n > 1 && kinds[0] == nn.Recurrent {
+		return n - 1
+	}
+	return 0
+}
+
+// buildRandom checks that the random model of cfg fits the machine's memory and builds
+// it on a new graph.
+func buildRandom(o *options, spec runSpec, cfg *qwen35.Config, dev graph.Device, lim limit) (*graph.Graph, nn.Model, error) {
+	est := estimateMemory(o, spec, cfg, lim.n)
+	if err := checkFits(est, alloc.New(dev.Provider(), alloc.Config{}).Stats().MemoryLimit); err != nil {
+		return nil, nil, err
+	}
+	g := graph.New(dev, graph.Options{Alloc: alloc.Config{ResourceLimit: lim.n}})
+	m, err := buildModel(o, cfg, g)
+	if err == nil {
+		err = g.Synchronize() // the weights are uploaded: a limit below them fails here
+	}
+	if isLimit(err) {
+		return nil, nil, lim.belowBaseline(fmt.Sprintf("its %s weight arrays alone need more buffer objects than that", comma(est.arrays)))
+	}
+	return g, m, err
 }
 
 // interval recovers full_attention_interval from the layer pattern: the first attention

@@ -1,0 +1,257 @@
+// Command quantize writes an mlx-community-style quantized copy of a float checkpoint,
+// as mlx-lm's convert does: the text model's tensors in mlx-lm's layout (experts
+// stacked as switch_mlp, norms holding 1 + w, conv1d [C, K, 1]), every module whose
+// input width is a multiple of the group size quantized with MLX's affine rule
+// (nn.QuantizeCheckpoint), the routers (mlp.gate, mlp.shared_expert_gate) at
+// -router-bits with group 64, and config.json's quantization block.
+//
+//	quantize -in DIR -out DIR [-bits 4] [-group 64] [-router-bits 8] [-shard-size 5GB] [-scale-dtype auto]
+//
+// Exit codes: 0 written, 64 bad command line or unusable input checkpoint, 70 any
+// other failure (such as a write error).
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/ingotml/ingot/kernels"
+	"github.com/ingotml/ingot/nn"
+	"github.com/ingotml/ingot/nn/qwen35"
+)
+
+const (
+	exitOK      = 0
+	exitUsage   = 64
+	exitFailure = 70
+	// routerGroup is the group size mlx-lm's recipe gives the 8-bit routers.
+	routerGroup = 64
+)
+
+// errUsage marks a bad command line or input (exit 64).
+var errUsage = errors.New("usage")
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// options are the command's flags.
+type options struct {
+	in, out    string
+	bits       int
+	group      int
+	routerBits int
+	shardBytes int64
+	scaleType  string
+}
+
+// run is the command, testable: it returns the exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	o, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err == nil {
+		err = quantize(o, stdout)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "quantize: %v\n", err)
+		if errors.Is(err, errUsage) {
+			return exitUsage
+		}
+		return exitFailure
+	}
+	return exitOK
+}
+
+func parseFlags(args []string, stderr io.Writer) (*options, error) {
+	o := &options{}
+	fs := flag.NewFlagSet("quantize", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.in, "in", "", "the float checkpoint directory (HF or mlx-lm layout)")
+	fs.StringVar(&o.out, "out", "", "the directory to write (must not exist, or be empty)")
+	fs.IntVar(&o.bits, "bits", 4, "bits per weight: 2, 3, 4, 5, 6 or 8")
+	fs.IntVar(&o.group, "group", 64, "weights per scale and bias: 32, 64 or 128")
+	fs.IntVar(&o.routerBits, "router-bits", 8, "bits of the MoE routers (mlp.gate, mlp.shared_expert_gate; group 64); 0: like every other module")
+	shard := fs.String("shard-size", "5GB", "largest weight file (e.g. 5GB, 500MB); 0: one model.safetensors")
+	fs.StringVar(&o.scaleType, "scale-dtype", "auto", "dtype of scales and biases: float32, float16, bfloat16, or auto (the weights' dtype, as mx.quantize)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	bad := func(f string, args ...any) error { return fmt.Errorf("%w: "+f, append([]any{errUsage}, args...)...) }
+	switch {
+	case fs.NArg() > 0:
+		return nil, bad("unexpected arguments %q", strings.Join(fs.Args(), " "))
+	case o.in == "" || o.out == "":
+		return nil, bad("-in and -out are required")
+	case !kernels.QuantBits(o.bits):
+		return nil, bad("-bits must be 2, 3, 4, 5, 6 or 8, not %d", o.bits)
+	case !kernels.QuantGroup(o.group):
+		return nil, bad("-group must be 32, 64 or 128, not %d", o.group)
+	case o.routerBits != 0 && !kernels.QuantBits(o.routerBits):
+		return nil, bad("-router-bits must be 0, 2, 3, 4, 5, 6 or 8, not %d", o.routerBits)
+	}
+	n, err := parseSize(*shard)
+	if err != nil {
+		return nil, bad("-shard-size: %v", err)
+	}
+	o.shardBytes = n
+	if _, err := scaleDType(o.scaleType, nil); err != nil {
+		return nil, bad("%v", err)
+	}
+	return o, nil
+}
+
+// parseSize reads a byte count with an optional KB, MB or GB suffix (powers of 1000,
+// as mlx-lm's --max-file-size-gb counts).
+func parseSize(s string) (int64, error) {
+	num, unit := strings.TrimSpace(s), int64(1)
+	for _, u := range []struct {
+		suffix string
+		mul    int64
+	}{{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}} {
+		if v, ok := strings.CutSuffix(strings.ToUpper(num), u.suffix); ok {
+			num, unit = strings.TrimSpace(v), u.mul
+			break
+		}
+	}
+	n, err := strconv.ParseFloat(num, 64)
+	if err != nil || n < 0 || n*float64(unit) > 1<<50 {
+		return 0, fmt.Errorf("%q: want a size such as 5GB, 500MB or 0", s)
+	}
+	return int64(n * float64(unit)), nil
+}
+
+// scaleDType maps -scale-dtype to a dtype; "auto" takes the float weights' most common
+// dtype in ck (nil ck: only the name is checked).
+func scaleDType(name string, ck *nn.Checkpoint) (nn.DType, error) {
+	switch name {
+	case "float32":
+		return nn.F32, nil
+	case "float16":
+		return nn.F16, nil
+	case "bfloat16":
+		return nn.BF16, nil
+	case "auto":
+	default:
+		return "", fmt.Errorf("-scale-dtype must be float32, float16, bfloat16 or auto, not %q", name)
+	}
+	if ck == nil {
+		return nn.F32, nil
+	}
+	count := map[nn.DType]int{}
+	best := nn.F32
+	for _, n := range ck.Names() {
+		t, _, _ := ck.Info(n)
+		if t.DType == nn.F32 || t.DType == nn.F16 || t.DType == nn.BF16 {
+			count[t.DType]++
+			if count[t.DType] > count[best] {
+				best = t.DType
+			}
+		}
+	}
+	return best, nil
+}
+
+// quantize converts o.in into mlx-lm's layout in a scratch directory next to o.out,
+// quantizes that into o.out and removes the scratch copy.
+func quantize(o *options, stdout io.Writer) (err error) {
+	if err := checkOut(o.out); err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(o.out) // empty or absent before: no half-written checkpoint stays
+		}
+	}()
+	src, err := nn.OpenCheckpoint(o.in)
+	if err != nil {
+		return fmt.Errorf("%w: -in: %w", errUsage, err)
+	}
+	defer src.Close()
+	if src.Quant != nil {
+		return fmt.Errorf("%w: -in %s is already quantized (its config.json has a quantization block)", errUsage, o.in)
+	}
+	st, err := scaleDType(o.scaleType, src)
+	if err != nil {
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	tensors, err := qwen35.MLXLayout(src)
+	if err != nil {
+		return fmt.Errorf("%w: -in: %w", errUsage, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(filepath.Clean(o.out)), 0o755); err != nil {
+		return err
+	}
+	scratch, err := os.MkdirTemp(filepath.Dir(filepath.Clean(o.out)), ".quantize-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(scratch)
+	write := nn.WriteOptions{ShardBytes: o.shardBytes}
+	if err := nn.WriteCheckpoint(scratch, src.Config, tensors, write); err != nil {
+		return err
+	}
+	mlx, err := nn.OpenCheckpoint(scratch)
+	if err != nil {
+		return err
+	}
+	defer mlx.Close()
+	opt := nn.QuantizeOptions{Default: nn.QuantSpec{Bits: o.bits, GroupSize: o.group}, ScaleType: st, Write: write}
+	if o.routerBits != 0 {
+		opt.Modules = map[string]*nn.QuantSpec{}
+		for m := range nn.RouterOverrides(mlx.Names()) {
+			opt.Modules[m] = &nn.QuantSpec{Bits: o.routerBits, GroupSize: routerGroup}
+		}
+	}
+	if err := nn.QuantizeCheckpoint(mlx, o.out, opt); err != nil {
+		return err
+	}
+	return summarize(o.out, stdout)
+}
+
+// checkOut refuses an output directory that holds anything (nothing is overwritten).
+func checkOut(dir string) error {
+	entries, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("%w: -out %s: %v", errUsage, dir, err)
+	case len(entries) > 0:
+		return fmt.Errorf("%w: -out %s is not empty", errUsage, dir)
+	}
+	return nil
+}
+
+// summarize prints what was written: quantized and float tensors, files and bytes.
+func summarize(dir string, out io.Writer) error {
+	ck, err := nn.OpenCheckpoint(dir)
+	if err != nil {
+		return fmt.Errorf("reopening the output: %w", err)
+	}
+	defer ck.Close()
+	quantized, float := 0, 0
+	var bytes int64
+	for _, n := range ck.Names() {
+		t, _, _ := ck.Info(n)
+		bytes += t.End - t.Begin
+		switch {
+		case strings.HasSuffix(n, ".scales"):
+			quantized++
+		case strings.HasSuffix(n, ".biases") || (strings.HasSuffix(n, ".weight") && ck.Quantized(strings.TrimSuffix(n, ".weight"))):
+		default:
+			float++
+		}
+	}
+	fmt.Fprintf(out, "quantize: wrote %s: %d modules quantized (%d-bit g%d affine), %d tensors in float, %d files, %.1f MB\n",
+		dir, quantized, ck.Quant.Default.Bits, ck.Quant.Default.GroupSize, float, len(ck.Files()), float64(bytes)/1e6)
+	return nil
+}
