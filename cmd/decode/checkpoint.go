@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/ingotml/ingot/alloc"
+	"github.com/ingotml/ingot/cache"
 	"github.com/ingotml/ingot/graph"
 	"github.com/ingotml/ingot/nn"
 	"github.com/ingotml/ingot/nn/models"
@@ -309,7 +310,8 @@ func predictOnly(o *options, out io.Writer) error {
 			kinds[i] = nn.Attention
 		}
 	}
-	r := &result{mode: o.mode, layers: cfg.NumLayers, nSSM: cfg.NumGDN(), limit: lim.n, rate: leakRate(o.mode, kinds)}
+	// The prediction is the stock (lazy) path's, whatever --cache says: when would it die?
+	r := &result{policy: cache.Lazy, mode: o.mode, layers: cfg.NumLayers, nSSM: cfg.NumGDN(), limit: lim.n, rate: leakRate(o.mode, kinds)}
 	r.baseline = weights + runBuffersPerLayer*cfg.NumLayers
 	fmt.Fprintf(out, "[baseline] %s buffers after load + %d per layer x %d layers of cache state = %s live buffers once decoding begins\n",
 		comma(weights), runBuffersPerLayer, cfg.NumLayers, comma(r.baseline))

@@ -58,6 +58,13 @@ func TestLazyLeaksEagerFlat(t *testing.T) {
 	require.LessOrEqual(t, math.Abs(je["slope_per_token"].(float64)), 0.01)
 	require.Equal(t, tokens(j), tokens(je), "the fix changes no token")
 	require.Equal(t, "eager", je["cache"])
+	// The fix's own run predicts no crash: its baseline has no links to subtract, and
+	// the stock path's rate is named, not turned into a crash token it will not reach.
+	require.Contains(t, out, "[predict] eager bookkeeping (the fix) -> no leak expected; the stock lazy path leaks ~10 objects/token")
+	require.NotContains(t, out, "crash near token")
+	require.Nil(t, je["expected_crash_token"])
+	first := je["samples"].([]any)[0].([]any)[1].(map[string]any)
+	require.Equal(t, first["live"], je["baseline_live"], "an eager baseline is its live count: no links to subtract")
 }
 
 func TestControlsAreFlat(t *testing.T) {

@@ -69,8 +69,20 @@ func (r *result) crash(err error) bool {
 	return true
 }
 
-// predictedCrash is the token at which the stock path hits the limit.
+// leaks reports whether this run's own bookkeeping leaks: the stock (lazy) policy on
+// a path that arms the caches of a model with more than one GDN layer.
+func (r *result) leaks() bool { return r.rate > 0 && r.policy == cache.Lazy }
+
+// predictedCrash is the token at which this run hits the limit (0: it does not leak).
 func (r *result) predictedCrash() int {
+	if !r.leaks() {
+		return 0
+	}
+	return r.stockCrash()
+}
+
+// stockCrash is the token at which one completion on the stock path hits the limit.
+func (r *result) stockCrash() int {
 	if r.rate <= 0 {
 		return 0
 	}
@@ -264,6 +276,9 @@ func printPredict(out io.Writer, r *result) {
 		fmt.Fprintf(out, "[predict] plain path (generate_step): caches never armed -> no leak expected\n")
 	case r.rate == 0:
 		fmt.Fprintf(out, "[predict] %d GDN layers -> no leak expected\n", r.nSSM)
+	case !r.leaks():
+		fmt.Fprintf(out, "[predict] %s bookkeeping (the fix) -> no leak expected; the stock lazy path leaks ~%d objects/token\n",
+			r.policy, r.rate)
 	default:
 		fmt.Fprintf(out, "[predict] leak ~%d objects/token -> resource-limit crash near token ~%s (if unpatched)\n",
 			r.rate, comma(r.predictedCrash()))
@@ -332,7 +347,10 @@ func decodeRun(ctx context.Context, o *options, spec runSpec, out io.Writer, pro
 			if err != nil {
 				return nil, err
 			}
-			r.baseline = s.Live - r.rate*n
+			r.baseline = s.Live
+			if r.leaks() {
+				r.baseline -= r.rate * n
+			}
 			printPredict(out, r)
 		}
 		if len(toks) > 0 {

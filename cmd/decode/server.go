@@ -37,7 +37,7 @@ func serverRun(ctx context.Context, o *options, spec runSpec, out io.Writer, pro
 	}
 	r.baseline = base.Live
 	fmt.Fprintf(out, "[predict] churn: %d requests x %d tokens, %d at a time; every request stays below the per-completion threshold (%s tokens)\n",
-		o.requests, o.reqTokens, o.concurrency, comma(r.predictedCrash()))
+		o.requests, o.reqTokens, o.concurrency, comma(r.stockCrash()))
 	gap := max(o.reqTokens/o.concurrency, 1)
 	inserted, completed, steps := 0, 0, 0
 	prog.start(r)
