@@ -18,6 +18,25 @@ type WriteOptions struct {
 	// NoIndex omits model.safetensors.index.json from a sharded checkpoint (mlx-lm then
 	// loads every model*.safetensors).
 	NoIndex bool
+	// Format is the weight files' "format" metadata, which tells the loader whose
+	// layout the tensors follow: "" writes "mlx" (mlx-lm's layout: norms hold 1 + w,
+	// stacked switch_mlp experts); KeepFormat copies none.
+	Format string
+}
+
+// KeepFormat as WriteOptions.Format writes no "format" metadata (for a source that had
+// none: the loader then reads Hugging Face's layout).
+const KeepFormat = "-"
+
+// metadata is the weight files' __metadata__ for o.Format.
+func (o WriteOptions) metadata() map[string]string {
+	switch o.Format {
+	case "":
+		return map[string]string{"format": "mlx"}
+	case KeepFormat:
+		return nil
+	}
+	return map[string]string{"format": o.Format}
 }
 
 // WriteCheckpoint writes config (config.json's bytes) and tensors as a checkpoint
@@ -32,7 +51,7 @@ func WriteCheckpoint(dir string, config []byte, tensors []WriteTensor, opt Write
 	sorted := append([]WriteTensor(nil), tensors...)
 	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
 	if opt.ShardBytes <= 0 {
-		return WriteSafetensors(filepath.Join(dir, "model.safetensors"), map[string]string{"format": "mlx"}, sorted)
+		return WriteSafetensors(filepath.Join(dir, "model.safetensors"), opt.metadata(), sorted)
 	}
 	var shards [][]WriteTensor
 	var size, total int64
@@ -49,7 +68,7 @@ func WriteCheckpoint(dir string, config []byte, tensors []WriteTensor, opt Write
 	weightMap := map[string]string{}
 	for i, shard := range shards {
 		name := fmt.Sprintf("model-%05d-of-%05d.safetensors", i+1, len(shards))
-		if err := WriteSafetensors(filepath.Join(dir, name), map[string]string{"format": "mlx"}, shard); err != nil {
+		if err := WriteSafetensors(filepath.Join(dir, name), opt.metadata(), shard); err != nil {
 			return err
 		}
 		for _, t := range shard {
@@ -110,7 +129,9 @@ func quantizable(name string, info TensorInfo, spec QuantSpec) bool {
 // its projections are) is quantized with MLX's rule at its spec,
 // other tensors are copied unchanged, and config.json gains the "quantization" and
 // "quantization_config" blocks (the default plus an entry for every module whose spec
-// differs, false for modules left in float).
+// differs, false for modules left in float). The layout is the source's: the files
+// keep its format tag, so a Hugging Face layout loads as one (only mlx-lm's layout has
+// its switch_mlp expert stacks quantized; cmd/quantize converts to it first).
 func QuantizeCheckpoint(src *Checkpoint, dir string, opt QuantizeOptions) error {
 	var cfg map[string]json.RawMessage
 	if err := json.Unmarshal(src.Config, &cfg); err != nil {
@@ -189,5 +210,12 @@ func QuantizeCheckpoint(src *Checkpoint, dir string, opt QuantizeOptions) error 
 	if err != nil {
 		return err
 	}
-	return WriteCheckpoint(dir, config, out, opt.Write)
+	// The tensors keep the source's layout (norms, conv and expert shapes are copied as
+	// they are), so the files keep its format tag: tagging a Hugging Face layout "mlx"
+	// would make the loader read its zero-centred norms as 1 + w.
+	w := opt.Write
+	if w.Format = src.Format(); w.Format == "" {
+		w.Format = KeepFormat
+	}
+	return WriteCheckpoint(dir, config, out, w)
 }

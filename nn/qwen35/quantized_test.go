@@ -120,8 +120,46 @@ func dequantizedCopy(t *testing.T, dir string) string {
 	raw, err := json.Marshal(cfg)
 	require.NoError(t, err)
 	dst := filepath.Join(t.TempDir(), "dequantized")
-	require.NoError(t, nn.WriteCheckpoint(dst, raw, out, nn.WriteOptions{}))
+	format := ck.Format() // the source's layout tag, kept
+	if format == "" {
+		format = nn.KeepFormat
+	}
+	require.NoError(t, nn.WriteCheckpoint(dst, raw, out, nn.WriteOptions{Format: format}))
 	return dst
+}
+
+// TestQuantizeHFLayout: nn.QuantizeCheckpoint on a golden set as Hugging Face stores it
+// (zero-centred norms, [C, 1, K] conv, per-expert MLPs) keeps the source's format tag,
+// and the quantized model equals the float model of the dequantized weights. (The
+// output was once tagged "mlx" and .scales taken as mlx-lm's layout: the loader read
+// the zero-centred norms as 1 + w, and the logits were off by up to 0.7.)
+func TestQuantizeHFLayout(t *testing.T) {
+	for _, gm := range goldenModels(t) {
+		t.Run(gm.name, func(t *testing.T) {
+			src, err := nn.OpenCheckpoint(gm.dir)
+			require.NoError(t, err)
+			defer src.Close()
+			dir := filepath.Join(t.TempDir(), "q")
+			require.NoError(t, nn.QuantizeCheckpoint(src, dir, nn.QuantizeOptions{
+				Default: nn.QuantSpec{Bits: 8, GroupSize: 32}, ScaleType: nn.F32}))
+			ck, err := nn.OpenCheckpoint(dir)
+			require.NoError(t, err)
+			require.Equal(t, src.Format(), ck.Format(), "the layout tag is the source's")
+			require.NoError(t, ck.Close())
+			g := graph.NewCPU(graph.Options{})
+			q := loadModel(t, g, dir, Options{})
+			f := loadModel(t, g, dequantizedCopy(t, dir), Options{})
+			prompt := gm.cases[0].tokens(t, gm.dir, "input_ids")
+			qt, qr := greedy(t, q, prompt, 6)
+			ft, fr := greedy(t, f, prompt, 6)
+			worst := 0.0
+			for i := range qr {
+				worst = math.Max(worst, maxDiff(t, fr[i], qr[i]))
+			}
+			require.Less(t, worst, 1e-4)
+			require.Equal(t, ft, qt)
+		})
+	}
 }
 
 // quantizedGolden writes a golden set in mlx-lm's layout (switch_mlp experts, norms

@@ -157,7 +157,7 @@ func (e *WeightError) Unwrap() error { return e.Err }
 // quantized layers and stay packed on the device. Tensors
 // may use HF runtime names (fused experts), save_pretrained's per-expert names, the
 // model.language_model. prefix of published checkpoints (mtp.* and model.visual.* are
-// ignored) or mlx-lm's sanitized layout (detected by switch_mlp tensors or a [C, K, 1]
+// ignored) or mlx-lm's sanitized layout (detected by the files' format "mlx", switch_mlp tensors or a [C, K, 1]
 // conv1d; its norms already hold 1 + w). Weights keep their stored dtype (float32, float16
 // or bfloat16) on g; see the package doc for the dtype each op computes in.
 func Load(dir string, g *graph.Graph, opt Options) (*Model, error) {
@@ -189,7 +189,7 @@ type fileSource struct {
 	st   *nn.Checkpoint
 	body string // what "model." becomes: "model.", "model.language_model." or "language_model.model."
 	head string // the lm_head tensor's name
-	mlx  bool   // mlx-lm's layout (switch_mlp experts, [C, K, 1] conv or quantized modules): norms already 1 + w
+	mlx  bool   // mlx-lm's layout (files it wrote, switch_mlp experts or a [C, K, 1] conv): norms already 1 + w
 	// writtenByMLX: the files say format "mlx" (mlx-lm's save_model), so mlx-lm's model
 	// rules apply, not only its layout.
 	writtenByMLX bool
@@ -197,6 +197,9 @@ type fileSource struct {
 
 func newFileSource(st *nn.Checkpoint) *fileSource {
 	s := &fileSource{st: st, body: "model.", head: "lm_head.weight", writtenByMLX: st.Format() == "mlx"}
+	// Quantized modules say nothing of the layout: nn.QuantizeCheckpoint quantizes a
+	// Hugging Face layout as it stands (zero-centred norms), so .scales is no evidence.
+	s.mlx = s.writtenByMLX
 	for _, p := range []string{"model.language_model.", "language_model.model.", "model."} {
 		if s.has(p + "embed_tokens.weight") {
 			s.body = p
@@ -210,7 +213,7 @@ func newFileSource(st *nn.Checkpoint) *fileSource {
 		}
 	}
 	for _, n := range st.Names() {
-		if strings.Contains(n, ".switch_mlp.") || strings.HasSuffix(n, ".scales") {
+		if strings.Contains(n, ".switch_mlp.") {
 			s.mlx = true
 		}
 		if strings.HasSuffix(n, "linear_attn.conv1d.weight") {
