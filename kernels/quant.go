@@ -201,16 +201,15 @@ func qLinearCPU(l *Launch, op string, tiled bool) {
 		m.groupSums(xs[i*p.K:(i+1)*p.K], sums[i*m.groups:])
 	}
 	tile := p.N
-	if tiled {
-		tile = max(1, qmmTileBytes/m.rowBytes)
+	if tiled { // whole 8-row blocks, so no tile leaves rows to the scalar loop
+		tile = max(qRowBlock, qmmTileBytes/m.rowBytes/qRowBlock*qRowBlock)
 	}
+	q := newQSIMD(&m)
 	for n0 := 0; n0 < p.N; n0 += tile {
 		n1 := min(p.N, n0+tile)
 		for i := 0; i < p.M; i++ {
 			xr, sr := xs[i*p.K:(i+1)*p.K], sums[i*m.groups:(i+1)*m.groups]
-			for n := n0; n < n1; n++ {
-				os[i*p.N+n] = m.dot(xr, sr, n)
-			}
+			m.dotRows(xr, sr, n0, os[i*p.N+n0:i*p.N+n1], q)
 		}
 	}
 }
@@ -259,7 +258,8 @@ func qswitchCPU(l *Launch) {
 	ss := F32(sc.Data)[sc.Offset : sc.Offset+p.T*K]
 	ys := F32(o.Data)[o.Offset : o.Offset+p.T*H]
 	gsums, usums, asums := make([]float32, gate.groups), make([]float32, up.groups), make([]float32, down.groups)
-	act := make([]float32, I)
+	act, gd, ud, dd := make([]float32, I), make([]float32, I), make([]float32, I), make([]float32, H)
+	gq, uq, dq := newQSIMD(&gate), newQSIMD(&up), newQSIMD(&down)
 	for t := 0; t < p.T; t++ {
 		xr, yr := xs[t*H:(t+1)*H], ys[t*H:(t+1)*H]
 		clear(yr)
@@ -270,15 +270,17 @@ func qswitchCPU(l *Launch) {
 			if !ok {
 				continue
 			}
+			gate.dotRows(xr, gsums, e*I, gd, gq)
+			up.dotRows(xr, usums, e*I, ud, uq)
 			for i := range act {
-				g := float64(gate.dot(xr, gsums, e*I+i))
-				u := up.dot(xr, usums, e*I+i)
-				act[i] = float32(g/(1+expF64(-g))) * u // silu in float64, rounded, as switch_glu
+				g := float64(gd[i])
+				act[i] = float32(g/(1+expF64(-g))) * ud[i] // silu in float64, rounded, as switch_glu
 			}
 			down.groupSums(act, asums)
+			down.dotRows(act, asums, e*H, dd, dq)
 			s := ss[t*K+j]
 			for h := range yr {
-				yr[h] += down.dot(act, asums, e*H+h) * s
+				yr[h] += dd[h] * s
 			}
 		}
 	}

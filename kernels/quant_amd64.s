@@ -1,0 +1,135 @@
+#include "textflag.h"
+
+// Eight-row quantized dot products (see quant_simd.go for the order they keep).
+//
+// Registers: SI walks x, R10 rows 0-3 and R11 rows 4-7 of the packed block (BX = row
+// stride, R9 = 3 strides), R12/R13/R14 walk the scales, biases and group sums, CX
+// counts groups and R8 the 16-code super-blocks of a group (AX supers per group).
+// Y0-Y3 accumulate one group for rows (0,1), (2,3), (4,5), (6,7), a row's four lanes
+// per 128-bit half; Y7 accumulates the eight rows' results; Y8 holds the gather
+// indices, Y11-Y14 the chunk shifts, Y15 the code mask.
+
+// QPAIR adds x*codes for one chunk of two rows (a: the low row's uint32, b: the high
+// row's) into acc: broadcast each row's word to its half, shift each lane's code down,
+// mask, convert (exact), multiply, add.
+#define QPAIR(a, b, s, acc) \
+	VPBROADCASTD a, Y5; \
+	VPBROADCASTD b, Y6; \
+	VPBLENDD     $0xF0, Y6, Y5, Y5; \
+	VPSRLVD      s, Y5, Y5; \
+	VPAND        Y15, Y5, Y5; \
+	VCVTDQ2PS    Y5, Y5; \
+	VMULPS       Y4, Y5, Y5; \
+	VADDPS       Y5, acc, acc
+
+// QCHUNK handles chunk k of the super-block for all eight rows: x[4k..4k+3] (at xoff
+// bytes) in both halves of Y4, the codes' word at byte off of each row.
+#define QCHUNK(xoff, off, s) \
+	VBROADCASTF128 xoff(SI), Y4; \
+	QPAIR(off(R10), off(R10)(BX*1), s, Y0); \
+	QPAIR(off(R10)(BX*2), off(R10)(R9*1), s, Y1); \
+	QPAIR(off(R11), off(R11)(BX*1), s, Y2); \
+	QPAIR(off(R11)(BX*2), off(R11)(R9*1), s, Y3)
+
+// QSUPER handles 16 codes of every row (2*bits bytes, stride) with the chunk word
+// offsets o0..o3 (qChunkOffset) and moves on.
+#define QSUPER(o0, o1, o2, o3, stride) \
+	QCHUNK(0, o0, Y11); \
+	QCHUNK(16, o1, Y12); \
+	QCHUNK(32, o2, Y13); \
+	QCHUNK(48, o3, Y14); \
+	ADDQ $64, SI; \
+	ADDQ $stride, R10; \
+	ADDQ $stride, R11
+
+#define QPROLOGUE \
+	MOVQ    x+0(FP), SI; \
+	MOVQ    p+8(FP), R10; \
+	MOVQ    ldp+16(FP), BX; \
+	MOVQ    groups+24(FP), CX; \
+	MOVQ    supers+32(FP), AX; \
+	MOVQ    sums+40(FP), R14; \
+	MOVQ    sc+48(FP), R12; \
+	MOVQ    bi+56(FP), R13; \
+	MOVQ    tab+64(FP), DX; \
+	LEAQ    (BX)(BX*2), R9; \
+	LEAQ    (R10)(BX*4), R11; \
+	VMOVDQU 0(DX), Y11; \
+	VMOVDQU 32(DX), Y12; \
+	VMOVDQU 64(DX), Y13; \
+	VMOVDQU 96(DX), Y14; \
+	VMOVDQU 128(DX), Y15; \
+	VMOVDQU 160(DX), Y8; \
+	VXORPS  Y7, Y7, Y7
+
+#define QGROUPSTART \
+	VXORPS Y0, Y0, Y0; \
+	VXORPS Y1, Y1, Y1; \
+	VXORPS Y2, Y2, Y2; \
+	VXORPS Y3, Y3, Y3; \
+	MOVQ   AX, R8
+
+// QGROUPEND: the two VHADDPS rounds turn each half's [s0 s1 s2 s3] into
+// (s0+s1)+(s2+s3), the eight rows ending in the order 0 2 4 6 | 1 3 5 7 (the gather
+// indices follow it); then acc += float32(scale*dot) + float32(bias*sum).
+#define QGROUPEND \
+	VHADDPS      Y1, Y0, Y0; \
+	VHADDPS      Y3, Y2, Y2; \
+	VHADDPS      Y2, Y0, Y0; \
+	VPCMPEQD     Y9, Y9, Y9; \
+	VGATHERDPS   Y9, (R12)(Y8*4), Y5; \
+	VPCMPEQD     Y10, Y10, Y10; \
+	VGATHERDPS   Y10, (R13)(Y8*4), Y6; \
+	VBROADCASTSS (R14), Y4; \
+	VMULPS       Y0, Y5, Y5; \
+	VMULPS       Y4, Y6, Y6; \
+	VADDPS       Y6, Y5, Y5; \
+	VADDPS       Y5, Y7, Y7; \
+	ADDQ         $4, R12; \
+	ADDQ         $4, R13; \
+	ADDQ         $4, R14
+
+// QEPILOGUE puts the rows back in order 0..7 and stores them.
+#define QEPILOGUE \
+	VEXTRACTF128 $1, Y7, X5; \
+	VUNPCKLPS    X5, X7, X6; \
+	VUNPCKHPS    X5, X7, X7; \
+	MOVQ         out+72(FP), DX; \
+	VMOVUPS      X6, (DX); \
+	VMOVUPS      X7, 16(DX); \
+	VZEROUPPER
+
+// func qdot8b4(x *float32, p *byte, ldp uintptr, groups, supers int, sums, sc, bi *float32, tab *qTab, out *float32)
+TEXT ·qdot8b4(SB), NOSPLIT, $0-80
+	QPROLOGUE
+grp:
+	QGROUPSTART
+sb:
+	QSUPER(0, 2, 4, 4, 8)
+	DECQ R8
+	JNZ  sb
+	QGROUPEND
+	DECQ CX
+	JNZ  grp
+	QEPILOGUE
+	RET
+
+// func f16ToF32F16C(dst *float32, src *uint16, n8 int)
+TEXT ·f16ToF32F16C(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n8+16(FP), CX
+	TESTQ CX, CX
+	JZ   done
+
+loop:
+	VCVTPH2PS (SI), Y0
+	VMOVUPS   Y0, (DI)
+	ADDQ      $16, SI
+	ADDQ      $32, DI
+	DECQ      CX
+	JNZ       loop
+	VZEROUPPER
+
+done:
+	RET

@@ -1,0 +1,120 @@
+package kernels
+
+// The assembly path of the quantized dot products. qMatrix.dot and qGroupDot stay the
+// definition (and the portable fallback); dotRows computes eight rows at a time in
+// assembly on amd64 with AVX2, bit for bit the same values:
+//
+//   - Within a group, lane j (j = k mod 4) adds x[k]*q[k] for k = j, j+4, j+8, ... in
+//     order, each product rounded to float32 and then added (VMULPS then VADDPS, never
+//     an FMA). A ymm accumulator holds two rows side by side, four lanes each.
+//   - The group dot is (s0+s1)+(s2+s3) (two rounds of VHADDPS, whose pairs are exactly
+//     those sums).
+//   - The row accumulates acc += float32(scale*dot) + float32(bias*sum(x)) group by
+//     group in order, eight rows in one ymm.
+//
+// qsimd_test.go checks the two paths agree bit for bit for every bit width.
+
+// qRowBlock is the number of rows one assembly call computes.
+const qRowBlock = 8
+
+// qTab is the constant table of one assembly call: the right shifts that bring the four
+// codes of each 4-code chunk of a 16-code super-block to bit 0 of their lanes, the code
+// mask, and the gather indices of the eight rows' scales in the accumulator's row order.
+type qTab struct {
+	shifts [4][8]uint32
+	mask   [8]uint32
+	idx    [8]int32
+}
+
+// qAsmFunc is the signature of the per-bit-width assembly kernels: eight rows of p
+// (ldp bytes apart) dotted with x over groups groups of supers*16 codes, combined with
+// the per-group sums of x and the rows' scales and biases (each [8, groups] float32),
+// written to out[0:8].
+type qAsmFunc func(x *float32, p *byte, ldp uintptr, groups, supers int, sums, sc, bi *float32, tab *qTab, out *float32)
+
+// qSIMD is the per-matrix state of the assembly path.
+type qSIMD struct {
+	fn     qAsmFunc
+	tab    qTab
+	sc, bi []float32 // one block's scales and biases widened from a half type
+}
+
+// qChunkOffset is the byte offset, within a 16-code super-block of bits-bit codes, of
+// the little-endian uint32 from which chunk k (codes 4k..4k+3) is shifted out. The
+// chunk starts at bit 4*bits*k; the offset is the byte holding that bit, pulled back
+// so the load stays inside the super-block (2*bits bytes), which keeps every load
+// inside the row. The assembly hard-codes these offsets per bit width.
+func qChunkOffset(bits, k int) int { return min(bits*k/2, 2*bits-4) }
+
+// newQSIMD returns the assembly state for m, or nil when the portable loops must run
+// (no AVX2, or a layout the kernels do not cover).
+func newQSIMD(m *qMatrix) *qSIMD {
+	if !useAVX2 || m.group%16 != 0 || m.groups == 0 {
+		return nil
+	}
+	fn := qAsmKernel(m.bits)
+	if fn == nil {
+		return nil
+	}
+	q := &qSIMD{fn: fn}
+	for k := range 4 {
+		base := 4*m.bits*k - 8*qChunkOffset(m.bits, k)
+		for l := range 8 {
+			q.tab.shifts[k][l] = uint32(base + l%4*m.bits)
+		}
+	}
+	for l, r := range [8]int{0, 2, 4, 6, 1, 3, 5, 7} {
+		q.tab.mask[l] = 1<<m.bits - 1
+		q.tab.idx[l] = int32(r * m.groups)
+	}
+	if m.scale32 == nil {
+		q.sc = make([]float32, qRowBlock*m.groups)
+		q.bi = make([]float32, qRowBlock*m.groups)
+	}
+	return q
+}
+
+// dotRows writes out[i] = m.dot(x, sums, r0+i) for i < len(out), eight rows per
+// assembly call when q is not nil, the rest (and everything when q is nil) in Go.
+func (m *qMatrix) dotRows(x, sums []float32, r0 int, out []float32, q *qSIMD) {
+	i := 0
+	if q != nil {
+		x, sums = x[:m.cols], sums[:m.groups] // the extent the assembly reads
+		for ; i+qRowBlock <= len(out); i += qRowBlock {
+			r := r0 + i
+			p := m.raw[r*m.rowBytes : (r+qRowBlock)*m.rowBytes]
+			sc, bi := m.blockScales(r, q)
+			q.fn(&x[0], &p[0], uintptr(m.rowBytes), m.groups, m.group/16, &sums[0], &sc[0], &bi[0], &q.tab, &out[i])
+		}
+	}
+	for ; i < len(out); i++ {
+		out[i] = m.dot(x, sums, r0+i)
+	}
+}
+
+// blockScales returns the scales and biases of rows r..r+7 as [8, groups] float32:
+// the matrix's own when they are float32, else widened into q's buffers (exactly, as
+// scaleBias widens them).
+func (m *qMatrix) blockScales(r int, q *qSIMD) ([]float32, []float32) {
+	n := qRowBlock * m.groups
+	i0 := r * m.groups
+	if m.scale32 != nil {
+		return m.scale32[i0 : i0+n], m.bias32[i0 : i0+n]
+	}
+	ss := U16(m.sc.Data)[m.sc.Offset+i0 : m.sc.Offset+i0+n]
+	bs := U16(m.bi.Data)[m.bi.Offset+i0 : m.bi.Offset+i0+n]
+	sc, bi := q.sc[:n], q.bi[:n]
+	if m.sc.DType == BFloat16 {
+		for i := range sc {
+			sc[i], bi[i] = BF16ToF32(ss[i]), BF16ToF32(bs[i])
+		}
+	} else if useF16C { // n is a multiple of 8
+		f16ToF32F16C(&sc[0], &ss[0], n/8)
+		f16ToF32F16C(&bi[0], &bs[0], n/8)
+	} else {
+		for i := range sc {
+			sc[i], bi[i] = F16ToF32(ss[i]), F16ToF32(bs[i])
+		}
+	}
+	return sc, bi
+}
