@@ -5,6 +5,8 @@ func qAsmKernel(bits int) qAsmFunc {
 	switch bits {
 	case 4:
 		return qdot8b4
+	case 8:
+		return qdot8b8
 	}
 	return nil
 }
@@ -13,6 +15,11 @@ func qAsmKernel(bits int) qAsmFunc {
 //
 //go:noescape
 func qdot8b4(x *float32, p *byte, ldp uintptr, groups, supers int, sums, sc, bi *float32, tab *qTab, out *float32)
+
+// qdot8b8 is the qAsmFunc for 8-bit codes.
+//
+//go:noescape
+func qdot8b8(x *float32, p *byte, ldp uintptr, groups, supers int, sums, sc, bi *float32, tab *qTab, out *float32)
 
 // useF16C says whether the CPU converts half floats (CPUID leaf 1, ECX bit 29), which
 // the scale widening of the assembly path uses.

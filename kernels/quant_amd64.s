@@ -133,3 +133,18 @@ loop:
 
 done:
 	RET
+
+// func qdot8b8(x *float32, p *byte, ldp uintptr, groups, supers int, sums, sc, bi *float32, tab *qTab, out *float32)
+TEXT ·qdot8b8(SB), NOSPLIT, $0-80
+	QPROLOGUE
+grp:
+	QGROUPSTART
+sb:
+	QSUPER(0, 4, 8, 12, 16)
+	DECQ R8
+	JNZ  sb
+	QGROUPEND
+	DECQ CX
+	JNZ  grp
+	QEPILOGUE
+	RET

@@ -9,7 +9,7 @@ import (
 )
 
 // BenchmarkQuantGEMV measures decode-time matrix-vector products on the CPU twin: the
-// quantized qmv at 4 and 6 bits (group 64, float16 scales as mlx-community ships them)
+// quantized qmv at 4, 6 and 8 bits (group 64, float16 scales as mlx-community ships them)
 // against the float32 linear kernel on the same [N, K], built in the same run. The
 // reported MB/s is bytes of weights read per second: packed codes plus scales and
 // biases for qmv, the float32 matrix for linear.
@@ -32,7 +32,7 @@ func BenchmarkQuantGEMV(b *testing.B) {
 				kernels.Run(l)
 			}
 		})
-		for _, bits := range []int{4, 6} {
+		for _, bits := range []int{4, 6, 8} {
 			b.Run(fmt.Sprintf("%s/q%d", size.name, bits), func(b *testing.B) {
 				words, groups, err := kernels.CheckQuant(size.k, bits, 64)
 				if err != nil {
