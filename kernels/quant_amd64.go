@@ -5,6 +5,8 @@ func qAsmKernel(bits int) qAsmFunc {
 	switch bits {
 	case 4:
 		return qdot8b4
+	case 6:
+		return qdot8b6
 	case 8:
 		return qdot8b8
 	}
@@ -15,6 +17,11 @@ func qAsmKernel(bits int) qAsmFunc {
 //
 //go:noescape
 func qdot8b4(x *float32, p *byte, ldp uintptr, groups, supers int, sums, sc, bi *float32, tab *qTab, out *float32)
+
+// qdot8b6 is the qAsmFunc for 6-bit codes.
+//
+//go:noescape
+func qdot8b6(x *float32, p *byte, ldp uintptr, groups, supers int, sums, sc, bi *float32, tab *qTab, out *float32)
 
 // qdot8b8 is the qAsmFunc for 8-bit codes.
 //

@@ -148,3 +148,18 @@ sb:
 	JNZ  grp
 	QEPILOGUE
 	RET
+
+// func qdot8b6(x *float32, p *byte, ldp uintptr, groups, supers int, sums, sc, bi *float32, tab *qTab, out *float32)
+TEXT ·qdot8b6(SB), NOSPLIT, $0-80
+	QPROLOGUE
+grp:
+	QGROUPSTART
+sb:
+	QSUPER(0, 3, 6, 8, 12)
+	DECQ R8
+	JNZ  sb
+	QGROUPEND
+	DECQ CX
+	JNZ  grp
+	QEPILOGUE
+	RET
