@@ -3,8 +3,14 @@ package kernels
 // qAsmKernel returns the assembly kernel for bits-bit codes, or nil if there is none.
 func qAsmKernel(bits int) qAsmFunc {
 	switch bits {
+	case 2:
+		return qdot8b2
+	case 3:
+		return qdot8b3
 	case 4:
 		return qdot8b4
+	case 5:
+		return qdot8b5
 	case 6:
 		return qdot8b6
 	case 8:
@@ -42,3 +48,18 @@ func detectF16C() bool {
 //
 //go:noescape
 func f16ToF32F16C(dst *float32, src *uint16, n8 int)
+
+// qdot8b2 is the qAsmFunc for 2-bit codes.
+//
+//go:noescape
+func qdot8b2(x *float32, p *byte, ldp uintptr, groups, supers int, sums, sc, bi *float32, tab *qTab, out *float32)
+
+// qdot8b3 is the qAsmFunc for 3-bit codes.
+//
+//go:noescape
+func qdot8b3(x *float32, p *byte, ldp uintptr, groups, supers int, sums, sc, bi *float32, tab *qTab, out *float32)
+
+// qdot8b5 is the qAsmFunc for 5-bit codes.
+//
+//go:noescape
+func qdot8b5(x *float32, p *byte, ldp uintptr, groups, supers int, sums, sc, bi *float32, tab *qTab, out *float32)

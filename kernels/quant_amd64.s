@@ -163,3 +163,48 @@ sb:
 	JNZ  grp
 	QEPILOGUE
 	RET
+
+// func qdot8b2(x *float32, p *byte, ldp uintptr, groups, supers int, sums, sc, bi *float32, tab *qTab, out *float32)
+TEXT ·qdot8b2(SB), NOSPLIT, $0-80
+	QPROLOGUE
+grp:
+	QGROUPSTART
+sb:
+	QSUPER(0, 0, 0, 0, 4)
+	DECQ R8
+	JNZ  sb
+	QGROUPEND
+	DECQ CX
+	JNZ  grp
+	QEPILOGUE
+	RET
+
+// func qdot8b3(x *float32, p *byte, ldp uintptr, groups, supers int, sums, sc, bi *float32, tab *qTab, out *float32)
+TEXT ·qdot8b3(SB), NOSPLIT, $0-80
+	QPROLOGUE
+grp:
+	QGROUPSTART
+sb:
+	QSUPER(0, 1, 2, 2, 6)
+	DECQ R8
+	JNZ  sb
+	QGROUPEND
+	DECQ CX
+	JNZ  grp
+	QEPILOGUE
+	RET
+
+// func qdot8b5(x *float32, p *byte, ldp uintptr, groups, supers int, sums, sc, bi *float32, tab *qTab, out *float32)
+TEXT ·qdot8b5(SB), NOSPLIT, $0-80
+	QPROLOGUE
+grp:
+	QGROUPSTART
+sb:
+	QSUPER(0, 2, 5, 6, 10)
+	DECQ R8
+	JNZ  sb
+	QGROUPEND
+	DECQ CX
+	JNZ  grp
+	QEPILOGUE
+	RET

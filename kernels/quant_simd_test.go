@@ -78,7 +78,7 @@ func TestQuantAsmCoversEveryWidth(t *testing.T) {
 		t.Skipf("no AVX2 on %s: the portable loops run", runtime.GOARCH)
 	}
 	rng := rand.New(rand.NewSource(1))
-	for _, bits := range []int{4, 6, 8} {
+	for _, bits := range []int{2, 3, 4, 5, 6, 8} {
 		for _, group := range []int{32, 64, 128} {
 			m := qsimdMatrix(rng, 8, group, bits, group, Float16)
 			require.NotNil(t, newQSIMD(&m), fmt.Sprintf("bits %d group %d", bits, group))
