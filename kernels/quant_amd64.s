@@ -42,6 +42,40 @@
 	ADDQ $stride, R10; \
 	ADDQ $stride, R11
 
+// QPAIR2 is QPAIR for two consecutive chunks whose codes share one word (bits <= 4):
+// one load per row, the first chunk (x in Y4, shifts s0) added before the second (x
+// in Y9, shifts s1), as the lane order requires.
+#define QPAIR2(a, b, s0, s1, acc) \
+	VPBROADCASTD a, Y5; \
+	VPBROADCASTD b, Y6; \
+	VPBLENDD     $0xF0, Y6, Y5, Y5; \
+	VPSRLVD      s0, Y5, Y6; \
+	VPAND        Y15, Y6, Y6; \
+	VCVTDQ2PS    Y6, Y6; \
+	VMULPS       Y4, Y6, Y6; \
+	VADDPS       Y6, acc, acc; \
+	VPSRLVD      s1, Y5, Y5; \
+	VPAND        Y15, Y5, Y5; \
+	VCVTDQ2PS    Y5, Y5; \
+	VMULPS       Y9, Y5, Y5; \
+	VADDPS       Y5, acc, acc
+
+#define QCHUNK2(xoff0, xoff1, off, s0, s1) \
+	VBROADCASTF128 xoff0(SI), Y4; \
+	VBROADCASTF128 xoff1(SI), Y9; \
+	QPAIR2(off(R10), off(R10)(BX*1), s0, s1, Y0); \
+	QPAIR2(off(R10)(BX*2), off(R10)(R9*1), s0, s1, Y1); \
+	QPAIR2(off(R11), off(R11)(BX*1), s0, s1, Y2); \
+	QPAIR2(off(R11)(BX*2), off(R11)(R9*1), s0, s1, Y3)
+
+// QSUPER2 is QSUPER when chunks 0,1 share the word at o0 and chunks 2,3 the one at o2.
+#define QSUPER2(o0, o2, stride) \
+	QCHUNK2(0, 16, o0, Y11, Y12); \
+	QCHUNK2(32, 48, o2, Y13, Y14); \
+	ADDQ $64, SI; \
+	ADDQ $stride, R10; \
+	ADDQ $stride, R11
+
 #define QPROLOGUE \
 	MOVQ    x+0(FP), SI; \
 	MOVQ    p+8(FP), R10; \
@@ -105,7 +139,7 @@ TEXT ·qdot8b4(SB), NOSPLIT, $0-80
 grp:
 	QGROUPSTART
 sb:
-	QSUPER(0, 2, 4, 4, 8)
+	QSUPER2(0, 4, 8)
 	DECQ R8
 	JNZ  sb
 	QGROUPEND
@@ -170,7 +204,7 @@ TEXT ·qdot8b2(SB), NOSPLIT, $0-80
 grp:
 	QGROUPSTART
 sb:
-	QSUPER(0, 0, 0, 0, 4)
+	QSUPER2(0, 0, 4)
 	DECQ R8
 	JNZ  sb
 	QGROUPEND
@@ -185,7 +219,7 @@ TEXT ·qdot8b3(SB), NOSPLIT, $0-80
 grp:
 	QGROUPSTART
 sb:
-	QSUPER(0, 1, 2, 2, 6)
+	QSUPER2(0, 2, 6)
 	DECQ R8
 	JNZ  sb
 	QGROUPEND
@@ -208,3 +242,4 @@ sb:
 	JNZ  grp
 	QEPILOGUE
 	RET
+

@@ -41,10 +41,16 @@ type qSIMD struct {
 
 // qChunkOffset is the byte offset, within a 16-code super-block of bits-bit codes, of
 // the little-endian uint32 from which chunk k (codes 4k..4k+3) is shifted out. The
-// chunk starts at bit 4*bits*k; the offset is the byte holding that bit, pulled back
-// so the load stays inside the super-block (2*bits bytes), which keeps every load
-// inside the row. The assembly hard-codes these offsets per bit width.
-func qChunkOffset(bits, k int) int { return min(bits*k/2, 2*bits-4) }
+// chunk starts at bit 4*bits*k; the offset is the byte holding that bit (up to 4
+// bits, the byte holding the chunk pair's first bit, so two chunks share one load),
+// pulled back so the load stays inside the super-block (2*bits bytes), which keeps
+// every load inside the row. The assembly hard-codes these offsets per bit width.
+func qChunkOffset(bits, k int) int {
+	if bits <= 4 {
+		return min(k/2*bits, 2*bits-4)
+	}
+	return min(bits*k/2, 2*bits-4)
+}
 
 // newQSIMD returns the assembly state for m, or nil when the portable loops must run
 // (no AVX2, or a layout the kernels do not cover).

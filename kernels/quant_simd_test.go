@@ -102,3 +102,19 @@ func TestF16ToF32F16CExhaustive(t *testing.T) {
 		require.Equalf(t, math.Float32bits(F16ToF32(h)), math.Float32bits(dst[i]), "half %#04x", h)
 	}
 }
+
+// TestQChunkOffsetsStayInside checks that every chunk word the assembly loads lies
+// inside its 16-code super-block and holds the chunk's four codes whole, so no load
+// reads past the end of a row.
+func TestQChunkOffsetsStayInside(t *testing.T) {
+	for _, bits := range []int{2, 3, 4, 5, 6, 8} {
+		for k := range 4 {
+			o := qChunkOffset(bits, k)
+			shift := 4*bits*k - 8*o
+			require.GreaterOrEqualf(t, o, 0, "bits %d chunk %d", bits, k)
+			require.LessOrEqualf(t, o+4, 2*bits, "bits %d chunk %d: word at byte %d", bits, k, o)
+			require.GreaterOrEqualf(t, shift, 0, "bits %d chunk %d", bits, k)
+			require.LessOrEqualf(t, shift+4*bits, 32, "bits %d chunk %d: codes at bit %d", bits, k, shift)
+		}
+	}
+}
