@@ -37,6 +37,7 @@ type qSIMD struct {
 	fn     qAsmFunc
 	tab    qTab
 	sc, bi []float32 // one block's scales and biases widened from a half type
+	tail   [qRowBlock]float32
 }
 
 // qChunkOffset is the byte offset, within a 16-code super-block of bits-bit codes, of
@@ -81,21 +82,33 @@ func newQSIMD(m *qMatrix) *qSIMD {
 }
 
 // dotRows writes out[i] = m.dot(x, sums, r0+i) for i < len(out), eight rows per
-// assembly call when q is not nil, the rest (and everything when q is nil) in Go.
+// assembly call when q is not nil, else in Go. A last partial block is computed as
+// the eight rows ending at the last one (each row's value does not depend on its
+// block), in Go only when the matrix has fewer than eight rows up to there.
 func (m *qMatrix) dotRows(x, sums []float32, r0 int, out []float32, q *qSIMD) {
 	i := 0
 	if q != nil {
 		x, sums = x[:m.cols], sums[:m.groups] // the extent the assembly reads
 		for ; i+qRowBlock <= len(out); i += qRowBlock {
-			r := r0 + i
-			p := m.raw[r*m.rowBytes : (r+qRowBlock)*m.rowBytes]
-			sc, bi := m.blockScales(r, q)
-			q.fn(&x[0], &p[0], uintptr(m.rowBytes), m.groups, m.group/16, &sums[0], &sc[0], &bi[0], &q.tab, &out[i])
+			m.dotBlock(x, sums, r0+i, out[i:i+qRowBlock], q)
+		}
+		if rest := len(out) - i; rest > 0 && r0+len(out) >= qRowBlock {
+			m.dotBlock(x, sums, r0+len(out)-qRowBlock, q.tail[:], q)
+			copy(out[i:], q.tail[qRowBlock-rest:])
+			return
 		}
 	}
 	for ; i < len(out); i++ {
 		out[i] = m.dot(x, sums, r0+i)
 	}
+}
+
+// dotBlock writes the dots of rows r..r+7 to out[:8] with one assembly call.
+func (m *qMatrix) dotBlock(x, sums []float32, r int, out []float32, q *qSIMD) {
+	p := m.raw[r*m.rowBytes : (r+qRowBlock)*m.rowBytes]
+	sc, bi := m.blockScales(r, q)
+	out = out[:qRowBlock]
+	q.fn(&x[0], &p[0], uintptr(m.rowBytes), m.groups, m.group/16, &sums[0], &sc[0], &bi[0], &q.tab, &out[0])
 }
 
 // blockScales returns the scales and biases of rows r..r+7 as [8, groups] float32:
