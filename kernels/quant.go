@@ -109,7 +109,9 @@ func qSum(v []float32) float32 {
 	return (s0 + s1) + (s2 + s3)
 }
 
-// dot is row r of the matrix dotted with x (len cols) whose group sums are sums.
+// dot is row r of the matrix dotted with x (len cols) whose group sums are sums. It is
+// the definition of every quantized dot product and the portable fallback: dotRows
+// (quant_simd.go) computes the same values bit for bit in assembly, eight rows at a time.
 func (m *qMatrix) dot(x, sums []float32, r int) float32 {
 	p := m.raw[r*m.rowBytes : (r+1)*m.rowBytes]
 	gb := m.group * m.bits / 8
@@ -124,7 +126,9 @@ func (m *qMatrix) dot(x, sums []float32, r int) float32 {
 }
 
 // qGroupDot is x . q for one group, decoding the codes from p on the fly, in the
-// matmul family's order (lane k mod 4, then (l0 + l1) + (l2 + l3)).
+// matmul family's order: lane j = k mod 4 adds x[k]*q[k] for k = j, j+4, j+8, ... in
+// turn (the product rounded to float32, then the sum: no FMA), and the result is
+// (l0 + l1) + (l2 + l3). The assembly keeps exactly this order.
 func qGroupDot(x []float32, p []byte, bits int) float32 {
 	var s0, s1, s2, s3 float32
 	switch bits {
@@ -204,7 +208,8 @@ func qLinearCPU(l *Launch, op string, tiled bool) {
 	if tiled { // whole 8-row blocks, so no tile leaves rows to the scalar loop
 		tile = max(qRowBlock, qmmTileBytes/m.rowBytes/qRowBlock*qRowBlock)
 	}
-	q := newQSIMD(&m)
+	var qs qSIMD
+	q := qs.init(&m)
 	for n0 := 0; n0 < p.N; n0 += tile {
 		n1 := min(p.N, n0+tile)
 		for i := 0; i < p.M; i++ {
@@ -259,7 +264,8 @@ func qswitchCPU(l *Launch) {
 	ys := F32(o.Data)[o.Offset : o.Offset+p.T*H]
 	gsums, usums, asums := make([]float32, gate.groups), make([]float32, up.groups), make([]float32, down.groups)
 	act, gd, ud, dd := make([]float32, I), make([]float32, I), make([]float32, I), make([]float32, H)
-	gq, uq, dq := newQSIMD(&gate), newQSIMD(&up), newQSIMD(&down)
+	var gs, us, ds qSIMD
+	gq, uq, dq := gs.init(&gate), us.init(&up), ds.init(&down)
 	for t := 0; t < p.T; t++ {
 		xr, yr := xs[t*H:(t+1)*H], ys[t*H:(t+1)*H]
 		clear(yr)

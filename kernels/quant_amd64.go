@@ -1,35 +1,49 @@
 package kernels
 
-// qAsmKernel returns the assembly kernel for bits-bit codes, or nil if there is none.
-func qAsmKernel(bits int) qAsmFunc {
+import "fmt"
+
+// qAsmHas reports whether there is an assembly kernel for bits-bit codes.
+func qAsmHas(bits int) bool {
 	switch bits {
-	case 2:
-		return qdot8b2
-	case 3:
-		return qdot8b3
-	case 4:
-		return qdot8b4
-	case 5:
-		return qdot8b5
-	case 6:
-		return qdot8b6
-	case 8:
-		return qdot8b8
+	case 2, 3, 4, 5, 6, 8:
+		return true
 	}
-	return nil
+	return false
 }
 
-// qdot8b4 is the qAsmFunc for 4-bit codes (quant_amd64.s).
+// qAsmDot8 calls the assembly kernel for bits-bit codes (qAsmHas(bits) must hold). A
+// direct call, not a func value, so escape analysis sees the kernels keep no pointer
+// and the caller's qSIMD stays on its stack.
+func qAsmDot8(bits int, x *float32, p *byte, ldp uintptr, groups, supers int, sums, sc, bi *float32, tab *qTab, out *float32) {
+	switch bits {
+	case 2:
+		qdot8b2(x, p, ldp, groups, supers, sums, sc, bi, tab, out)
+	case 3:
+		qdot8b3(x, p, ldp, groups, supers, sums, sc, bi, tab, out)
+	case 4:
+		qdot8b4(x, p, ldp, groups, supers, sums, sc, bi, tab, out)
+	case 5:
+		qdot8b5(x, p, ldp, groups, supers, sums, sc, bi, tab, out)
+	case 6:
+		qdot8b6(x, p, ldp, groups, supers, sums, sc, bi, tab, out)
+	case 8:
+		qdot8b8(x, p, ldp, groups, supers, sums, sc, bi, tab, out)
+	default:
+		panic(fmt.Sprintf("kernels: no assembly for %d-bit codes", bits))
+	}
+}
+
+// qdot8b4 is the eight-row kernel (see qSIMD) for 4-bit codes (quant_amd64.s).
 //
 //go:noescape
 func qdot8b4(x *float32, p *byte, ldp uintptr, groups, supers int, sums, sc, bi *float32, tab *qTab, out *float32)
 
-// qdot8b6 is the qAsmFunc for 6-bit codes.
+// qdot8b6 is the eight-row kernel (see qSIMD) for 6-bit codes.
 //
 //go:noescape
 func qdot8b6(x *float32, p *byte, ldp uintptr, groups, supers int, sums, sc, bi *float32, tab *qTab, out *float32)
 
-// qdot8b8 is the qAsmFunc for 8-bit codes.
+// qdot8b8 is the eight-row kernel (see qSIMD) for 8-bit codes.
 //
 //go:noescape
 func qdot8b8(x *float32, p *byte, ldp uintptr, groups, supers int, sums, sc, bi *float32, tab *qTab, out *float32)
@@ -49,17 +63,17 @@ func detectF16C() bool {
 //go:noescape
 func f16ToF32F16C(dst *float32, src *uint16, n8 int)
 
-// qdot8b2 is the qAsmFunc for 2-bit codes.
+// qdot8b2 is the eight-row kernel (see qSIMD) for 2-bit codes.
 //
 //go:noescape
 func qdot8b2(x *float32, p *byte, ldp uintptr, groups, supers int, sums, sc, bi *float32, tab *qTab, out *float32)
 
-// qdot8b3 is the qAsmFunc for 3-bit codes.
+// qdot8b3 is the eight-row kernel (see qSIMD) for 3-bit codes.
 //
 //go:noescape
 func qdot8b3(x *float32, p *byte, ldp uintptr, groups, supers int, sums, sc, bi *float32, tab *qTab, out *float32)
 
-// qdot8b5 is the qAsmFunc for 5-bit codes.
+// qdot8b5 is the eight-row kernel (see qSIMD) for 5-bit codes.
 //
 //go:noescape
 func qdot8b5(x *float32, p *byte, ldp uintptr, groups, supers int, sums, sc, bi *float32, tab *qTab, out *float32)

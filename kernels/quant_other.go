@@ -2,8 +2,12 @@
 
 package kernels
 
-// qAsmKernel has no assembly to offer off amd64: the portable loops run.
-func qAsmKernel(bits int) qAsmFunc { return nil }
+// qAsmHas is false off amd64: the portable loops run.
+func qAsmHas(bits int) bool { return false }
+
+func qAsmDot8(bits int, x *float32, p *byte, ldp uintptr, groups, supers int, sums, sc, bi *float32, tab *qTab, out *float32) {
+	panic("kernels: qAsmDot8 without assembly")
+}
 
 const useF16C = false
 

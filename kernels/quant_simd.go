@@ -26,15 +26,12 @@ type qTab struct {
 	idx    [8]int32
 }
 
-// qAsmFunc is the signature of the per-bit-width assembly kernels: eight rows of p
-// (ldp bytes apart) dotted with x over groups groups of supers*16 codes, combined with
-// the per-group sums of x and the rows' scales and biases (each [8, groups] float32),
-// written to out[0:8].
-type qAsmFunc func(x *float32, p *byte, ldp uintptr, groups, supers int, sums, sc, bi *float32, tab *qTab, out *float32)
-
-// qSIMD is the per-matrix state of the assembly path.
+// qSIMD is the per-matrix state of the assembly path. The kernels (qAsmDot8) compute
+// eight rows of packed codes (ldp bytes apart) dotted with x over groups groups of
+// supers*16 codes, combined with the group sums of x and the rows' scales and biases
+// (each [8, groups] float32), into out[0:8].
 type qSIMD struct {
-	fn     qAsmFunc
+	bits   int
 	tab    qTab
 	sc, bi []float32 // one block's scales and biases widened from a half type
 	tail   [qRowBlock]float32
@@ -53,17 +50,13 @@ func qChunkOffset(bits, k int) int {
 	return min(bits*k/2, 2*bits-4)
 }
 
-// newQSIMD returns the assembly state for m, or nil when the portable loops must run
-// (no AVX2, or a layout the kernels do not cover).
-func newQSIMD(m *qMatrix) *qSIMD {
-	if !useAVX2 || m.group%16 != 0 || m.groups == 0 {
+// init sets q up for m and returns it, or nil when the portable loops must run (no
+// AVX2, or a layout the kernels do not cover). q may live on the caller's stack.
+func (q *qSIMD) init(m *qMatrix) *qSIMD {
+	if !useAVX2 || m.group%16 != 0 || m.groups == 0 || !qAsmHas(m.bits) {
 		return nil
 	}
-	fn := qAsmKernel(m.bits)
-	if fn == nil {
-		return nil
-	}
-	q := &qSIMD{fn: fn}
+	q.bits = m.bits
 	for k := range 4 {
 		base := 4*m.bits*k - 8*qChunkOffset(m.bits, k)
 		for l := range 8 {
@@ -75,8 +68,9 @@ func newQSIMD(m *qMatrix) *qSIMD {
 		q.tab.idx[l] = int32(r * m.groups)
 	}
 	if m.scale32 == nil {
-		q.sc = make([]float32, qRowBlock*m.groups)
-		q.bi = make([]float32, qRowBlock*m.groups)
+		n := qRowBlock * m.groups
+		buf := make([]float32, 2*n)
+		q.sc, q.bi = buf[:n:n], buf[n:]
 	}
 	return q
 }
@@ -108,7 +102,7 @@ func (m *qMatrix) dotBlock(x, sums []float32, r int, out []float32, q *qSIMD) {
 	p := m.raw[r*m.rowBytes : (r+qRowBlock)*m.rowBytes]
 	sc, bi := m.blockScales(r, q)
 	out = out[:qRowBlock]
-	q.fn(&x[0], &p[0], uintptr(m.rowBytes), m.groups, m.group/16, &sums[0], &sc[0], &bi[0], &q.tab, &out[0])
+	qAsmDot8(q.bits, &x[0], &p[0], uintptr(m.rowBytes), m.groups, m.group/16, &sums[0], &sc[0], &bi[0], &q.tab, &out[0])
 }
 
 // blockScales returns the scales and biases of rows r..r+7 as [8, groups] float32:

@@ -53,7 +53,7 @@ func TestQuantDotRowsMatchesScalar(t *testing.T) {
 						special := rng.Intn(3) == 0
 						cols := group * (1 + rng.Intn(4))
 						m := qsimdMatrix(rng, r0+n+rng.Intn(3), cols, bits, group, dt)
-						q := newQSIMD(&m)
+						q := new(qSIMD).init(&m)
 						xs := simdRandRow(rng, cols+1, special)[1:] // 4 bytes past an allocation start
 						sums := make([]float32, m.groups)
 						m.groupSums(xs, sums)
@@ -81,7 +81,7 @@ func TestQuantAsmCoversEveryWidth(t *testing.T) {
 	for _, bits := range []int{2, 3, 4, 5, 6, 8} {
 		for _, group := range []int{32, 64, 128} {
 			m := qsimdMatrix(rng, 8, group, bits, group, Float16)
-			require.NotNil(t, newQSIMD(&m), fmt.Sprintf("bits %d group %d", bits, group))
+			require.NotNil(t, new(qSIMD).init(&m), fmt.Sprintf("bits %d group %d", bits, group))
 		}
 	}
 }
