@@ -204,12 +204,16 @@ func qLinearCPU(l *Launch, op string, tiled bool) {
 	for i := 0; i < p.M; i++ {
 		m.groupSums(xs[i*p.K:(i+1)*p.K], sums[i*m.groups:])
 	}
-	tile := p.N
-	if tiled { // whole 8-row blocks, so no tile leaves rows to the scalar loop
-		tile = max(qRowBlock, qmmTileBytes/m.rowBytes/qRowBlock*qRowBlock)
-	}
 	var qs qSIMD
 	q := qs.init(&m)
+	if tiled && q != nil && p.N >= qRowBlock {
+		m.qmmRows(xs, sums, p.M, p.N, os, q)
+		return
+	}
+	tile := p.N
+	if tiled {
+		tile = max(1, qmmTileBytes/m.rowBytes)
+	}
 	for n0 := 0; n0 < p.N; n0 += tile {
 		n1 := min(p.N, n0+tile)
 		for i := 0; i < p.M; i++ {

@@ -77,3 +77,60 @@ func qdot8b3(x *float32, p *byte, ldp uintptr, groups, supers int, sums, sc, bi 
 //
 //go:noescape
 func qdot8b5(x *float32, p *byte, ldp uintptr, groups, supers int, sums, sc, bi *float32, tab *qTab, out *float32)
+
+// qAsmDecode8 decodes n 16-code super-blocks of eight rows of bits-bit codes (ldp
+// bytes apart) into dst (n*128 floats) in the order qdot8f reads them.
+func qAsmDecode8(bits int, p *byte, ldp uintptr, n int, tab *qTab, dst *float32) {
+	switch bits {
+	case 2:
+		qdec8b2(p, ldp, n, tab, dst)
+	case 3:
+		qdec8b3(p, ldp, n, tab, dst)
+	case 4:
+		qdec8b4(p, ldp, n, tab, dst)
+	case 5:
+		qdec8b5(p, ldp, n, tab, dst)
+	case 6:
+		qdec8b6(p, ldp, n, tab, dst)
+	case 8:
+		qdec8b8(p, ldp, n, tab, dst)
+	default:
+		panic(fmt.Sprintf("kernels: no assembly for %d-bit codes", bits))
+	}
+}
+
+// qdec8b2 is the block decoder (see qAsmDecode8) for 2-bit codes.
+//
+//go:noescape
+func qdec8b2(p *byte, ldp uintptr, n int, tab *qTab, dst *float32)
+
+// qdec8b3 is the block decoder (see qAsmDecode8) for 3-bit codes.
+//
+//go:noescape
+func qdec8b3(p *byte, ldp uintptr, n int, tab *qTab, dst *float32)
+
+// qdec8b4 is the block decoder (see qAsmDecode8) for 4-bit codes.
+//
+//go:noescape
+func qdec8b4(p *byte, ldp uintptr, n int, tab *qTab, dst *float32)
+
+// qdec8b5 is the block decoder (see qAsmDecode8) for 5-bit codes.
+//
+//go:noescape
+func qdec8b5(p *byte, ldp uintptr, n int, tab *qTab, dst *float32)
+
+// qdec8b6 is the block decoder (see qAsmDecode8) for 6-bit codes.
+//
+//go:noescape
+func qdec8b6(p *byte, ldp uintptr, n int, tab *qTab, dst *float32)
+
+// qdec8b8 is the block decoder (see qAsmDecode8) for 8-bit codes.
+//
+//go:noescape
+func qdec8b8(p *byte, ldp uintptr, n int, tab *qTab, dst *float32)
+
+// qdot8f is the eight-row kernel on a block decoded by qAsmDecode8: the same sums in
+// the same order as the qdot8bN kernels.
+//
+//go:noescape
+func qdot8f(x, d *float32, groups, supers int, sums, sc, bi *float32, tab *qTab, out *float32)

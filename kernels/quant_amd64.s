@@ -123,15 +123,72 @@
 	ADDQ         $4, R13; \
 	ADDQ         $4, R14
 
-// QEPILOGUE puts the rows back in order 0..7 and stores them.
+// QEPILOGUE puts the rows back in order 0..7 and stores them at DX.
 #define QEPILOGUE \
 	VEXTRACTF128 $1, Y7, X5; \
 	VUNPCKLPS    X5, X7, X6; \
 	VUNPCKHPS    X5, X7, X7; \
-	MOVQ         out+72(FP), DX; \
 	VMOVUPS      X6, (DX); \
 	VMOVUPS      X7, 16(DX); \
 	VZEROUPPER
+
+// The prefill path (qmm): an eight-row block is decoded once into float32 codes laid
+// out in the order the dot loop reads them (per 16-code super-block, per chunk, per
+// row pair: 8 floats, the low row's four codes then the high row's), then every x
+// row is dotted with it by qdot8f, which does the same arithmetic in the same order
+// as the qdot8bN kernels.
+
+// QDPAIR decodes one chunk of two rows (words at a and b) to 8 floats at dst.
+#define QDPAIR(a, b, s, dst) \
+	VPBROADCASTD a, Y5; \
+	VPBROADCASTD b, Y6; \
+	VPBLENDD     $0xF0, Y6, Y5, Y5; \
+	VPSRLVD      s, Y5, Y5; \
+	VPAND        Y15, Y5, Y5; \
+	VCVTDQ2PS    Y5, Y5; \
+	VMOVUPS      Y5, dst
+
+#define QDCHUNK(off, s, d) \
+	QDPAIR(off(R10), off(R10)(BX*1), s, d(DI)); \
+	QDPAIR(off(R10)(BX*2), off(R10)(R9*1), s, (d+32)(DI)); \
+	QDPAIR(off(R11), off(R11)(BX*1), s, (d+64)(DI)); \
+	QDPAIR(off(R11)(BX*2), off(R11)(R9*1), s, (d+96)(DI))
+
+#define QDSUPER(o0, o1, o2, o3, stride) \
+	QDCHUNK(o0, Y11, 0); \
+	QDCHUNK(o1, Y12, 128); \
+	QDCHUNK(o2, Y13, 256); \
+	QDCHUNK(o3, Y14, 384); \
+	ADDQ $512, DI; \
+	ADDQ $stride, R10; \
+	ADDQ $stride, R11
+
+#define QDPROLOGUE \
+	MOVQ    p+0(FP), R10; \
+	MOVQ    ldp+8(FP), BX; \
+	MOVQ    n+16(FP), CX; \
+	MOVQ    tab+24(FP), DX; \
+	MOVQ    dst+32(FP), DI; \
+	LEAQ    (BX)(BX*2), R9; \
+	LEAQ    (R10)(BX*4), R11; \
+	VMOVDQU 0(DX), Y11; \
+	VMOVDQU 32(DX), Y12; \
+	VMOVDQU 64(DX), Y13; \
+	VMOVDQU 96(DX), Y14; \
+	VMOVDQU 128(DX), Y15
+
+
+// QFCHUNK is QCHUNK on decoded codes: four row pairs' 8 floats at d(DI).
+#define QFCHUNK(xoff, d) \
+	VBROADCASTF128 xoff(SI), Y4; \
+	VMULPS         d(DI), Y4, Y5; \
+	VADDPS         Y5, Y0, Y0; \
+	VMULPS         (d+32)(DI), Y4, Y6; \
+	VADDPS         Y6, Y1, Y1; \
+	VMULPS         (d+64)(DI), Y4, Y5; \
+	VADDPS         Y5, Y2, Y2; \
+	VMULPS         (d+96)(DI), Y4, Y6; \
+	VADDPS         Y6, Y3, Y3
 
 // func qdot8b4(x *float32, p *byte, ldp uintptr, groups, supers int, sums, sc, bi *float32, tab *qTab, out *float32)
 TEXT ·qdot8b4(SB), NOSPLIT, $0-80
@@ -145,6 +202,7 @@ sb:
 	QGROUPEND
 	DECQ CX
 	JNZ  grp
+	MOVQ out+72(FP), DX
 	QEPILOGUE
 	RET
 
@@ -180,6 +238,7 @@ sb:
 	QGROUPEND
 	DECQ CX
 	JNZ  grp
+	MOVQ out+72(FP), DX
 	QEPILOGUE
 	RET
 
@@ -195,6 +254,7 @@ sb:
 	QGROUPEND
 	DECQ CX
 	JNZ  grp
+	MOVQ out+72(FP), DX
 	QEPILOGUE
 	RET
 
@@ -210,6 +270,7 @@ sb:
 	QGROUPEND
 	DECQ CX
 	JNZ  grp
+	MOVQ out+72(FP), DX
 	QEPILOGUE
 	RET
 
@@ -225,6 +286,7 @@ sb:
 	QGROUPEND
 	DECQ CX
 	JNZ  grp
+	MOVQ out+72(FP), DX
 	QEPILOGUE
 	RET
 
@@ -240,6 +302,97 @@ sb:
 	QGROUPEND
 	DECQ CX
 	JNZ  grp
+	MOVQ out+72(FP), DX
 	QEPILOGUE
 	RET
 
+
+// func qdec8b2(p *byte, ldp uintptr, n int, tab *qTab, dst *float32)
+TEXT ·qdec8b2(SB), NOSPLIT, $0-40
+	QDPROLOGUE
+loop:
+	QDSUPER(0, 0, 0, 0, 4)
+	DECQ CX
+	JNZ  loop
+	VZEROUPPER
+	RET
+
+// func qdec8b3(p *byte, ldp uintptr, n int, tab *qTab, dst *float32)
+TEXT ·qdec8b3(SB), NOSPLIT, $0-40
+	QDPROLOGUE
+loop:
+	QDSUPER(0, 0, 2, 2, 6)
+	DECQ CX
+	JNZ  loop
+	VZEROUPPER
+	RET
+
+// func qdec8b4(p *byte, ldp uintptr, n int, tab *qTab, dst *float32)
+TEXT ·qdec8b4(SB), NOSPLIT, $0-40
+	QDPROLOGUE
+loop:
+	QDSUPER(0, 0, 4, 4, 8)
+	DECQ CX
+	JNZ  loop
+	VZEROUPPER
+	RET
+
+// func qdec8b5(p *byte, ldp uintptr, n int, tab *qTab, dst *float32)
+TEXT ·qdec8b5(SB), NOSPLIT, $0-40
+	QDPROLOGUE
+loop:
+	QDSUPER(0, 2, 5, 6, 10)
+	DECQ CX
+	JNZ  loop
+	VZEROUPPER
+	RET
+
+// func qdec8b6(p *byte, ldp uintptr, n int, tab *qTab, dst *float32)
+TEXT ·qdec8b6(SB), NOSPLIT, $0-40
+	QDPROLOGUE
+loop:
+	QDSUPER(0, 3, 6, 8, 12)
+	DECQ CX
+	JNZ  loop
+	VZEROUPPER
+	RET
+
+// func qdec8b8(p *byte, ldp uintptr, n int, tab *qTab, dst *float32)
+TEXT ·qdec8b8(SB), NOSPLIT, $0-40
+	QDPROLOGUE
+loop:
+	QDSUPER(0, 4, 8, 12, 16)
+	DECQ CX
+	JNZ  loop
+	VZEROUPPER
+	RET
+
+// func qdot8f(x, d *float32, groups, supers int, sums, sc, bi *float32, tab *qTab, out *float32)
+TEXT ·qdot8f(SB), NOSPLIT, $0-72
+	MOVQ    x+0(FP), SI
+	MOVQ    d+8(FP), DI
+	MOVQ    groups+16(FP), CX
+	MOVQ    supers+24(FP), AX
+	MOVQ    sums+32(FP), R14
+	MOVQ    sc+40(FP), R12
+	MOVQ    bi+48(FP), R13
+	MOVQ    tab+56(FP), DX
+	VMOVDQU 160(DX), Y8
+	VXORPS  Y7, Y7, Y7
+grp:
+	QGROUPSTART
+sb:
+	QFCHUNK(0, 0)
+	QFCHUNK(16, 128)
+	QFCHUNK(32, 256)
+	QFCHUNK(48, 384)
+	ADDQ $64, SI
+	ADDQ $512, DI
+	DECQ R8
+	JNZ  sb
+	QGROUPEND
+	DECQ CX
+	JNZ  grp
+	MOVQ out+64(FP), DX
+	QEPILOGUE
+	RET

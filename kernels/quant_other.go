@@ -12,3 +12,11 @@ func qAsmDot8(bits int, x *float32, p *byte, ldp uintptr, groups, supers int, su
 const useF16C = false
 
 func f16ToF32F16C(dst *float32, src *uint16, n8 int) { panic("kernels: f16ToF32F16C without F16C") }
+
+func qAsmDecode8(bits int, p *byte, ldp uintptr, n int, tab *qTab, dst *float32) {
+	panic("kernels: qAsmDecode8 without assembly")
+}
+
+func qdot8f(x, d *float32, groups, supers int, sums, sc, bi *float32, tab *qTab, out *float32) {
+	panic("kernels: qdot8f without assembly")
+}

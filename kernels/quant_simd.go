@@ -35,6 +35,7 @@ type qSIMD struct {
 	tab    qTab
 	sc, bi []float32 // one block's scales and biases widened from a half type
 	tail   [qRowBlock]float32
+	dec    []float32 // one block decoded for qmm: 8*cols floats
 }
 
 // qChunkOffset is the byte offset, within a 16-code super-block of bits-bit codes, of
@@ -130,4 +131,27 @@ func (m *qMatrix) blockScales(r int, q *qSIMD) ([]float32, []float32) {
 		}
 	}
 	return sc, bi
+}
+
+// qmmRows writes os[i*n+r] = m.dot(x row i, its sums, r) for the m x rows of xs
+// (each cols long, sums groups long) and every row r < n of the matrix (n >= 8),
+// decoding each block of eight rows once for all x rows (the prefill case). The last
+// block ends at row n-1, overlapping the one before it.
+func (m *qMatrix) qmmRows(xs, sums []float32, mRows, n int, os []float32, q *qSIMD) {
+	k, g := m.cols, m.groups
+	if cap(q.dec) < qRowBlock*k {
+		q.dec = make([]float32, qRowBlock*k)
+	}
+	dec := q.dec[:qRowBlock*k]
+	xs, sums, os = xs[:mRows*k], sums[:mRows*g], os[:mRows*n]
+	for r0 := 0; r0 < n; r0 += qRowBlock {
+		r := min(r0, n-qRowBlock)
+		p := m.raw[r*m.rowBytes : (r+qRowBlock)*m.rowBytes]
+		qAsmDecode8(q.bits, &p[0], uintptr(m.rowBytes), k/16, &q.tab, &dec[0])
+		sc, bi := m.blockScales(r, q)
+		for i := 0; i < mRows; i++ {
+			o := os[i*n+r : i*n+r+qRowBlock]
+			qdot8f(&xs[i*k], &dec[0], g, m.group/16, &sums[i*g], &sc[0], &bi[0], &q.tab, &o[0])
+		}
+	}
 }

@@ -13,6 +13,12 @@ import (
 // qsimdMatrix builds a random [rows, cols] quantized matrix whose packed words, scales
 // and biases all start at an offset into their buffers, scales of dtype dt.
 func qsimdMatrix(rng *rand.Rand, rows, cols, bits, group int, dt DType) qMatrix {
+	w, s, b := qsimdArgs(rng, rows, cols, bits, group, dt)
+	return qBind("qsimd test", &w, &s, &b, rows, cols, bits, group)
+}
+
+// qsimdArgs is qsimdMatrix's packed words, scales and biases, unbound.
+func qsimdArgs(rng *rand.Rand, rows, cols, bits, group int, dt DType) (Arg, Arg, Arg) {
 	words, groups, err := CheckQuant(cols, bits, group)
 	if err != nil {
 		panic(err)
@@ -34,8 +40,7 @@ func qsimdMatrix(rng *rand.Rand, rows, cols, bits, group int, dt DType) qMatrix 
 		}
 		return a
 	}
-	s, b := mk(-0.02, 0.02), mk(-0.5, 0.5)
-	return qBind("qsimd test", &w, &s, &b, rows, cols, bits, group)
+	return w, mk(-0.02, 0.02), mk(-0.5, 0.5)
 }
 
 // TestQuantDotRowsMatchesScalar checks dotRows (eight rows per assembly call on amd64
@@ -115,6 +120,45 @@ func TestQChunkOffsetsStayInside(t *testing.T) {
 			require.LessOrEqualf(t, o+4, 2*bits, "bits %d chunk %d: word at byte %d", bits, k, o)
 			require.GreaterOrEqualf(t, shift, 0, "bits %d chunk %d", bits, k)
 			require.LessOrEqualf(t, shift+4*bits, 32, "bits %d chunk %d: codes at bit %d", bits, k, shift)
+		}
+	}
+}
+
+// TestQuantLaunchesMatchScalar runs qmv and qmm (whose assembly path decodes each
+// block of eight rows once for all x rows) and compares every output with
+// qMatrix.dot bit for bit: every bit width, row counts around the block, several x
+// rows, x at an offset into its buffer.
+func TestQuantLaunchesMatchScalar(t *testing.T) {
+	rng := rand.New(rand.NewSource(13))
+	for _, bits := range []int{2, 3, 4, 5, 6, 8} {
+		for _, group := range []int{32, 64, 128} {
+			for _, kn := range []struct {
+				k    *Kernel
+				m, n int
+			}{{KQMV, 1, 13}, {KQMV, 3, 8}, {KQMM, 4, 8}, {KQMM, 5, 13}, {KQMM, 9, 41}, {KQMM, 4, 5}} {
+				dt := []DType{Float32, Float16, BFloat16}[rng.Intn(3)]
+				cols := group * (1 + rng.Intn(3))
+				w, s, b := qsimdArgs(rng, kn.n, cols, bits, group, dt)
+				x := NewArg(Contiguous(Float32, kn.m, cols))
+				x.Offset = 1
+				x.Data = make([]byte, (1+kn.m*cols)*4)
+				copy(F32(x.Data)[1:], simdRandRow(rng, kn.m*cols, rng.Intn(3) == 0))
+				l := &Launch{Kernel: kn.k, NArgs: 5, Params: &QuantParams{M: kn.m, N: kn.n, K: cols, Bits: bits, Group: group}}
+				l.Args[0], l.Args[1], l.Args[2], l.Args[3] = x, w, s, b
+				l.Args[4] = NewArg(Contiguous(Float32, kn.m, kn.n))
+				Run(l)
+				m := qBind("test", &w, &s, &b, kn.n, cols, bits, group)
+				xs, got := F32(x.Data)[1:], F32(l.Args[4].Data)
+				sums := make([]float32, m.groups)
+				for i := 0; i < kn.m; i++ {
+					m.groupSums(xs[i*cols:], sums)
+					for r := 0; r < kn.n; r++ {
+						want := m.dot(xs[i*cols:(i+1)*cols], sums, r)
+						require.Truef(t, sameBits(want, got[i*kn.n+r]), "%s bits %d group %d %s [%d, %d]x[%d, %d]^T at (%d, %d): %v, want %v",
+							kn.k.Name, bits, group, dt, kn.m, cols, kn.n, cols, i, r, got[i*kn.n+r], want)
+					}
+				}
+			}
 		}
 	}
 }
