@@ -134,3 +134,9 @@ func qdec8b8(p *byte, ldp uintptr, n int, tab *qTab, dst *float32)
 //
 //go:noescape
 func qdot8f(x, d *float32, groups, supers int, sums, sc, bi *float32, tab *qTab, out *float32)
+
+// qdot8f2 is qdot8f for two x rows at once (two independent accumulator sets hide
+// the add latency; the decoded codes and the scales are read once).
+//
+//go:noescape
+func qdot8f2(x0, x1, d *float32, groups, supers int, sums0, sums1, sc, bi *float32, tab *qTab, out0, out1 *float32)

@@ -123,14 +123,14 @@
 	ADDQ         $4, R13; \
 	ADDQ         $4, R14
 
-// QEPILOGUE puts the rows back in order 0..7 and stores them at DX.
-#define QEPILOGUE \
-	VEXTRACTF128 $1, Y7, X5; \
-	VUNPCKLPS    X5, X7, X6; \
-	VUNPCKHPS    X5, X7, X7; \
+// QSTORE8 puts the rows of an accumulator (ymm yacc, its xmm xacc) back in order
+// 0..7 and stores them at DX.
+#define QSTORE8(yacc, xacc) \
+	VEXTRACTF128 $1, yacc, X5; \
+	VUNPCKLPS    X5, xacc, X6; \
+	VUNPCKHPS    X5, xacc, X5; \
 	VMOVUPS      X6, (DX); \
-	VMOVUPS      X7, 16(DX); \
-	VZEROUPPER
+	VMOVUPS      X5, 16(DX)
 
 // The prefill path (qmm): an eight-row block is decoded once into float32 codes laid
 // out in the order the dot loop reads them (per 16-code super-block, per chunk, per
@@ -190,6 +190,60 @@
 	VMULPS         (d+96)(DI), Y4, Y6; \
 	VADDPS         Y6, Y3, Y3
 
+// QF2CHUNK is QFCHUNK for two x rows (SI and R10) at once: the decoded codes are loaded
+// once, x row 0 accumulates in Y0-Y3, x row 1 in Y9-Y12.
+#define QF2CHUNK(xoff, d) \
+	VBROADCASTF128 xoff(SI), Y4; \
+	VBROADCASTF128 xoff(R10), Y13; \
+	VMOVUPS        d(DI), Y5; \
+	VMULPS         Y4, Y5, Y6; \
+	VADDPS         Y6, Y0, Y0; \
+	VMULPS         Y13, Y5, Y5; \
+	VADDPS         Y5, Y9, Y9; \
+	VMOVUPS        (d+32)(DI), Y5; \
+	VMULPS         Y4, Y5, Y6; \
+	VADDPS         Y6, Y1, Y1; \
+	VMULPS         Y13, Y5, Y5; \
+	VADDPS         Y5, Y10, Y10; \
+	VMOVUPS        (d+64)(DI), Y5; \
+	VMULPS         Y4, Y5, Y6; \
+	VADDPS         Y6, Y2, Y2; \
+	VMULPS         Y13, Y5, Y5; \
+	VADDPS         Y5, Y11, Y11; \
+	VMOVUPS        (d+96)(DI), Y5; \
+	VMULPS         Y4, Y5, Y6; \
+	VADDPS         Y6, Y3, Y3; \
+	VMULPS         Y13, Y5, Y5; \
+	VADDPS         Y5, Y12, Y12
+
+// QF2GROUPEND is QGROUPEND for both x rows (sums at R14 and R11, results in Y7 and
+// Y14), gathering the shared scales and biases once.
+#define QF2GROUPEND \
+	VHADDPS      Y1, Y0, Y0; \
+	VHADDPS      Y3, Y2, Y2; \
+	VHADDPS      Y2, Y0, Y0; \
+	VHADDPS      Y10, Y9, Y9; \
+	VHADDPS      Y12, Y11, Y11; \
+	VHADDPS      Y11, Y9, Y9; \
+	VPCMPEQD     Y15, Y15, Y15; \
+	VGATHERDPS   Y15, (R12)(Y8*4), Y5; \
+	VPCMPEQD     Y13, Y13, Y13; \
+	VGATHERDPS   Y13, (R13)(Y8*4), Y6; \
+	VBROADCASTSS (R14), Y1; \
+	VBROADCASTSS (R11), Y2; \
+	VMULPS       Y0, Y5, Y3; \
+	VMULPS       Y1, Y6, Y1; \
+	VADDPS       Y1, Y3, Y3; \
+	VADDPS       Y3, Y7, Y7; \
+	VMULPS       Y9, Y5, Y5; \
+	VMULPS       Y2, Y6, Y6; \
+	VADDPS       Y6, Y5, Y5; \
+	VADDPS       Y5, Y14, Y14; \
+	ADDQ         $4, R12; \
+	ADDQ         $4, R13; \
+	ADDQ         $4, R14; \
+	ADDQ         $4, R11
+
 // func qdot8b4(x *float32, p *byte, ldp uintptr, groups, supers int, sums, sc, bi *float32, tab *qTab, out *float32)
 TEXT ·qdot8b4(SB), NOSPLIT, $0-80
 	QPROLOGUE
@@ -203,7 +257,8 @@ sb:
 	DECQ CX
 	JNZ  grp
 	MOVQ out+72(FP), DX
-	QEPILOGUE
+	QSTORE8(Y7, X7)
+	VZEROUPPER
 	RET
 
 // func f16ToF32F16C(dst *float32, src *uint16, n8 int)
@@ -239,7 +294,8 @@ sb:
 	DECQ CX
 	JNZ  grp
 	MOVQ out+72(FP), DX
-	QEPILOGUE
+	QSTORE8(Y7, X7)
+	VZEROUPPER
 	RET
 
 // func qdot8b6(x *float32, p *byte, ldp uintptr, groups, supers int, sums, sc, bi *float32, tab *qTab, out *float32)
@@ -255,7 +311,8 @@ sb:
 	DECQ CX
 	JNZ  grp
 	MOVQ out+72(FP), DX
-	QEPILOGUE
+	QSTORE8(Y7, X7)
+	VZEROUPPER
 	RET
 
 // func qdot8b2(x *float32, p *byte, ldp uintptr, groups, supers int, sums, sc, bi *float32, tab *qTab, out *float32)
@@ -271,7 +328,8 @@ sb:
 	DECQ CX
 	JNZ  grp
 	MOVQ out+72(FP), DX
-	QEPILOGUE
+	QSTORE8(Y7, X7)
+	VZEROUPPER
 	RET
 
 // func qdot8b3(x *float32, p *byte, ldp uintptr, groups, supers int, sums, sc, bi *float32, tab *qTab, out *float32)
@@ -287,7 +345,8 @@ sb:
 	DECQ CX
 	JNZ  grp
 	MOVQ out+72(FP), DX
-	QEPILOGUE
+	QSTORE8(Y7, X7)
+	VZEROUPPER
 	RET
 
 // func qdot8b5(x *float32, p *byte, ldp uintptr, groups, supers int, sums, sc, bi *float32, tab *qTab, out *float32)
@@ -303,7 +362,8 @@ sb:
 	DECQ CX
 	JNZ  grp
 	MOVQ out+72(FP), DX
-	QEPILOGUE
+	QSTORE8(Y7, X7)
+	VZEROUPPER
 	RET
 
 
@@ -394,5 +454,47 @@ sb:
 	DECQ CX
 	JNZ  grp
 	MOVQ out+64(FP), DX
-	QEPILOGUE
+	QSTORE8(Y7, X7)
+	VZEROUPPER
+	RET
+
+// func qdot8f2(x0, x1, d *float32, groups, supers int, sums0, sums1, sc, bi *float32, tab *qTab, out0, out1 *float32)
+TEXT ·qdot8f2(SB), NOSPLIT, $0-96
+	MOVQ    x0+0(FP), SI
+	MOVQ    x1+8(FP), R10
+	MOVQ    d+16(FP), DI
+	MOVQ    groups+24(FP), CX
+	MOVQ    supers+32(FP), AX
+	MOVQ    sums0+40(FP), R14
+	MOVQ    sums1+48(FP), R11
+	MOVQ    sc+56(FP), R12
+	MOVQ    bi+64(FP), R13
+	MOVQ    tab+72(FP), DX
+	VMOVDQU 160(DX), Y8
+	VXORPS  Y7, Y7, Y7
+	VXORPS  Y14, Y14, Y14
+grp:
+	QGROUPSTART
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+sb:
+	QF2CHUNK(0, 0)
+	QF2CHUNK(16, 128)
+	QF2CHUNK(32, 256)
+	QF2CHUNK(48, 384)
+	ADDQ $64, SI
+	ADDQ $64, R10
+	ADDQ $512, DI
+	DECQ R8
+	JNZ  sb
+	QF2GROUPEND
+	DECQ CX
+	JNZ  grp
+	MOVQ out0+80(FP), DX
+	QSTORE8(Y7, X7)
+	MOVQ out1+88(FP), DX
+	QSTORE8(Y14, X14)
+	VZEROUPPER
 	RET

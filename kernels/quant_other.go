@@ -20,3 +20,7 @@ func qAsmDecode8(bits int, p *byte, ldp uintptr, n int, tab *qTab, dst *float32)
 func qdot8f(x, d *float32, groups, supers int, sums, sc, bi *float32, tab *qTab, out *float32) {
 	panic("kernels: qdot8f without assembly")
 }
+
+func qdot8f2(x0, x1, d *float32, groups, supers int, sums0, sums1, sc, bi *float32, tab *qTab, out0, out1 *float32) {
+	panic("kernels: qdot8f2 without assembly")
+}

@@ -149,7 +149,12 @@ func (m *qMatrix) qmmRows(xs, sums []float32, mRows, n int, os []float32, q *qSI
 		p := m.raw[r*m.rowBytes : (r+qRowBlock)*m.rowBytes]
 		qAsmDecode8(q.bits, &p[0], uintptr(m.rowBytes), k/16, &q.tab, &dec[0])
 		sc, bi := m.blockScales(r, q)
-		for i := 0; i < mRows; i++ {
+		i := 0
+		for ; i+1 < mRows; i += 2 {
+			o0, o1 := os[i*n+r:i*n+r+qRowBlock], os[(i+1)*n+r:(i+1)*n+r+qRowBlock]
+			qdot8f2(&xs[i*k], &xs[(i+1)*k], &dec[0], g, m.group/16, &sums[i*g], &sums[(i+1)*g], &sc[0], &bi[0], &q.tab, &o0[0], &o1[0])
+		}
+		if i < mRows {
 			o := os[i*n+r : i*n+r+qRowBlock]
 			qdot8f(&xs[i*k], &dec[0], g, m.group/16, &sums[i*g], &sc[0], &bi[0], &q.tab, &o[0])
 		}
