@@ -7,7 +7,8 @@
 // counts groups and R8 the 16-code super-blocks of a group (AX supers per group).
 // Y0-Y3 accumulate one group for rows (0,1), (2,3), (4,5), (6,7), a row's four lanes
 // per 128-bit half; Y7 accumulates the eight rows' results; Y8 holds the gather
-// indices, Y11-Y14 the chunk shifts, Y15 the code mask.
+// indices, Y11-Y14 the chunk shifts, Y15 the code mask. The qmm kernels (qdec8bN,
+// qdot8f, qdot8f2) use the same names for the same roles where they have them.
 
 // QPAIR adds x*codes for one chunk of two rows (a: the low row's uint32, b: the high
 // row's) into acc: broadcast each row's word to its half, shift each lane's code down,
@@ -244,77 +245,6 @@
 	ADDQ         $4, R14; \
 	ADDQ         $4, R11
 
-// func qdot8b4(x *float32, p *byte, ldp uintptr, groups, supers int, sums, sc, bi *float32, tab *qTab, out *float32)
-TEXT ·qdot8b4(SB), NOSPLIT, $0-80
-	QPROLOGUE
-grp:
-	QGROUPSTART
-sb:
-	QSUPER2(0, 4, 8)
-	DECQ R8
-	JNZ  sb
-	QGROUPEND
-	DECQ CX
-	JNZ  grp
-	MOVQ out+72(FP), DX
-	QSTORE8(Y7, X7)
-	VZEROUPPER
-	RET
-
-// func f16ToF32F16C(dst *float32, src *uint16, n8 int)
-TEXT ·f16ToF32F16C(SB), NOSPLIT, $0-24
-	MOVQ dst+0(FP), DI
-	MOVQ src+8(FP), SI
-	MOVQ n8+16(FP), CX
-	TESTQ CX, CX
-	JZ   done
-
-loop:
-	VCVTPH2PS (SI), Y0
-	VMOVUPS   Y0, (DI)
-	ADDQ      $16, SI
-	ADDQ      $32, DI
-	DECQ      CX
-	JNZ       loop
-	VZEROUPPER
-
-done:
-	RET
-
-// func qdot8b8(x *float32, p *byte, ldp uintptr, groups, supers int, sums, sc, bi *float32, tab *qTab, out *float32)
-TEXT ·qdot8b8(SB), NOSPLIT, $0-80
-	QPROLOGUE
-grp:
-	QGROUPSTART
-sb:
-	QSUPER(0, 4, 8, 12, 16)
-	DECQ R8
-	JNZ  sb
-	QGROUPEND
-	DECQ CX
-	JNZ  grp
-	MOVQ out+72(FP), DX
-	QSTORE8(Y7, X7)
-	VZEROUPPER
-	RET
-
-// func qdot8b6(x *float32, p *byte, ldp uintptr, groups, supers int, sums, sc, bi *float32, tab *qTab, out *float32)
-TEXT ·qdot8b6(SB), NOSPLIT, $0-80
-	QPROLOGUE
-grp:
-	QGROUPSTART
-sb:
-	QSUPER(0, 3, 6, 8, 12)
-	DECQ R8
-	JNZ  sb
-	QGROUPEND
-	DECQ CX
-	JNZ  grp
-	MOVQ out+72(FP), DX
-	QSTORE8(Y7, X7)
-	VZEROUPPER
-	RET
-
 // func qdot8b2(x *float32, p *byte, ldp uintptr, groups, supers int, sums, sc, bi *float32, tab *qTab, out *float32)
 TEXT ·qdot8b2(SB), NOSPLIT, $0-80
 	QPROLOGUE
@@ -349,6 +279,23 @@ sb:
 	VZEROUPPER
 	RET
 
+// func qdot8b4(x *float32, p *byte, ldp uintptr, groups, supers int, sums, sc, bi *float32, tab *qTab, out *float32)
+TEXT ·qdot8b4(SB), NOSPLIT, $0-80
+	QPROLOGUE
+grp:
+	QGROUPSTART
+sb:
+	QSUPER2(0, 4, 8)
+	DECQ R8
+	JNZ  sb
+	QGROUPEND
+	DECQ CX
+	JNZ  grp
+	MOVQ out+72(FP), DX
+	QSTORE8(Y7, X7)
+	VZEROUPPER
+	RET
+
 // func qdot8b5(x *float32, p *byte, ldp uintptr, groups, supers int, sums, sc, bi *float32, tab *qTab, out *float32)
 TEXT ·qdot8b5(SB), NOSPLIT, $0-80
 	QPROLOGUE
@@ -366,6 +313,39 @@ sb:
 	VZEROUPPER
 	RET
 
+// func qdot8b6(x *float32, p *byte, ldp uintptr, groups, supers int, sums, sc, bi *float32, tab *qTab, out *float32)
+TEXT ·qdot8b6(SB), NOSPLIT, $0-80
+	QPROLOGUE
+grp:
+	QGROUPSTART
+sb:
+	QSUPER(0, 3, 6, 8, 12)
+	DECQ R8
+	JNZ  sb
+	QGROUPEND
+	DECQ CX
+	JNZ  grp
+	MOVQ out+72(FP), DX
+	QSTORE8(Y7, X7)
+	VZEROUPPER
+	RET
+
+// func qdot8b8(x *float32, p *byte, ldp uintptr, groups, supers int, sums, sc, bi *float32, tab *qTab, out *float32)
+TEXT ·qdot8b8(SB), NOSPLIT, $0-80
+	QPROLOGUE
+grp:
+	QGROUPSTART
+sb:
+	QSUPER(0, 4, 8, 12, 16)
+	DECQ R8
+	JNZ  sb
+	QGROUPEND
+	DECQ CX
+	JNZ  grp
+	MOVQ out+72(FP), DX
+	QSTORE8(Y7, X7)
+	VZEROUPPER
+	RET
 
 // func qdec8b2(p *byte, ldp uintptr, n int, tab *qTab, dst *float32)
 TEXT ·qdec8b2(SB), NOSPLIT, $0-40
@@ -497,4 +477,24 @@ sb:
 	MOVQ out1+88(FP), DX
 	QSTORE8(Y14, X14)
 	VZEROUPPER
+	RET
+
+// func f16ToF32F16C(dst *float32, src *uint16, n8 int)
+TEXT ·f16ToF32F16C(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n8+16(FP), CX
+	TESTQ CX, CX
+	JZ   done
+
+loop:
+	VCVTPH2PS (SI), Y0
+	VMOVUPS   Y0, (DI)
+	ADDQ      $16, SI
+	ADDQ      $32, DI
+	DECQ      CX
+	JNZ       loop
+	VZEROUPPER
+
+done:
 	RET

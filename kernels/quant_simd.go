@@ -12,7 +12,10 @@ package kernels
 //   - The row accumulates acc += float32(scale*dot) + float32(bias*sum(x)) group by
 //     group in order, eight rows in one ymm.
 //
-// qsimd_test.go checks the two paths agree bit for bit for every bit width.
+// qmm (qmmRows) first decodes a block of eight rows to float32 codes and then runs
+// the same arithmetic for each x row, so the codes are unpacked once per block.
+// quant_simd_test.go checks every path against qMatrix.dot bit for bit, for every
+// bit width, group size and scale dtype.
 
 // qRowBlock is the number of rows one assembly call computes.
 const qRowBlock = 8
