@@ -109,7 +109,9 @@ func qSum(v []float32) float32 {
 	return (s0 + s1) + (s2 + s3)
 }
 
-// dot is row r of the matrix dotted with x (len cols) whose group sums are sums.
+// dot is row r of the matrix dotted with x (len cols) whose group sums are sums. It is
+// the definition of every quantized dot product and the portable fallback: dotRows
+// (quant_simd.go) computes the same values bit for bit in assembly, eight rows at a time.
 func (m *qMatrix) dot(x, sums []float32, r int) float32 {
 	p := m.raw[r*m.rowBytes : (r+1)*m.rowBytes]
 	gb := m.group * m.bits / 8
@@ -124,7 +126,9 @@ func (m *qMatrix) dot(x, sums []float32, r int) float32 {
 }
 
 // qGroupDot is x . q for one group, decoding the codes from p on the fly, in the
-// matmul family's order (lane k mod 4, then (l0 + l1) + (l2 + l3)).
+// matmul family's order: lane j = k mod 4 adds x[k]*q[k] for k = j, j+4, j+8, ... in
+// turn (the product rounded to float32, then the sum: no FMA), and the result is
+// (l0 + l1) + (l2 + l3). The assembly keeps exactly this order.
 func qGroupDot(x []float32, p []byte, bits int) float32 {
 	var s0, s1, s2, s3 float32
 	switch bits {
@@ -200,6 +204,12 @@ func qLinearCPU(l *Launch, op string, tiled bool) {
 	for i := 0; i < p.M; i++ {
 		m.groupSums(xs[i*p.K:(i+1)*p.K], sums[i*m.groups:])
 	}
+	var qs qSIMD
+	q := qs.init(&m)
+	if tiled && q != nil && p.N >= qRowBlock {
+		m.qmmRows(xs, sums, p.M, p.N, os, q)
+		return
+	}
 	tile := p.N
 	if tiled {
 		tile = max(1, qmmTileBytes/m.rowBytes)
@@ -208,9 +218,7 @@ func qLinearCPU(l *Launch, op string, tiled bool) {
 		n1 := min(p.N, n0+tile)
 		for i := 0; i < p.M; i++ {
 			xr, sr := xs[i*p.K:(i+1)*p.K], sums[i*m.groups:(i+1)*m.groups]
-			for n := n0; n < n1; n++ {
-				os[i*p.N+n] = m.dot(xr, sr, n)
-			}
+			m.dotRows(xr, sr, n0, os[i*p.N+n0:i*p.N+n1], q)
 		}
 	}
 }
@@ -259,7 +267,9 @@ func qswitchCPU(l *Launch) {
 	ss := F32(sc.Data)[sc.Offset : sc.Offset+p.T*K]
 	ys := F32(o.Data)[o.Offset : o.Offset+p.T*H]
 	gsums, usums, asums := make([]float32, gate.groups), make([]float32, up.groups), make([]float32, down.groups)
-	act := make([]float32, I)
+	act, gd, ud, dd := make([]float32, I), make([]float32, I), make([]float32, I), make([]float32, H)
+	var gs, us, ds qSIMD
+	gq, uq, dq := gs.init(&gate), us.init(&up), ds.init(&down)
 	for t := 0; t < p.T; t++ {
 		xr, yr := xs[t*H:(t+1)*H], ys[t*H:(t+1)*H]
 		clear(yr)
@@ -270,15 +280,17 @@ func qswitchCPU(l *Launch) {
 			if !ok {
 				continue
 			}
+			gate.dotRows(xr, gsums, e*I, gd, gq)
+			up.dotRows(xr, usums, e*I, ud, uq)
 			for i := range act {
-				g := float64(gate.dot(xr, gsums, e*I+i))
-				u := up.dot(xr, usums, e*I+i)
-				act[i] = float32(g/(1+expF64(-g))) * u // silu in float64, rounded, as switch_glu
+				g := float64(gd[i])
+				act[i] = float32(g/(1+expF64(-g))) * ud[i] // silu in float64, rounded, as switch_glu
 			}
 			down.groupSums(act, asums)
+			down.dotRows(act, asums, e*H, dd, dq)
 			s := ss[t*K+j]
 			for h := range yr {
-				yr[h] += down.dot(act, asums, e*H+h) * s
+				yr[h] += dd[h] * s
 			}
 		}
 	}

@@ -1,0 +1,26 @@
+//go:build !amd64
+
+package kernels
+
+// qAsmHas is false off amd64: the portable loops run.
+func qAsmHas(bits int) bool { return false }
+
+func qAsmDot8(bits int, x *float32, p *byte, ldp uintptr, groups, supers int, sums, sc, bi *float32, tab *qTab, out *float32) {
+	panic("kernels: qAsmDot8 without assembly")
+}
+
+const useF16C = false
+
+func f16ToF32F16C(dst *float32, src *uint16, n8 int) { panic("kernels: f16ToF32F16C without F16C") }
+
+func qAsmDecode8(bits int, p *byte, ldp uintptr, n int, tab *qTab, dst *float32) {
+	panic("kernels: qAsmDecode8 without assembly")
+}
+
+func qdot8f(x, d *float32, groups, supers int, sums, sc, bi *float32, tab *qTab, out *float32) {
+	panic("kernels: qdot8f without assembly")
+}
+
+func qdot8f2(x0, x1, d *float32, groups, supers int, sums0, sums1, sc, bi *float32, tab *qTab, out0, out1 *float32) {
+	panic("kernels: qdot8f2 without assembly")
+}

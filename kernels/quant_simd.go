@@ -1,0 +1,165 @@
+package kernels
+
+// The assembly path of the quantized dot products. qMatrix.dot and qGroupDot stay the
+// definition (and the portable fallback); dotRows computes eight rows at a time in
+// assembly on amd64 with AVX2, bit for bit the same values:
+//
+//   - Within a group, lane j (j = k mod 4) adds x[k]*q[k] for k = j, j+4, j+8, ... in
+//     order, each product rounded to float32 and then added (VMULPS then VADDPS, never
+//     an FMA). A ymm accumulator holds two rows side by side, four lanes each.
+//   - The group dot is (s0+s1)+(s2+s3) (two rounds of VHADDPS, whose pairs are exactly
+//     those sums).
+//   - The row accumulates acc += float32(scale*dot) + float32(bias*sum(x)) group by
+//     group in order, eight rows in one ymm.
+//
+// qmm (qmmRows) first decodes a block of eight rows to float32 codes and then runs
+// the same arithmetic for each x row, so the codes are unpacked once per block.
+// quant_simd_test.go checks every path against qMatrix.dot bit for bit, for every
+// bit width, group size and scale dtype.
+
+// qRowBlock is the number of rows one assembly call computes.
+const qRowBlock = 8
+
+// qTab is the constant table of one assembly call: the right shifts that bring the four
+// codes of each 4-code chunk of a 16-code super-block to bit 0 of their lanes, the code
+// mask, and the gather indices of the eight rows' scales in the accumulator's row order.
+type qTab struct {
+	shifts [4][8]uint32
+	mask   [8]uint32
+	idx    [8]int32
+}
+
+// qSIMD is the per-matrix state of the assembly path. The kernels (qAsmDot8) compute
+// eight rows of packed codes (ldp bytes apart) dotted with x over groups groups of
+// supers*16 codes, combined with the group sums of x and the rows' scales and biases
+// (each [8, groups] float32), into out[0:8].
+type qSIMD struct {
+	bits   int
+	tab    qTab
+	sc, bi []float32 // one block's scales and biases widened from a half type
+	tail   [qRowBlock]float32
+	dec    []float32 // one block decoded for qmm: 8*cols floats
+}
+
+// qChunkOffset is the byte offset, within a 16-code super-block of bits-bit codes, of
+// the little-endian uint32 from which chunk k (codes 4k..4k+3) is shifted out. The
+// chunk starts at bit 4*bits*k; the offset is the byte holding that bit (up to 4
+// bits, the byte holding the chunk pair's first bit, so two chunks share one load),
+// pulled back so the load stays inside the super-block (2*bits bytes), which keeps
+// every load inside the row. The assembly hard-codes these offsets per bit width.
+func qChunkOffset(bits, k int) int {
+	if bits <= 4 {
+		return min(k/2*bits, 2*bits-4)
+	}
+	return min(bits*k/2, 2*bits-4)
+}
+
+// init sets q up for m and returns it, or nil when the portable loops must run (no
+// AVX2, or a layout the kernels do not cover). q may live on the caller's stack.
+func (q *qSIMD) init(m *qMatrix) *qSIMD {
+	if !useAVX2 || m.group%16 != 0 || m.groups == 0 || !qAsmHas(m.bits) {
+		return nil
+	}
+	q.bits = m.bits
+	for k := range 4 {
+		base := 4*m.bits*k - 8*qChunkOffset(m.bits, k)
+		for l := range 8 {
+			q.tab.shifts[k][l] = uint32(base + l%4*m.bits)
+		}
+	}
+	for l, r := range [8]int{0, 2, 4, 6, 1, 3, 5, 7} {
+		q.tab.mask[l] = 1<<m.bits - 1
+		q.tab.idx[l] = int32(r * m.groups)
+	}
+	if m.scale32 == nil {
+		n := qRowBlock * m.groups
+		buf := make([]float32, 2*n)
+		q.sc, q.bi = buf[:n:n], buf[n:]
+	}
+	return q
+}
+
+// dotRows writes out[i] = m.dot(x, sums, r0+i) for i < len(out), eight rows per
+// assembly call when q is not nil, else in Go. A last partial block is computed as
+// the eight rows ending at the last one (each row's value does not depend on its
+// block), in Go only when the matrix has fewer than eight rows up to there.
+func (m *qMatrix) dotRows(x, sums []float32, r0 int, out []float32, q *qSIMD) {
+	i := 0
+	if q != nil {
+		x, sums = x[:m.cols], sums[:m.groups] // the extent the assembly reads
+		for ; i+qRowBlock <= len(out); i += qRowBlock {
+			m.dotBlock(x, sums, r0+i, out[i:i+qRowBlock], q)
+		}
+		if rest := len(out) - i; rest > 0 && r0+len(out) >= qRowBlock {
+			m.dotBlock(x, sums, r0+len(out)-qRowBlock, q.tail[:], q)
+			copy(out[i:], q.tail[qRowBlock-rest:])
+			return
+		}
+	}
+	for ; i < len(out); i++ {
+		out[i] = m.dot(x, sums, r0+i)
+	}
+}
+
+// dotBlock writes the dots of rows r..r+7 to out[:8] with one assembly call.
+func (m *qMatrix) dotBlock(x, sums []float32, r int, out []float32, q *qSIMD) {
+	p := m.raw[r*m.rowBytes : (r+qRowBlock)*m.rowBytes]
+	sc, bi := m.blockScales(r, q)
+	out = out[:qRowBlock]
+	qAsmDot8(q.bits, &x[0], &p[0], uintptr(m.rowBytes), m.groups, m.group/16, &sums[0], &sc[0], &bi[0], &q.tab, &out[0])
+}
+
+// blockScales returns the scales and biases of rows r..r+7 as [8, groups] float32:
+// the matrix's own when they are float32, else widened into q's buffers (exactly, as
+// scaleBias widens them).
+func (m *qMatrix) blockScales(r int, q *qSIMD) ([]float32, []float32) {
+	n := qRowBlock * m.groups
+	i0 := r * m.groups
+	if m.scale32 != nil {
+		return m.scale32[i0 : i0+n], m.bias32[i0 : i0+n]
+	}
+	ss := U16(m.sc.Data)[m.sc.Offset+i0 : m.sc.Offset+i0+n]
+	bs := U16(m.bi.Data)[m.bi.Offset+i0 : m.bi.Offset+i0+n]
+	sc, bi := q.sc[:n], q.bi[:n]
+	if m.sc.DType == BFloat16 {
+		for i := range sc {
+			sc[i], bi[i] = BF16ToF32(ss[i]), BF16ToF32(bs[i])
+		}
+	} else if useF16C { // n is a multiple of 8
+		f16ToF32F16C(&sc[0], &ss[0], n/8)
+		f16ToF32F16C(&bi[0], &bs[0], n/8)
+	} else {
+		for i := range sc {
+			sc[i], bi[i] = F16ToF32(ss[i]), F16ToF32(bs[i])
+		}
+	}
+	return sc, bi
+}
+
+// qmmRows writes os[i*n+r] = m.dot(x row i, its sums, r) for the m x rows of xs
+// (each cols long, sums groups long) and every row r < n of the matrix (n >= 8),
+// decoding each block of eight rows once for all x rows (the prefill case). The last
+// block ends at row n-1, overlapping the one before it.
+func (m *qMatrix) qmmRows(xs, sums []float32, mRows, n int, os []float32, q *qSIMD) {
+	k, g := m.cols, m.groups
+	if cap(q.dec) < qRowBlock*k {
+		q.dec = make([]float32, qRowBlock*k)
+	}
+	dec := q.dec[:qRowBlock*k]
+	xs, sums, os = xs[:mRows*k], sums[:mRows*g], os[:mRows*n]
+	for r0 := 0; r0 < n; r0 += qRowBlock {
+		r := min(r0, n-qRowBlock)
+		p := m.raw[r*m.rowBytes : (r+qRowBlock)*m.rowBytes]
+		qAsmDecode8(q.bits, &p[0], uintptr(m.rowBytes), k/16, &q.tab, &dec[0])
+		sc, bi := m.blockScales(r, q)
+		i := 0
+		for ; i+1 < mRows; i += 2 {
+			o0, o1 := os[i*n+r:i*n+r+qRowBlock], os[(i+1)*n+r:(i+1)*n+r+qRowBlock]
+			qdot8f2(&xs[i*k], &xs[(i+1)*k], &dec[0], g, m.group/16, &sums[i*g], &sums[(i+1)*g], &sc[0], &bi[0], &q.tab, &o0[0], &o1[0])
+		}
+		if i < mRows {
+			o := os[i*n+r : i*n+r+qRowBlock]
+			qdot8f(&xs[i*k], &dec[0], g, m.group/16, &sums[i*g], &sc[0], &bi[0], &q.tab, &o[0])
+		}
+	}
+}
