@@ -89,6 +89,17 @@ struct SwitchGLUParams {
     int I;
 };
 
+struct MoEBlockParams {
+    int T;
+    int H;
+    int E;
+    int K;
+    int I;
+    int Is;
+    int renorm;
+    float eps;
+};
+
 struct NormParams {
     int rows;
     int cols;
