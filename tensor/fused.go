@@ -69,3 +69,85 @@ func MoEBlock(x, r Array, w *MoEWeights, eps float64, k int, renorm bool) Array 
 	}
 	return Array{x.Graph().Apply(kernels.KMoEBlock, p, Float32, xs, handles(args)...)}
 }
+
+// GDNWeights are the weights of a Gated DeltaNet layer's decode step (see
+// kernels.KGDNBlock): the input norm [H]; the projections QKV, Z, B, A (Qwen3.5's
+// in_proj_qkv, _z, _b, _a) or, for grouped projections, QKV = in_proj_qkvz and
+// B = in_proj_ba (Z and A unused); Conv [C, K]; NegA = -exp(A_log) and DtBias [Hv];
+// GatedNorm [Dv]; Out [H, Hv*Dv].
+type GDNWeights struct {
+	Norm, QKV, Z, B, A, Conv, NegA, DtBias, GatedNorm, Out Array
+}
+
+// GDNBlockFits reports whether GDNDecode takes a layer of these sizes (p.B is ignored).
+func GDNBlockFits(p kernels.GDNBlockParams) bool {
+	p.B = 0
+	return kernels.GDNBlockFits(&p)
+}
+
+// GDNDecode runs a GDN layer's decode step for one new token per row in two nodes
+// (kernels.KGDNConvStep, kernels.KGDNBlock): x [B, 1, H] (the layer's input, before its
+// norm), convState [B, K-1, C], state [B, Hv, Dv, Dk], mask bool [B, 1] (true = valid)
+// or invalid for none; all float32. p gives the sizes and constants (its B is set from
+// x). It returns the mixer's output r [B, 1, H] and the new conv and recurrent states;
+// r and the recurrent state are views of one buffer.
+func GDNDecode(x Array, w *GDNWeights, p kernels.GDNBlockParams, convState, state, mask Array) (r, newConv, newState Array) {
+	const op = "gdn_decode"
+	if !x.Valid() || x.NDim() != 3 || x.Dim(1) != 1 {
+		shapePanic(op, "x %v must be [B, 1, H]", x.Shape())
+	}
+	p.B = x.Dim(0)
+	if !kernels.GDNBlockFits(&p) || x.Dim(2) != p.H {
+		shapePanic(op, "x %v and sizes %+v: outside the kernel's limits", x.Shape(), p)
+	}
+	c, vd := 2*p.Hk*p.Dk+p.Hv*p.Dv, p.Hv*p.Dv
+	nq, nz, nba := c, vd, p.Hv
+	z, a := w.Z, w.A
+	if p.Grouped {
+		nq = p.Hk * (2*p.Dk + 2*vd/p.Hk)
+		nz, nba = nq, 2*p.Hv
+		z, a = w.QKV, w.B
+	}
+	checks := []struct {
+		a    Array
+		name string
+		want []int
+	}{
+		{w.Norm, "norm", []int{p.H}}, {w.QKV, "qkv", []int{nq, p.H}}, {z, "z", []int{nz, p.H}},
+		{w.B, "b", []int{nba, p.H}}, {a, "a", []int{nba, p.H}}, {w.Conv, "conv", []int{c, p.K}},
+		{w.NegA, "negA", []int{p.Hv}}, {w.DtBias, "dtBias", []int{p.Hv}}, {w.GatedNorm, "gated norm", []int{p.Dv}},
+		{w.Out, "out", []int{p.H, vd}}, {convState, "conv state", []int{p.B, p.K - 1, c}},
+		{state, "state", []int{p.B, p.Hv, p.Dv, p.Dk}}, {x, "x", []int{p.B, 1, p.H}},
+	}
+	for _, ch := range checks {
+		same(op, x, ch.a)
+		if ch.a.DType() != Float32 || !slices.Equal(ch.a.Shape(), ch.want) {
+			shapePanic(op, "%s is %v %v, want float32 %v", ch.name, ch.a.DType(), ch.a.Shape(), ch.want)
+		}
+	}
+	var m []Array
+	if mask.Valid() {
+		same(op, x, mask)
+		if !slices.Equal(mask.Shape(), []int{p.B, 1}) {
+			shapePanic(op, "mask %v must be [B, 1] = %v", mask.Shape(), []int{p.B, 1})
+		}
+		m = []Array{Contiguous(mask.AsType(Bool))}
+	}
+	g := x.Graph()
+	dense := func(as ...Array) []Array {
+		for i, a := range as {
+			as[i] = Contiguous(a)
+		}
+		return as
+	}
+	xs, cs := Contiguous(x), Contiguous(convState)
+	pc, pb := p, p
+	step := append(dense(xs, w.Norm, w.QKV, cs), m...)
+	newConv = Array{g.Apply(kernels.KGDNConvStep, &pc, Float32, []int{p.B, p.K - 1, c}, handles(step)...)}
+	blk := append(dense(xs, w.Norm, newConv, cs, w.Conv, z, w.B, a, w.NegA, w.DtBias, state, w.GatedNorm, w.Out), m...)
+	nr, ns := p.B*p.H, p.B*p.Hv*p.Dv*p.Dk
+	packed := Array{g.Apply(kernels.KGDNBlock, &pb, Float32, []int{nr + ns}, handles(blk)...)}
+	sl := kernels.Contiguous(Float32, p.B, p.Hv, p.Dv, p.Dk)
+	sl.Offset = nr
+	return view(packed, kernels.Contiguous(Float32, p.B, 1, p.H)), newConv, view(packed, sl)
+}

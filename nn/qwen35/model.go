@@ -6,6 +6,7 @@ import (
 
 	"github.com/ingotml/ingot/cache"
 	"github.com/ingotml/ingot/graph"
+	"github.com/ingotml/ingot/kernels"
 	"github.com/ingotml/ingot/nn"
 	"github.com/ingotml/ingot/tensor"
 )
@@ -16,6 +17,11 @@ type Options struct {
 	// step per token (the --ops path), instead of the fused kernel. Same result within
 	// float32 noise.
 	OpsGatedDelta bool
+	// Unfused runs every layer op by op, as before the fused per-layer kernels: the
+	// reference the fused path is tested against. By default (false) a layer's MoE
+	// block, with its residual add and norm, and its GDN decode step are one kernel
+	// each where the weights allow it (float32, unquantized).
+	Unfused bool
 }
 
 // Model is a Qwen3.5 model whose weights live on one graph. It holds no per-sequence
@@ -52,8 +58,11 @@ type layer struct {
 	postNorm nn.RMSNorm
 	gdn      *gatedDeltaNet
 	attn     *attention
-	mlp      *nn.MLP    // a dense layer's MLP
-	moe      *sparseMoE // or a sparse layer's
+	mlp      *nn.MLP            // a dense layer's MLP
+	moe      *sparseMoE         // or a sparse layer's
+	moeW     *tensor.MoEWeights // the fused MoE block's weights, or nil (see fused.go)
+	gdnW     *tensor.GDNWeights // the fused GDN decode step's weights, or nil
+	gdnP     *kernels.GDNBlockParams
 }
 
 var _ nn.Model = (*Model)(nil)
@@ -188,15 +197,24 @@ func attentionCache(i int, c cache.Cache) cache.Attention {
 }
 
 func (l *layer) forward(m *Model, x, ssmMask, attnMask tensor.Array, c cache.Cache) tensor.Array {
-	h := l.inNorm.Forward(x)
 	var r tensor.Array
-	if l.gdn != nil {
-		r = l.gdn.forward(m, h, ssmMask, arraysCache(l.index, c))
-	} else {
-		r = l.attn.forward(m, h, attnMask, attentionCache(l.index, c))
+	fused := false
+	if l.gdnW != nil && !m.opt.Unfused && !m.opt.OpsGatedDelta {
+		r, fused = l.gdn.decode(x, ssmMask, l.gdnW, l.gdnP, arraysCache(l.index, c))
+	}
+	if !fused {
+		h := l.inNorm.Forward(x)
+		if l.gdn != nil {
+			r = l.gdn.forward(m, h, ssmMask, arraysCache(l.index, c))
+		} else {
+			r = l.attn.forward(m, h, attnMask, attentionCache(l.index, c))
+		}
+	}
+	if l.moeW != nil && !m.opt.Unfused {
+		return tensor.MoEBlock(x, r, l.moeW, l.postNorm.Eps, l.moe.topK, l.moe.renorm)
 	}
 	x = tensor.Add(x, r)
-	h = l.postNorm.Forward(x)
+	h := l.postNorm.Forward(x)
 	if l.moe != nil {
 		return tensor.Add(x, l.moe.forward(h))
 	}
@@ -225,6 +243,9 @@ func build(cfg *Config, g *graph.Graph, src source, opt Options) (*Model, error)
 		}
 		if cfg.IsSparse(i) {
 			l.moe = b.sparseMoE(cfg, p+"mlp.")
+			if b.err == nil && m.act == tensor.Float32 {
+				l.moeW = fusedMoE(l.postNorm, l.moe)
+			}
 		} else {
 			l.mlp = b.mlp(p+"mlp.", cfg.HiddenSize, cfg.IntermediateSize)
 		}
@@ -245,6 +266,11 @@ func build(cfg *Config, g *graph.Graph, src source, opt Options) (*Model, error)
 		m.k.qkEps = 1e-6 / float64(dk)
 		if src.mlxLM() {
 			m.k.qkEps = 1e-6
+		}
+	}
+	for _, l := range m.layers {
+		if l.gdn != nil {
+			l.gdnW, l.gdnP = fusedGDN(m, l.inNorm, l.gdn)
 		}
 	}
 	return m, nil
