@@ -6,10 +6,11 @@ import (
 )
 
 // Family "gdn_block": a Gated DeltaNet layer's decode step (one new token per row) in
-// two kernels instead of about thirty nodes: gdn_conv_step makes the new conv state,
-// gdn_block everything else, from the layer's input to its output projection. Two
-// kernels because the cache keeps the conv state and the recurrent state as two
-// buffers (the live-buffer counts the repro measures depend on it).
+// two kernels instead of about thirty nodes: gdn_conv_step makes the conv window (whose
+// last K-1 rows are the next conv state), gdn_block everything else, from the layer's
+// input to its output projection. Two kernels because the cache keeps the conv state
+// and the recurrent state in two buffers, as the unfused path does: the live-buffer
+// counts, and their size classes, are the same either way.
 
 // GDNBlockParams is the parameter struct of both kernels: B rows of hidden size H; Hk
 // key heads of size Dk, Hv value heads of size Dv; conv kernel K (>= 2). Grouped: the
@@ -93,20 +94,19 @@ func (p *GDNBlockParams) projRows() (qkv, z, ba int) {
 	return p.conC(), p.valueDim(), p.Hv
 }
 
-// KGDNConvStep makes a GDN layer's next conv state for one new token per row: with
+// KGDNConvStep makes a GDN layer's conv window for one new token per row: with
 // h = rms_norm(x, norm) and qkv = Wqkv h (the conv input, zero for a masked row),
-// out[b] = [state[b, 1:], qkv]. Args x [B, H], norm [H], Wqkv (in_proj_qkv, or
-// in_proj_qkvz when Grouped), state [B, K-1, C], optionally mask (bool [B], true =
-// valid), out [B, K-1, C]; float32, dense.
+// out[b] = [state[b], qkv], oldest first; its last K-1 rows are the next conv state.
+// Args x [B, H], norm [H], Wqkv (in_proj_qkv, or in_proj_qkvz when Grouped), state
+// [B, K-1, C], optionally mask (bool [B], true = valid), out [B, K, C]; float32, dense.
 var KGDNConvStep = Register(&Kernel{Name: "gdn_conv_step", Family: "gdn_block", CPU: gdnConvStepCPU, Encode: gdnConvStepEncode})
 
 // KGDNBlock is the rest of a GDN layer's decode step: h = rms_norm(x, norm); the conv
-// window [old conv state; qkv] (qkv read from the new conv state's last row, which
-// gdn_conv_step wrote) through the depthwise conv and silu; q and k l2-normalised (an
+// window gdn_conv_step made through the depthwise conv and silu; q and k l2-normalised (an
 // RMSNorm with weights QScale, KScale and epsilon QKEps); beta = sigmoid(b); decay
 // g = -exp(A_log) * softplus(a + dt_bias); the gated delta rule on the recurrent state;
 // the gated RMSNorm rms_norm(y, gnorm) * silu(z) per value head; the output projection.
-// Args x [B, H], norm [H], newConv and oldConv [B, K-1, C], convW [C, K], Wz, Wb, Wa
+// Args x [B, H], norm [H], window [B, K, C], convW [C, K], Wz, Wb, Wa
 // (in_proj_z, _b, _a; or in_proj_qkvz, in_proj_ba, in_proj_ba when Grouped), negA
 // [Hv] (-exp(A_log)), dtBias [Hv], state [B, Hv, Dv, Dk], gnorm [Dv], Wout [H, Hv*Dv],
 // optionally mask (bool [B]), out: 1-D float32 packing r [B, H] then the new state
@@ -164,13 +164,13 @@ func gdnConvStepCPU(l *Launch) {
 	B, H, C, K := p.B, p.H, p.conC(), p.K
 	nq, _, _ := p.projRows()
 	xs, nw, wq := gdnF32(l, 0, B*H), gdnF32(l, 1, H), gdnF32(l, 2, nq*H)
-	st, out := gdnF32(l, 3, B*(K-1)*C), gdnF32(l, l.NArgs-1, B*(K-1)*C)
+	st, out := gdnF32(l, 3, B*(K-1)*C), gdnF32(l, l.NArgs-1, B*K*C)
 	valid := gdnMask(l, 5)
 	h := make([]float32, H)
 	for b := 0; b < B; b++ {
-		o := out[b*(K-1)*C : (b+1)*(K-1)*C]
-		copy(o, st[b*(K-1)*C+C:(b+1)*(K-1)*C])
-		last := o[(K-2)*C:]
+		o := out[b*K*C : (b+1)*K*C]
+		copy(o, st[b*(K-1)*C:(b+1)*(K-1)*C])
+		last := o[(K-1)*C:]
 		if !valid(b) {
 			clear(last) // the masked conv input is zero, as Where makes it
 			continue
@@ -181,19 +181,19 @@ func gdnConvStepCPU(l *Launch) {
 }
 
 func gdnBlockCPU(l *Launch) {
-	p := gdnCheck(l, "gdn_block", 14)
+	p := gdnCheck(l, "gdn_block", 13)
 	B, H, C, K, Hk, Hv, Dk, Dv := p.B, p.H, p.conC(), p.K, p.Hk, p.Hv, p.Dk, p.Dv
 	kd, vd := p.keyDim(), p.valueDim()
 	_, nz, nba := p.projRows()
 	xs, nw := gdnF32(l, 0, B*H), gdnF32(l, 1, H)
-	newConv, oldConv, cw := gdnF32(l, 2, B*(K-1)*C), gdnF32(l, 3, B*(K-1)*C), gdnF32(l, 4, C*K)
-	wz, wb, wa := gdnF32(l, 5, nz*H), gdnF32(l, 6, nba*H), gdnF32(l, 7, nba*H)
-	negA, dtBias := gdnF32(l, 8, Hv), gdnF32(l, 9, Hv)
+	window, cw := gdnF32(l, 2, B*K*C), gdnF32(l, 3, C*K)
+	wz, wb, wa := gdnF32(l, 4, nz*H), gdnF32(l, 5, nba*H), gdnF32(l, 6, nba*H)
+	negA, dtBias := gdnF32(l, 7, Hv), gdnF32(l, 8, Hv)
 	ns := Hv * Dv * Dk
-	st, gw, wo := gdnF32(l, 10, B*ns), gdnF32(l, 11, Dv), gdnF32(l, 12, H*vd)
+	st, gw, wo := gdnF32(l, 9, B*ns), gdnF32(l, 10, Dv), gdnF32(l, 11, H*vd)
 	out := gdnF32(l, l.NArgs-1, B*H+B*ns)
 	rs, sts := out[:B*H], out[B*H:]
-	valid := gdnMask(l, 14)
+	valid := gdnMask(l, 13)
 
 	h, conv, ex := make([]float32, H), make([]float32, C), make([]float32, max(C, vd))
 	z, y := make([]float32, vd), make([]float32, vd)
@@ -213,15 +213,13 @@ func gdnBlockCPU(l *Launch) {
 			beta[i] = 1 / (1 + ex[i])
 			g[i] = float32(softplus(float64(aIn[i]+dtBias[i]))) * negA[i]
 		}
-		// The conv over [old state; qkv] (the depthwise_conv1d kernel's sum), then silu.
-		win := oldConv[b*(K-1)*C : (b+1)*(K-1)*C]
-		qkv := newConv[b*(K-1)*C+(K-2)*C : (b+1)*(K-1)*C]
+		// The conv over the window (the depthwise_conv1d kernel's sum), then silu.
+		win := window[b*K*C : (b+1)*K*C]
 		for c := range conv {
 			var acc float32
-			for j := 0; j < K-1; j++ {
+			for j := 0; j < K; j++ {
 				acc += cw[c*K+j] * win[j*C+c]
 			}
-			acc += cw[c*K+K-1] * qkv[c]
 			conv[c] = acc
 		}
 		expArray(ex[:C], conv, -1, 0)
@@ -318,5 +316,5 @@ func gdnConvStepEncode(l *Launch, e Encoder) {
 }
 
 func gdnBlockEncode(l *Launch, e Encoder) {
-	gdnEncode(l, e, "gdn_block_float32", gdnCheck(l, "gdn_block", 14), 13)
+	gdnEncode(l, e, "gdn_block_float32", gdnCheck(l, "gdn_block", 13), 12)
 }

@@ -3,7 +3,7 @@
 // [Hv*Dv], per-head beta and decay); threads stride over channels, heads and state
 // rows, with a barrier between phases. Serial sums (a norm's sum of squares) run on one
 // thread per row or head, in prelude's fixed_dot order like the Go twin's dots.
-//   gdn_conv_step: out[b] = [state[b, 1:], Wqkv . rms_norm(x[b])] (zero row if masked)
+//   gdn_conv_step: out[b] = [state[b], Wqkv . rms_norm(x[b])] (zero row if masked)
 //   gdn_block:     norm, projections, conv + silu, q/k norm, gated delta step, gated
 //                  RMSNorm, out_proj; out packs r [B, H] then the state [B, Hv, Dv, Dk]
 #include "prelude.metal"
@@ -73,11 +73,12 @@ kernel void gdn_conv_step_float32(const device float* x [[buffer(0)]],
     if (int(b) >= p.B) return;
     const int C = 2 * p.Hk * p.Dk + p.Hv * p.Dv;
     const int rows = p.K - 1;
-    size_t base = size_t(b) * size_t(rows) * size_t(C);
-    for (int i = int(tid); i < (rows - 1) * C; i += int(ntg)) {
-        out[base + size_t(i)] = state[base + size_t(C + i)];
+    size_t in_base = size_t(b) * size_t(rows) * size_t(C);
+    size_t out_base = size_t(b) * size_t(p.K) * size_t(C);
+    for (int i = int(tid); i < rows * C; i += int(ntg)) {
+        out[out_base + size_t(i)] = state[in_base + size_t(i)];
     }
-    device float* last = out + base + size_t(rows - 1) * size_t(C);
+    device float* last = out + out_base + size_t(rows) * size_t(C);
     if (p.masked != 0 && mask[b] == 0) { // the same for the whole threadgroup
         for (int c = int(tid); c < C; c += int(ntg)) {
             last[c] = 0.0f;
@@ -92,20 +93,19 @@ kernel void gdn_conv_step_float32(const device float* x [[buffer(0)]],
 
 kernel void gdn_block_float32(const device float* x [[buffer(0)]],
                               const device float* norm [[buffer(1)]],
-                              const device float* new_conv [[buffer(2)]],
-                              const device float* old_conv [[buffer(3)]],
-                              const device float* conv_w [[buffer(4)]],
-                              const device float* wz [[buffer(5)]],
-                              const device float* wb [[buffer(6)]],
-                              const device float* wa [[buffer(7)]],
-                              const device float* neg_a [[buffer(8)]],
-                              const device float* dt_bias [[buffer(9)]],
-                              const device float* state [[buffer(10)]],
-                              const device float* gnorm [[buffer(11)]],
-                              const device float* wout [[buffer(12)]],
-                              const device uchar* mask [[buffer(13)]],
-                              device float* out [[buffer(14)]],
-                              constant GDNBlockParams& p [[buffer(15)]],
+                              const device float* window [[buffer(2)]],
+                              const device float* conv_w [[buffer(3)]],
+                              const device float* wz [[buffer(4)]],
+                              const device float* wb [[buffer(5)]],
+                              const device float* wa [[buffer(6)]],
+                              const device float* neg_a [[buffer(7)]],
+                              const device float* dt_bias [[buffer(8)]],
+                              const device float* state [[buffer(9)]],
+                              const device float* gnorm [[buffer(10)]],
+                              const device float* wout [[buffer(11)]],
+                              const device uchar* mask [[buffer(12)]],
+                              device float* out [[buffer(13)]],
+                              constant GDNBlockParams& p [[buffer(14)]],
                               uint b [[threadgroup_position_in_grid]],
                               uint tid [[thread_index_in_threadgroup]],
                               uint ntg [[threads_per_threadgroup]]) {
@@ -124,7 +124,7 @@ kernel void gdn_block_float32(const device float* x [[buffer(0)]],
     const bool valid = p.masked == 0 || mask[b] != 0;
     gb_norm_input(x + size_t(b) * size_t(H), norm, h, scale, p, tid, ntg);
 
-    // Projections, beta and the log-decay; the conv over [old state; qkv] and silu.
+    // Projections, beta and the log-decay; the conv over the window and silu.
     for (int j = int(tid); j < vd; j += int(ntg)) {
         z[j] = fixed_dot(h, wz + size_t(gb_z_row(j, p)) * size_t(H), H);
     }
@@ -135,13 +135,12 @@ kernel void gdn_block_float32(const device float* x [[buffer(0)]],
         float sp = ai > 20.0f ? ai : log(1.0f + exp(ai));
         decay[i] = sp * neg_a[i];
     }
-    size_t cb = size_t(b) * size_t(K - 1) * size_t(C);
+    size_t cb = size_t(b) * size_t(K) * size_t(C);
     for (int c = int(tid); c < C; c += int(ntg)) {
         float acc = 0.0f;
-        for (int j = 0; j < K - 1; j++) {
-            acc += conv_w[c * K + j] * old_conv[cb + size_t(j * C + c)];
+        for (int j = 0; j < K; j++) {
+            acc += conv_w[c * K + j] * window[cb + size_t(j * C + c)];
         }
-        acc += conv_w[c * K + K - 1] * new_conv[cb + size_t((K - 2) * C + c)];
         conv[c] = acc / (1.0f + exp(-acc));
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);

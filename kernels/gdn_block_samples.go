@@ -34,7 +34,6 @@ func gdnBlockSamples(rng *rand.Rand) []*Launch {
 		nq, nz, nba := p.projRows()
 		C := p.conC()
 		x, norm := w(-1, 1, p.B, p.H), w(0.5, 1.5, p.H)
-		oldConv := w(-1, 1, p.B, p.K-1, C)
 		var mask []Arg
 		if c.masked != nil {
 			m := NewArg(Contiguous(Bool, p.B))
@@ -43,12 +42,12 @@ func gdnBlockSamples(rng *rand.Rand) []*Launch {
 			}
 			mask = []Arg{m}
 		}
-		step := append([]Arg{x, norm, w(-0.3, 0.3, nq, p.H), oldConv}, mask...)
-		step = append(step, NewArg(Contiguous(Float32, p.B, p.K-1, C)))
+		step := append([]Arg{x, norm, w(-0.3, 0.3, nq, p.H), w(-1, 1, p.B, p.K-1, C)}, mask...)
+		step = append(step, NewArg(Contiguous(Float32, p.B, p.K, C)))
 		ps := p
 		out = append(out, launch(KGDNConvStep, &ps, step...))
 
-		block := []Arg{x, norm, w(-1, 1, p.B, p.K-1, C), oldConv, w(-0.5, 0.5, C, p.K),
+		block := []Arg{x, norm, w(-1, 1, p.B, p.K, C), w(-0.5, 0.5, C, p.K),
 			w(-0.3, 0.3, nz, p.H), w(-0.3, 0.3, nba, p.H), w(-0.3, 0.3, nba, p.H),
 			w(-1.5, -0.1, p.Hv), w(-1, 1, p.Hv), w(-0.5, 0.5, p.B, p.Hv, p.Dv, p.Dk),
 			w(0.5, 1.5, p.Dv), w(-0.3, 0.3, p.H, p.valueDim())}

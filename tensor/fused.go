@@ -31,7 +31,9 @@ func MoEBlockFits(h, e, k, i, is int) bool { return kernels.MoEBlockFits(h, e, k
 // MoEBlock is x1 + moe(rms_norm(x1, w.Norm, eps)) with x1 = x + r, for x and r [..., H]
 // float32: the residual add, the post-mixer norm and the sparse-MoE block (softmax
 // router, top-k, renormalised when renorm, SwiGLU experts, the shared expert scaled by
-// sigmoid(SharedExpertGate . h)) in one node (kernels.KMoEBlock).
+// sigmoid(SharedExpertGate . h)) in one node (kernels.KMoEBlock). r may also be a
+// GDNStep's Out, whose first rows are r: the kernel reads them in place, without a
+// view node.
 func MoEBlock(x, r Array, w *MoEWeights, eps float64, k int, renorm bool) Array {
 	const op = "moe_block"
 	ws := []Array{w.Norm, w.Router, w.Gate, w.Up, w.Down, w.SharedGate, w.SharedUp, w.SharedDown, w.SharedExpertGate}
@@ -44,7 +46,8 @@ func MoEBlock(x, r Array, w *MoEWeights, eps float64, k int, renorm bool) Array 
 		}
 	}
 	xs := x.Shape()
-	if len(xs) == 0 || !slices.Equal(xs, r.Shape()) {
+	packed := r.NDim() == 1 && len(xs) > 0 && r.Size() > linalgSize(xs) && r.h.LayoutRef().IsContiguous()
+	if len(xs) == 0 || (!slices.Equal(xs, r.Shape()) && !packed) {
 		shapePanic(op, "x %v and r %v must have one shape [..., H]", xs, r.Shape())
 	}
 	h := xs[len(xs)-1]
@@ -85,13 +88,25 @@ func GDNBlockFits(p kernels.GDNBlockParams) bool {
 	return kernels.GDNBlockFits(&p)
 }
 
+// GDNStep is the result of GDNDecode.
+type GDNStep struct {
+	// Out is 1-D float32: the mixer's output r [B, H], then the new recurrent state.
+	Out Array
+	// Conv and State are the next conv state [B, K-1, C] (a view of the conv window)
+	// and the new recurrent state [B, Hv, Dv, Dk] (a view of Out).
+	Conv, State Array
+	b, h        int
+}
+
+// R returns the mixer's output r [B, 1, H], a view of Out.
+func (s *GDNStep) R() Array { return view(s.Out, kernels.Contiguous(Float32, s.b, 1, s.h)) }
+
 // GDNDecode runs a GDN layer's decode step for one new token per row in two nodes
 // (kernels.KGDNConvStep, kernels.KGDNBlock): x [B, 1, H] (the layer's input, before its
 // norm), convState [B, K-1, C], state [B, Hv, Dv, Dk], mask bool [B, 1] (true = valid)
 // or invalid for none; all float32. p gives the sizes and constants (its B is set from
-// x). It returns the mixer's output r [B, 1, H] and the new conv and recurrent states;
-// r and the recurrent state are views of one buffer.
-func GDNDecode(x Array, w *GDNWeights, p kernels.GDNBlockParams, convState, state, mask Array) (r, newConv, newState Array) {
+// x).
+func GDNDecode(x Array, w *GDNWeights, p kernels.GDNBlockParams, convState, state, mask Array) *GDNStep {
 	const op = "gdn_decode"
 	if !x.Valid() || x.NDim() != 3 || x.Dim(1) != 1 {
 		shapePanic(op, "x %v must be [B, 1, H]", x.Shape())
@@ -140,14 +155,15 @@ func GDNDecode(x Array, w *GDNWeights, p kernels.GDNBlockParams, convState, stat
 		}
 		return as
 	}
-	xs, cs := Contiguous(x), Contiguous(convState)
+	xs := Contiguous(x)
 	pc, pb := p, p
-	step := append(dense(xs, w.Norm, w.QKV, cs), m...)
-	newConv = Array{g.Apply(kernels.KGDNConvStep, &pc, Float32, []int{p.B, p.K - 1, c}, handles(step)...)}
-	blk := append(dense(xs, w.Norm, newConv, cs, w.Conv, z, w.B, a, w.NegA, w.DtBias, state, w.GatedNorm, w.Out), m...)
+	step := append(dense(xs, w.Norm, w.QKV, convState), m...)
+	window := Array{g.Apply(kernels.KGDNConvStep, &pc, Float32, []int{p.B, p.K, c}, handles(step)...)}
+	blk := append(dense(xs, w.Norm, window, w.Conv, z, w.B, a, w.NegA, w.DtBias, state, w.GatedNorm, w.Out), m...)
 	nr, ns := p.B*p.H, p.B*p.Hv*p.Dv*p.Dk
-	packed := Array{g.Apply(kernels.KGDNBlock, &pb, Float32, []int{nr + ns}, handles(blk)...)}
+	out := Array{g.Apply(kernels.KGDNBlock, &pb, Float32, []int{nr + ns}, handles(blk)...)}
 	sl := kernels.Contiguous(Float32, p.B, p.Hv, p.Dv, p.Dk)
 	sl.Offset = nr
-	return view(packed, kernels.Contiguous(Float32, p.B, 1, p.H)), newConv, view(packed, sl)
+	// The next conv state is the window's last K-1 rows, as the unfused path keeps it.
+	return &GDNStep{Out: out, Conv: SliceAxis(window, 1, 1, p.K), State: view(out, sl), b: p.B, h: p.H}
 }

@@ -88,8 +88,7 @@ func Example_qwen35LazyCache() {
 }
 
 // Example_qwen35Histogram: the live buffers by size class, at token 1 and 40 tokens
-// later. Only the 4-byte class grows; two GDN conv states (1,536 bytes) trade their
-// cached 2,048-byte buffers for exact-size ones, or back, without changing the count.
+// later. Only the 4-byte class moves.
 func Example_qwen35Histogram() {
 	g, m := tinyModel()
 	b := generate.NewBatchGenerator(m, cache.Lazy, 0)
@@ -123,8 +122,8 @@ func Example_qwen35Histogram() {
 	//       16 B         8          8       +0
 	//       64 B        10         10       +0
 	//      256 B        19         19       +0
-	//     1024 B        10          8       -2
-	//     2048 B        12         14       +2
+	//     1024 B         8          8       +0
+	//     2048 B        14         14       +0
 	//     4096 B         4          4       +0
 	//     8192 B        22         22       +0
 	//    16384 B        10         10       +0

@@ -90,19 +90,19 @@ func fusedGDN(m *Model, in nn.RMSNorm, d *gatedDeltaNet) (*tensor.GDNWeights, *k
 }
 
 // decode is the fused decode step of a GDN layer on x [B, 1, H] (the layer's input,
-// before its norm): it returns the mixer's output and updates the cache, or reports
-// false (and does nothing) when the step needs the unfused path: no cache or no state
-// yet, or per-row lengths (a right-padded prefill not yet finalized).
-func (d *gatedDeltaNet) decode(x, mask tensor.Array, w *tensor.GDNWeights, p *kernels.GDNBlockParams, c *cache.ArraysCache) (tensor.Array, bool) {
+// before its norm): it updates the cache and returns the step (nil, doing nothing,
+// when the step needs the unfused path: no cache or no state yet, or per-row lengths
+// of a right-padded prefill not yet finalized).
+func (d *gatedDeltaNet) decode(x, mask tensor.Array, w *tensor.GDNWeights, p *kernels.GDNBlockParams, c *cache.ArraysCache) *tensor.GDNStep {
 	if c == nil || x.Dim(1) != 1 || c.Lengths().Valid() {
-		return tensor.Array{}, false
+		return nil
 	}
 	conv, state := c.ConvState(), c.SSMState()
 	if !conv.Valid() || !state.Valid() || conv.DType() != tensor.Float32 || state.DType() != tensor.Float32 ||
 		conv.Dim(0) != x.Dim(0) || state.Dim(0) != x.Dim(0) {
-		return tensor.Array{}, false
+		return nil
 	}
-	r, nextConv, nextState := tensor.GDNDecode(x, w, *p, conv, state, mask)
-	c.Update(nextConv, nextState, 1)
-	return r, true
+	st := tensor.GDNDecode(x, w, *p, conv, state, mask)
+	c.Update(st.Conv, st.State, 1)
+	return st
 }

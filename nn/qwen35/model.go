@@ -197,18 +197,21 @@ func attentionCache(i int, c cache.Cache) cache.Attention {
 }
 
 func (l *layer) forward(m *Model, x, ssmMask, attnMask tensor.Array, c cache.Cache) tensor.Array {
-	var r tensor.Array
-	fused := false
+	var st *tensor.GDNStep
 	if l.gdnW != nil && !m.opt.Unfused && !m.opt.OpsGatedDelta {
-		r, fused = l.gdn.decode(x, ssmMask, l.gdnW, l.gdnP, arraysCache(l.index, c))
+		st = l.gdn.decode(x, ssmMask, l.gdnW, l.gdnP, arraysCache(l.index, c))
 	}
-	if !fused {
-		h := l.inNorm.Forward(x)
-		if l.gdn != nil {
-			r = l.gdn.forward(m, h, ssmMask, arraysCache(l.index, c))
-		} else {
-			r = l.attn.forward(m, h, attnMask, attentionCache(l.index, c))
-		}
+	var r tensor.Array
+	switch {
+	case st != nil && l.moeW != nil && !m.opt.Unfused:
+		// The MoE block reads r in place from the GDN step's output: no view node.
+		return tensor.MoEBlock(x, st.Out, l.moeW, l.postNorm.Eps, l.moe.topK, l.moe.renorm)
+	case st != nil:
+		r = st.R()
+	case l.gdn != nil:
+		r = l.gdn.forward(m, l.inNorm.Forward(x), ssmMask, arraysCache(l.index, c))
+	default:
+		r = l.attn.forward(m, l.inNorm.Forward(x), attnMask, attentionCache(l.index, c))
 	}
 	if l.moeW != nil && !m.opt.Unfused {
 		return tensor.MoEBlock(x, r, l.moeW, l.postNorm.Eps, l.moe.topK, l.moe.renorm)
