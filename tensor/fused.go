@@ -82,8 +82,12 @@ type GDNWeights struct {
 	Norm, QKV, Z, B, A, Conv, NegA, DtBias, GatedNorm, Out Array
 }
 
+// GDNParams are a GDN layer's sizes and constants for GDNDecode (the kernels'
+// parameter struct, so model packages need not import kernels).
+type GDNParams = kernels.GDNBlockParams
+
 // GDNBlockFits reports whether GDNDecode takes a layer of these sizes (p.B is ignored).
-func GDNBlockFits(p kernels.GDNBlockParams) bool {
+func GDNBlockFits(p GDNParams) bool {
 	p.B = 0
 	return kernels.GDNBlockFits(&p)
 }
@@ -106,7 +110,7 @@ func (s *GDNStep) R() Array { return view(s.Out, kernels.Contiguous(Float32, s.b
 // norm), convState [B, K-1, C], state [B, Hv, Dv, Dk], mask bool [B, 1] (true = valid)
 // or invalid for none; all float32. p gives the sizes and constants (its B is set from
 // x).
-func GDNDecode(x Array, w *GDNWeights, p kernels.GDNBlockParams, convState, state, mask Array) *GDNStep {
+func GDNDecode(x Array, w *GDNWeights, p GDNParams, convState, state, mask Array) *GDNStep {
 	const op = "gdn_decode"
 	if !x.Valid() || x.NDim() != 3 || x.Dim(1) != 1 {
 		shapePanic(op, "x %v must be [B, 1, H]", x.Shape())

@@ -4,7 +4,6 @@ import (
 	"math"
 
 	"github.com/ingotml/ingot/cache"
-	"github.com/ingotml/ingot/kernels"
 	"github.com/ingotml/ingot/nn"
 	"github.com/ingotml/ingot/tensor"
 )
@@ -56,12 +55,12 @@ func fusedMoE(post nn.RMSNorm, s *sparseMoE) *tensor.MoEWeights {
 
 // fusedGDN returns the weights and sizes of a GDN layer's fused decode step, or nil
 // when the layer cannot take it.
-func fusedGDN(m *Model, in nn.RMSNorm, d *gatedDeltaNet) (*tensor.GDNWeights, *kernels.GDNBlockParams) {
+func fusedGDN(m *Model, in nn.RMSNorm, d *gatedDeltaNet) (*tensor.GDNWeights, *tensor.GDNParams) {
 	if m.act != tensor.Float32 || !d.negA.Valid() {
 		return nil, nil
 	}
 	cfg := m.cfg
-	p := &kernels.GDNBlockParams{H: cfg.HiddenSize, Hk: d.hk, Hv: d.hv, Dk: d.dk, Dv: d.dv, K: d.kernel,
+	p := &tensor.GDNParams{H: cfg.HiddenSize, Hk: d.hk, Hv: d.hv, Dk: d.dk, Dv: d.dv, K: d.kernel,
 		Grouped: d.qkvz != nil, Eps: cfg.RMSNormEps, QKEps: m.k.qkEps,
 		QScale: 1 / float64(d.dk), KScale: 1 / math.Sqrt(float64(d.dk))}
 	if !tensor.GDNBlockFits(*p) || in.Eps != d.norm.Eps || in.Eps != p.Eps {
@@ -93,7 +92,7 @@ func fusedGDN(m *Model, in nn.RMSNorm, d *gatedDeltaNet) (*tensor.GDNWeights, *k
 // before its norm): it updates the cache and returns the step (nil, doing nothing,
 // when the step needs the unfused path: no cache or no state yet, or per-row lengths
 // of a right-padded prefill not yet finalized).
-func (d *gatedDeltaNet) decode(x, mask tensor.Array, w *tensor.GDNWeights, p *kernels.GDNBlockParams, c *cache.ArraysCache) *tensor.GDNStep {
+func (d *gatedDeltaNet) decode(x, mask tensor.Array, w *tensor.GDNWeights, p *tensor.GDNParams, c *cache.ArraysCache) *tensor.GDNStep {
 	if c == nil || x.Dim(1) != 1 || c.Lengths().Valid() {
 		return nil
 	}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/ingotml/ingot/cache"
 	"github.com/ingotml/ingot/graph"
-	"github.com/ingotml/ingot/kernels"
 	"github.com/ingotml/ingot/nn"
 	"github.com/ingotml/ingot/tensor"
 )
@@ -62,7 +61,7 @@ type layer struct {
 	moe      *sparseMoE         // or a sparse layer's
 	moeW     *tensor.MoEWeights // the fused MoE block's weights, or nil (see fused.go)
 	gdnW     *tensor.GDNWeights // the fused GDN decode step's weights, or nil
-	gdnP     *kernels.GDNBlockParams
+	gdnP     *tensor.GDNParams
 }
 
 var _ nn.Model = (*Model)(nil)
