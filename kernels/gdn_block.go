@@ -150,9 +150,15 @@ func gdnNormRow(x, w, h []float32, eps float64) {
 	}
 }
 
-// gdnProject writes out[i] = W[row(i)] . h, each a dot in the linear kernel's order.
-func gdnProject(h, w []float32, row func(int) int, out []float32) {
+// gdnProject writes out[i] = W[row(i)] . h, each a dot in the linear kernel's order
+// (gemvF32's rows, vectorised or not, add in one fixed order). Rows in order (Qwen3.5's
+// separate projections) go through gemvF32 at once, the linear kernel's own call.
+func gdnProject(h, w []float32, row func(int) int, inOrder bool, out []float32) {
 	k := len(h)
+	if inOrder {
+		gemvF32(h, w, k, out)
+		return
+	}
 	for i := range out {
 		r := row(i)
 		gemvF32(h, w[r*k:(r+1)*k], k, out[i:i+1])
@@ -176,7 +182,7 @@ func gdnConvStepCPU(l *Launch) {
 			continue
 		}
 		gdnNormRow(xs[b*H:(b+1)*H], nw, h, p.Eps)
-		gdnProject(h, wq, p.qkvRow, last)
+		gdnProject(h, wq, p.qkvRow, !p.Grouped, last)
 	}
 }
 
@@ -205,9 +211,9 @@ func gdnBlockCPU(l *Launch) {
 		copy(stOut, st[b*ns:(b+1)*ns])
 		gdnNormRow(xs[b*H:(b+1)*H], nw, h, p.Eps)
 		// Projections z, b, a; beta = sigmoid(b), g = softplus(a + dt_bias) * -exp(A_log).
-		gdnProject(h, wz, p.zRow, z)
-		gdnProject(h, wb, func(i int) int { return p.baRow(i, 0) }, bIn)
-		gdnProject(h, wa, func(i int) int { return p.baRow(i, 1) }, aIn)
+		gdnProject(h, wz, p.zRow, !p.Grouped, z)
+		gdnProject(h, wb, func(i int) int { return p.baRow(i, 0) }, !p.Grouped, bIn)
+		gdnProject(h, wa, func(i int) int { return p.baRow(i, 1) }, !p.Grouped, aIn)
 		expArray(ex[:Hv], bIn, -1, 0)
 		for i := range beta {
 			beta[i] = 1 / (1 + ex[i])
