@@ -201,9 +201,13 @@ func gdnBlockCPU(l *Launch) {
 	rs, sts := out[:B*H], out[B*H:]
 	valid := gdnMask(l, 13)
 
-	h, conv, ex := make([]float32, H), make([]float32, C), make([]float32, max(C, vd))
-	z, y := make([]float32, vd), make([]float32, vd)
-	bIn, aIn, beta, g := make([]float32, Hv), make([]float32, Hv), make([]float32, Hv), make([]float32, Hv)
+	// One scratch allocation per launch: h [H], conv [C], exp [max(C, vd)], z and y
+	// [vd], b, a, beta and g [Hv].
+	scratch := make([]float32, H+C+max(C, vd)+2*vd+4*Hv)
+	cut := func(n int) []float32 { v := scratch[:n:n]; scratch = scratch[n:]; return v }
+	h, conv, ex := cut(H), cut(C), cut(max(C, vd))
+	z, y := cut(vd), cut(vd)
+	bIn, aIn, beta, g := cut(Hv), cut(Hv), cut(Hv), cut(Hv)
 	qs, ks := float32(p.QScale), float32(p.KScale)
 	r := Hv / Hk
 	for b := 0; b < B; b++ {
