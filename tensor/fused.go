@@ -31,10 +31,26 @@ func MoEBlockFits(h, e, k, i, is int) bool { return kernels.MoEBlockFits(h, e, k
 // MoEBlock is x1 + moe(rms_norm(x1, w.Norm, eps)) with x1 = x + r, for x and r [..., H]
 // float32: the residual add, the post-mixer norm and the sparse-MoE block (softmax
 // router, top-k, renormalised when renorm, SwiGLU experts, the shared expert scaled by
-// sigmoid(SharedExpertGate . h)) in one node (kernels.KMoEBlock). r may also be a
-// GDNStep's Out, whose first rows are r: the kernel reads them in place, without a
-// view node.
+// sigmoid(SharedExpertGate . h)) in one node (kernels.KMoEBlock).
 func MoEBlock(x, r Array, w *MoEWeights, eps float64, k int, renorm bool) Array {
+	if !x.Valid() || !r.Valid() || !slices.Equal(x.Shape(), r.Shape()) || x.NDim() == 0 {
+		shapePanic("moe_block", "x %v and r %v must have one shape [..., H]", x.Shape(), r.Shape())
+	}
+	return moeBlock(x, r, w, eps, k, renorm)
+}
+
+// MoEBlockAfter is MoEBlock with r the output of a GDN decode step, x its input [B, 1,
+// H]: the kernel reads r in place from st.Out (its first B*H elements), without the
+// view node st.R() would cost.
+func MoEBlockAfter(x Array, st *GDNStep, w *MoEWeights, eps float64, k int, renorm bool) Array {
+	if !x.Valid() || !slices.Equal(x.Shape(), []int{st.b, 1, st.h}) {
+		shapePanic("moe_block", "x %v is not the GDN step's input [%d 1 %d]", x.Shape(), st.b, st.h)
+	}
+	return moeBlock(x, st.Out, w, eps, k, renorm)
+}
+
+// moeBlock builds the node; r is shaped like x, or 1-D starting with x's size of r.
+func moeBlock(x, r Array, w *MoEWeights, eps float64, k int, renorm bool) Array {
 	const op = "moe_block"
 	ws := []Array{w.Norm, w.Router, w.Gate, w.Up, w.Down, w.SharedGate, w.SharedUp, w.SharedDown, w.SharedExpertGate}
 	for _, a := range append([]Array{r}, ws...) {
@@ -46,10 +62,6 @@ func MoEBlock(x, r Array, w *MoEWeights, eps float64, k int, renorm bool) Array 
 		}
 	}
 	xs := x.Shape()
-	packed := r.NDim() == 1 && len(xs) > 0 && r.Size() > linalgSize(xs) && r.h.LayoutRef().IsContiguous()
-	if len(xs) == 0 || (!slices.Equal(xs, r.Shape()) && !packed) {
-		shapePanic(op, "x %v and r %v must have one shape [..., H]", xs, r.Shape())
-	}
 	h := xs[len(xs)-1]
 	e, i, is := w.Router.Dim(0), w.Gate.Dim(1), w.SharedGate.Dim(0)
 	want := [][]int{{h}, {e, h}, {e, i, h}, {e, i, h}, {e, h, i}, {is, h}, {is, h}, {h, is}, {1, h}}
@@ -94,7 +106,8 @@ func GDNBlockFits(p GDNParams) bool {
 
 // GDNStep is the result of GDNDecode.
 type GDNStep struct {
-	// Out is 1-D float32: the mixer's output r [B, H], then the new recurrent state.
+	// Out is 1-D float32: the mixer's output r [B, H], then the new recurrent state
+	// (MoEBlockAfter reads r from it in place).
 	Out Array
 	// Conv and State are the next conv state [B, K-1, C] (a view of the conv window)
 	// and the new recurrent state [B, Hv, Dv, Dk] (a view of Out).

@@ -50,22 +50,12 @@ func unfusedMoE(x, r tensor.Array, w *tensor.MoEWeights, k int, renorm bool) ten
 }
 
 // TestMoEBlockMatchesOps: one node, the op-by-op result bit for bit (the same
-// arithmetic in the same order), with and without renormalisation, and r read in place
-// from a longer 1-D buffer.
+// arithmetic in the same order), with and without renormalisation.
 func TestMoEBlockMatchesOps(t *testing.T) {
 	g := graph.NewCPU(graph.Options{})
 	rng := rand.New(rand.NewSource(3))
 	w := moeFixture(g, rng)
-	xs, rs := make([]float32, 3*16), make([]float32, 3*16+10)
-	for i := range xs {
-		xs[i] = float32(rng.Float64()*2 - 1)
-	}
-	for i := range rs {
-		rs[i] = float32(rng.Float64()*2 - 1)
-	}
-	x := tensor.FromFloat32(g, xs, 3, 1, 16)
-	packed := tensor.FromFloat32(g, rs, len(rs))
-	r := tensor.Reshape(tensor.SliceAxis(packed, 0, 0, 48), 3, 1, 16)
+	x, r := randArray(g, rng, 3, 1, 16), randArray(g, rng, 3, 1, 16)
 	for _, renorm := range []bool{true, false} {
 		want, err := unfusedMoE(x, r, w, 2, renorm).Float32s()
 		require.NoError(t, err)
@@ -75,10 +65,43 @@ func TestMoEBlockMatchesOps(t *testing.T) {
 		gv, err := got.Float32s()
 		require.NoError(t, err)
 		require.Equal(t, want, gv, "renorm %v", renorm)
-		gp, err := tensor.MoEBlock(x, packed, w, 1e-6, 2, renorm).Float32s()
-		require.NoError(t, err)
-		require.Equal(t, want, gp, "renorm %v, r packed", renorm)
 	}
+}
+
+// randArray is a float32 array of the given shape, uniform in [-1, 1).
+func randArray(g *graph.Graph, rng *rand.Rand, shape ...int) tensor.Array {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(rng.Float64()*2 - 1)
+	}
+	return tensor.FromFloat32(g, v, shape...)
+}
+
+// TestMoEBlockAfterGDN: reading r in place from a GDN step's output gives MoEBlock's
+// result through the view, bit for bit, with one node fewer.
+func TestMoEBlockAfterGDN(t *testing.T) {
+	g := graph.NewCPU(graph.Options{})
+	rng := rand.New(rand.NewSource(4))
+	mw := moeFixture(g, rng)
+	r := func(shape ...int) tensor.Array { return tensor.MulScalar(randArray(g, rng, shape...), 0.3) }
+	p := tensor.GDNParams{H: 16, Hk: 1, Hv: 2, Dk: 4, Dv: 4, K: 4, Eps: 1e-6, QKEps: 1e-6 / 4, QScale: 0.25, KScale: 0.5}
+	gw := &tensor.GDNWeights{Norm: tensor.AddScalar(r(16), 1), QKV: r(16, 16), Z: r(8, 16), B: r(2, 16), A: r(2, 16),
+		Conv: r(16, 4), NegA: tensor.AddScalar(r(2), -1), DtBias: r(2), GatedNorm: tensor.AddScalar(r(4), 1), Out: r(16, 8)}
+	x := randArray(g, rng, 2, 1, 16)
+	st := tensor.GDNDecode(x, gw, p, randArray(g, rng, 2, 3, 16), r(2, 2, 4, 4), tensor.Array{})
+	want, err := tensor.MoEBlock(x, st.R(), mw, 1e-6, 2, true).Float32s()
+	require.NoError(t, err)
+	var got tensor.Array
+	require.Equal(t, 1, nnNodes(g, func() { got = tensor.MoEBlockAfter(x, st, mw, 1e-6, 2, true) }))
+	gv, err := got.Float32s()
+	require.NoError(t, err)
+	require.Equal(t, want, gv)
+	require.PanicsWithError(t, "tensor: moe_block: x [2 16] is not the GDN step's input [2 1 16]",
+		func() { tensor.MoEBlockAfter(tensor.Zeros(g, tensor.Float32, 2, 16), st, mw, 1e-6, 2, true) })
 }
 
 func TestMoEBlockShapeErrors(t *testing.T) {

@@ -204,7 +204,7 @@ func (l *layer) forward(m *Model, x, ssmMask, attnMask tensor.Array, c cache.Cac
 	switch {
 	case st != nil && l.moeW != nil && !m.opt.Unfused:
 		// The MoE block reads r in place from the GDN step's output: no view node.
-		return tensor.MoEBlock(x, st.Out, l.moeW, l.postNorm.Eps, l.moe.topK, l.moe.renorm)
+		return tensor.MoEBlockAfter(x, st, l.moeW, l.postNorm.Eps, l.moe.topK, l.moe.renorm)
 	case st != nil:
 		r = st.R()
 	case l.gdn != nil:
