@@ -15,17 +15,20 @@ import (
 // (50 layers: 49 GDN + 1 attention, MoE) builds on the batch path. Fused: per GDN layer
 // the conv window, the GDN step, the two state views and the MoE block; the lazy
 // policy's device-array bookkeeping (left_padding -= 1 per GDN cache) adds 97. Unfused:
-// the op-by-op path the fused kernels replace.
+// the op-by-op path the fused kernels replace. The dense model (--model-type qwen3_5)
+// fuses to the same count: its MLP block is one node like the MoE block.
 func TestNodesPerToken(t *testing.T) {
 	for _, c := range []struct {
+		typ     string
 		unfused bool
 		policy  cache.Policy
 		want    uint64
 	}{
-		{false, cache.Lazy, 396}, {false, cache.Eager, 299},
-		{true, cache.Lazy, 2620}, {true, cache.Eager, 2523},
+		{"", false, cache.Lazy, 396}, {"", false, cache.Eager, 299},
+		{"", true, cache.Lazy, 2620}, {"", true, cache.Eager, 2523},
+		{qwen35.TypeQwen35, false, cache.Eager, 299}, {qwen35.TypeQwen35, true, cache.Eager, 1923},
 	} {
-		cfg, err := qwen35.ReproConfig(qwen35.ReproOptions{})
+		cfg, err := qwen35.ReproConfig(qwen35.ReproOptions{ModelType: c.typ})
 		require.NoError(t, err)
 		g := graph.NewCPU(graph.Options{})
 		m, err := qwen35.NewRandom(cfg, g, 0, qwen35.Options{Unfused: c.unfused})
@@ -43,7 +46,7 @@ func TestNodesPerToken(t *testing.T) {
 			require.NoError(t, err)
 		}
 		got := (g.Stats().Created - before) / steps
-		require.Equal(t, c.want, got, "unfused %v, %v", c.unfused, c.policy)
+		require.Equal(t, c.want, got, "%s unfused %v, %v", c.typ, c.unfused, c.policy)
 		require.Equal(t, uint64(0), (g.Stats().Created-before)%steps, "every step builds the same nodes")
 	}
 }

@@ -158,5 +158,91 @@ func moeBlockSamples(*rand.Rand) []*Launch {
 			w(-0.3, 0.3, c.Is, c.H), w(-0.3, 0.3, c.Is, c.H), w(-0.3, 0.3, c.H, c.Is), w(-0.3, 0.3, 1, c.H),
 			NewArg(Contiguous(Float32, c.T, c.H))))
 	}
+	return append(out, mlpBlockSamples()...)
+}
+
+// MLPBlockParams is the parameter struct of KMLPBlock: T token rows of width H, an MLP
+// of width I, the RMSNorm epsilon.
+type MLPBlockParams struct {
+	T, H, I int
+	Eps     float64
+}
+
+// KMLPBlock is a dense layer's residual add, post-mixer RMSNorm and SwiGLU MLP in one
+// kernel: with x1 = x + r and h = rms_norm(x1, norm), out = x1 + down @ (silu(gate @ h)
+// * (up @ h)). Args x, r [T, H]; norm [H]; gate, up [I, H]; down [H, I]; out [T, H];
+// dense float32. The same arithmetic as the ops, in their order (and as moe_block's
+// shared expert).
+var KMLPBlock = Register(&Kernel{Name: "mlp_block", Family: "moe_block", CPU: mlpBlockCPU, Encode: mlpBlockEncode})
+
+// MLPBlockFits reports whether the Metal twin takes these sizes (hidden h, width i).
+func MLPBlockFits(h, i int) bool {
+	return h >= 1 && h <= MoEBlockMaxH && i >= 1 && i <= MoEBlockMaxI
+}
+
+func mlpBlockCheck(l *Launch) *MLPBlockParams {
+	p := l.Params.(*MLPBlockParams)
+	if l.NArgs != 7 || !MLPBlockFits(p.H, p.I) {
+		panic(fmt.Sprintf("kernels: mlp_block: %d args, sizes %+v", l.NArgs, *p))
+	}
+	for i := 0; i < l.NArgs; i++ {
+		mustFloat32("mlp_block", &l.Args[i])
+	}
+	return p
+}
+
+func mlpBlockCPU(l *Launch) {
+	p := mlpBlockCheck(l)
+	T, H, I := p.T, p.H, p.I
+	f := func(i, n int) []float32 { a := &l.Args[i]; return F32(a.Data)[a.Offset : a.Offset+n] }
+	xs, rs, nw := f(0, T*H), f(1, T*H), f(2, H)
+	gs, us, ds, out := f(3, I*H), f(4, I*H), f(5, H*I), f(6, T*H)
+	scratch := make([]float32, 3*H+3*I)
+	x1, h, dn := scratch[:H], scratch[H:2*H], scratch[2*H:3*H]
+	act, upv, ex := scratch[3*H:3*H+I], scratch[3*H+I:3*H+2*I], scratch[3*H+2*I:]
+	for t := 0; t < T; t++ {
+		xr, rr, or := xs[t*H:(t+1)*H], rs[t*H:(t+1)*H], out[t*H:(t+1)*H]
+		for i := range x1 {
+			x1[i] = xr[i] + rr[i]
+		}
+		s := rmsScale(x1, p.Eps)
+		for i, v := range x1 {
+			h[i] = v * s * nw[i]
+		}
+		gemvF32(h, gs, H, act)
+		gemvF32(h, us, H, upv)
+		expArray(ex, act, -1, 0)
+		for i, g := range act {
+			act[i] = g / (1 + ex[i]) * upv[i]
+		}
+		gemvF32(act, ds, I, dn)
+		for i := range or {
+			or[i] = x1[i] + dn[i]
+		}
+	}
+}
+
+func mlpBlockEncode(l *Launch, e Encoder) {
+	p := mlpBlockCheck(l)
+	e.Entry("mlp_block_float32")
+	for i := 0; i < 7; i++ {
+		e.SetArg(i, &l.Args[i])
+	}
+	// The parameter block is moe_block's, with no experts.
+	e.SetBytes(7, mslBytes(&mslMoEBlock{T: int32(p.T), H: int32(p.H), I: int32(p.I), Eps: float32(p.Eps)}))
+	e.DispatchThreadgroups([3]int{max(p.T, 1), 1, 1}, ClampGroup(moeBlockThreads, e))
+}
+
+// mlpBlockSamples: the dense repro's shape (H 64, I 64) and a batch of three with odd
+// sizes, from their own fixed stream (see moeBlockSamples).
+func mlpBlockSamples() []*Launch {
+	rng := rand.New(rand.NewSource(0x4f))
+	var out []*Launch
+	for _, c := range []MLPBlockParams{{T: 1, H: 64, I: 64, Eps: 1e-6}, {T: 3, H: 37, I: 19, Eps: 1e-5}} {
+		c := c
+		w := func(lo, hi float64, sh ...int) Arg { return randArg(rng, Contiguous(Float32, sh...), lo, hi) }
+		out = append(out, launch(KMLPBlock, &c, w(-1, 1, c.T, c.H), w(-1, 1, c.T, c.H), w(0.5, 1.5, c.H),
+			w(-0.3, 0.3, c.I, c.H), w(-0.3, 0.3, c.I, c.H), w(-0.3, 0.3, c.H, c.I), NewArg(Contiguous(Float32, c.T, c.H))))
+	}
 	return out
 }

@@ -1,9 +1,10 @@
-// moe_block family: residual add, RMSNorm and the whole sparse-MoE block of one token per
-// threadgroup. The token's vectors live in threadgroup memory: x1 then h [H], the routed
-// experts' sum [H], one expert's activations [I], the router probabilities [E]. Threads
-// stride over H, E and I; the serial parts (sum of squares, softmax, top-k) run on thread
-// 0, which is cheap at these widths and keeps one summation order. Dots use the Go
-// twin's fixed order (prelude's fixed_dot).
+// moe_block family: a layer's residual add, RMSNorm and whole sparse-MoE block (or, in
+// mlp_block, its dense SwiGLU MLP), one token per threadgroup. The token's vectors live
+// in threadgroup memory: x1 then h [H], the routed experts' sum [H], one expert's
+// activations [I], the router probabilities [E]. Threads stride over H, E and I; the
+// serial parts (sum of squares, softmax, top-k) run on thread 0, which is cheap at these
+// widths and keeps one summation order. Dots use the Go twin's fixed order (prelude's
+// fixed_dot).
 #include "prelude.metal"
 
 // The host refuses larger sizes (kernels.MoEBlockFits).
@@ -149,5 +150,50 @@ kernel void moe_block_float32(const device float* x [[buffer(0)]],
     for (int i = int(tid); i < H; i += int(ntg)) {
         float sh = fixed_dot(sdown + size_t(i) * size_t(p.Is), act, p.Is);
         yr[i] = (xr[i] + rr[i]) + (acc[i] + sh * gv);
+    }
+}
+
+// mlp_block: a dense layer's residual add, RMSNorm and SwiGLU MLP, one token per
+// threadgroup (p.I is the MLP's width; the expert fields are unused).
+kernel void mlp_block_float32(const device float* x [[buffer(0)]],
+                              const device float* r [[buffer(1)]],
+                              const device float* norm [[buffer(2)]],
+                              const device float* gate [[buffer(3)]],
+                              const device float* up [[buffer(4)]],
+                              const device float* down [[buffer(5)]],
+                              device float* out [[buffer(6)]],
+                              constant MoEBlockParams& p [[buffer(7)]],
+                              uint t [[threadgroup_position_in_grid]],
+                              uint tid [[thread_index_in_threadgroup]],
+                              uint ntg [[threads_per_threadgroup]]) {
+    threadgroup float h[MB_MAX_H];
+    threadgroup float act[MB_MAX_I];
+    threadgroup float scalar[1];
+    if (int(t) >= p.T) return;
+    const int H = p.H;
+    const device float* xr = x + size_t(t) * size_t(H);
+    const device float* rr = r + size_t(t) * size_t(H);
+    device float* yr = out + size_t(t) * size_t(H);
+    for (int i = int(tid); i < H; i += int(ntg)) {
+        h[i] = xr[i] + rr[i];
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    if (tid == 0) {
+        scalar[0] = rsqrt(fixed_dot(h, h, H) / float(H) + p.eps);
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    float s = scalar[0];
+    for (int i = int(tid); i < H; i += int(ntg)) {
+        h[i] = h[i] * s * norm[i];
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    for (int i = int(tid); i < p.I; i += int(ntg)) {
+        float g = fixed_dot(h, gate + size_t(i) * size_t(H), H);
+        float u = fixed_dot(h, up + size_t(i) * size_t(H), H);
+        act[i] = mb_silu(g) * u;
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    for (int i = int(tid); i < H; i += int(ntg)) {
+        yr[i] = (xr[i] + rr[i]) + fixed_dot(down + size_t(i) * size_t(p.I), act, p.I);
     }
 }

@@ -85,6 +85,68 @@ func moeBlock(x, r Array, w *MoEWeights, eps float64, k int, renorm bool) Array 
 	return Array{x.Graph().Apply(kernels.KMoEBlock, p, Float32, xs, handles(args)...)}
 }
 
+// MLPWeights are the weights of a dense SwiGLU MLP block and the norm in front of it.
+type MLPWeights struct {
+	Norm     Array // [H]
+	Gate, Up Array // [I, H]
+	Down     Array // [H, I]
+}
+
+// MLPBlockFits reports whether MLPBlock takes hidden size h and MLP width i.
+func MLPBlockFits(h, i int) bool { return kernels.MLPBlockFits(h, i) }
+
+// MLPBlock is x1 + down @ (silu(gate @ h) * (up @ h)) with x1 = x + r and
+// h = rms_norm(x1, w.Norm, eps), for x and r [..., H] float32: a dense layer's residual
+// add, post-mixer norm and MLP in one node (kernels.KMLPBlock).
+func MLPBlock(x, r Array, w *MLPWeights, eps float64) Array {
+	if !x.Valid() || !r.Valid() || !slices.Equal(x.Shape(), r.Shape()) || x.NDim() == 0 {
+		shapePanic("mlp_block", "x %v and r %v must have one shape [..., H]", x.Shape(), r.Shape())
+	}
+	return mlpBlock(x, r, w, eps)
+}
+
+// MLPBlockAfter is MLPBlock with r read in place from a GDN decode step of input x
+// (see MoEBlockAfter).
+func MLPBlockAfter(x Array, st *GDNStep, w *MLPWeights, eps float64) Array {
+	if !x.Valid() || !slices.Equal(x.Shape(), []int{st.b, 1, st.h}) {
+		shapePanic("mlp_block", "x %v is not the GDN step's input [%d 1 %d]", x.Shape(), st.b, st.h)
+	}
+	return mlpBlock(x, st.Out, w, eps)
+}
+
+func mlpBlock(x, r Array, w *MLPWeights, eps float64) Array {
+	const op = "mlp_block"
+	ws := []Array{w.Norm, w.Gate, w.Up, w.Down}
+	for _, a := range append([]Array{r}, ws...) {
+		same(op, x, a)
+	}
+	for _, a := range append([]Array{x, r}, ws...) {
+		if a.DType() != Float32 {
+			shapePanic(op, "takes float32 only, got %v", a.DType())
+		}
+	}
+	xs := x.Shape()
+	h, i := xs[len(xs)-1], w.Gate.Dim(0)
+	want := [][]int{{h}, {i, h}, {i, h}, {h, i}}
+	for j, a := range ws {
+		if !slices.Equal(a.Shape(), want[j]) {
+			shapePanic(op, "weight %d has shape %v, want %v (H %d, I %d)", j, a.Shape(), want[j], h, i)
+		}
+	}
+	if !MLPBlockFits(h, i) {
+		shapePanic(op, "sizes H %d, I %d exceed the kernel's limits", h, i)
+	}
+	if !(eps >= 0) || math.IsInf(eps, 0) {
+		shapePanic(op, "eps %v must be finite and >= 0", eps)
+	}
+	p := &kernels.MLPBlockParams{T: linalgSize(xs[:len(xs)-1]), H: h, I: i, Eps: eps}
+	args := append([]Array{x, r}, ws...)
+	for j, a := range args {
+		args[j] = Contiguous(a)
+	}
+	return Array{x.Graph().Apply(kernels.KMLPBlock, p, Float32, xs, handles(args)...)}
+}
+
 // GDNWeights are the weights of a Gated DeltaNet layer's decode step (see
 // kernels.KGDNBlock): the input norm [H]; the projections QKV, Z, B, A (Qwen3.5's
 // in_proj_qkv, _z, _b, _a) or, for grouped projections, QKV = in_proj_qkvz and

@@ -153,3 +153,47 @@ func TestGDNDecodeShapeErrors(t *testing.T) {
 		require.PanicsWithError(t, c.want, c.f)
 	}
 }
+
+// TestMLPBlockMatchesOps: one node, the op-by-op dense block bit for bit; MLPBlockAfter
+// reads r from a GDN step in place; shape errors.
+func TestMLPBlockMatchesOps(t *testing.T) {
+	g := graph.NewCPU(graph.Options{})
+	rng := rand.New(rand.NewSource(6))
+	s := func(shape ...int) tensor.Array { return tensor.MulScalar(randArray(g, rng, shape...), 0.3) }
+	w := &tensor.MLPWeights{Norm: tensor.AddScalar(s(16), 1), Gate: s(12, 16), Up: s(12, 16), Down: s(16, 12)}
+	x, r := randArray(g, rng, 3, 1, 16), randArray(g, rng, 3, 1, 16)
+	x1 := tensor.Add(x, r)
+	h := tensor.RMSNorm(x1, w.Norm, 1e-6)
+	want, err := tensor.Add(x1, tensor.Linear(tensor.Mul(tensor.Silu(tensor.Linear(h, w.Gate)), tensor.Linear(h, w.Up)), w.Down)).Float32s()
+	require.NoError(t, err)
+	var got tensor.Array
+	require.Equal(t, 1, nnNodes(g, func() { got = tensor.MLPBlock(x, r, w, 1e-6) }))
+	gv, err := got.Float32s()
+	require.NoError(t, err)
+	require.Equal(t, want, gv)
+
+	p := tensor.GDNParams{H: 16, Hk: 1, Hv: 2, Dk: 4, Dv: 4, K: 4, Eps: 1e-6, QKEps: 1e-6 / 4, QScale: 0.25, KScale: 0.5}
+	gw := &tensor.GDNWeights{Norm: tensor.AddScalar(s(16), 1), QKV: s(16, 16), Z: s(8, 16), B: s(2, 16), A: s(2, 16),
+		Conv: s(16, 4), NegA: tensor.AddScalar(s(2), -1), DtBias: s(2), GatedNorm: tensor.AddScalar(s(4), 1), Out: s(16, 8)}
+	xs := randArray(g, rng, 2, 1, 16)
+	st := tensor.GDNDecode(xs, gw, p, randArray(g, rng, 2, 3, 16), s(2, 2, 4, 4), tensor.Array{})
+	want, err = tensor.MLPBlock(xs, st.R(), w, 1e-6).Float32s()
+	require.NoError(t, err)
+	gv, err = tensor.MLPBlockAfter(xs, st, w, 1e-6).Float32s()
+	require.NoError(t, err)
+	require.Equal(t, want, gv)
+
+	bad := *w
+	bad.Down = s(12, 16)
+	for _, c := range []struct {
+		f    func()
+		want string
+	}{
+		{func() { tensor.MLPBlock(x, s(3, 16), w, 1e-6) }, "tensor: mlp_block: x [3 1 16] and r [3 16] must have one shape [..., H]"},
+		{func() { tensor.MLPBlock(x, r, &bad, 1e-6) }, "tensor: mlp_block: weight 3 has shape [12 16], want [16 12] (H 16, I 12)"},
+		{func() { tensor.MLPBlock(x, r, w, -1) }, "tensor: mlp_block: eps -1 must be finite and >= 0"},
+		{func() { tensor.MLPBlockAfter(x, st, w, 1e-6) }, "tensor: mlp_block: x [3 1 16] is not the GDN step's input [2 1 16]"},
+	} {
+		require.PanicsWithError(t, c.want, c.f)
+	}
+}

@@ -53,6 +53,23 @@ func fusedMoE(post nn.RMSNorm, s *sparseMoE) *tensor.MoEWeights {
 	return w
 }
 
+// fusedMLP returns the fused block's weights for a dense layer, or nil when the layer
+// cannot take the fused kernel.
+func fusedMLP(post nn.RMSNorm, mlp *nn.MLP) *tensor.MLPWeights {
+	if !post.Weight.Valid() || post.Weight.DType() != tensor.Float32 {
+		return nil
+	}
+	w := &tensor.MLPWeights{Norm: post.Weight}
+	var oks [3]bool
+	w.Gate, oks[0] = plainWeight(mlp.Gate)
+	w.Up, oks[1] = plainWeight(mlp.Up)
+	w.Down, oks[2] = plainWeight(mlp.Down)
+	if !oks[0] || !oks[1] || !oks[2] || !tensor.MLPBlockFits(w.Gate.Dim(1), w.Gate.Dim(0)) {
+		return nil
+	}
+	return w
+}
+
 // fusedGDN returns the weights and sizes of a GDN layer's fused decode step, or nil
 // when the layer cannot take it.
 func fusedGDN(m *Model, in nn.RMSNorm, d *gatedDeltaNet) (*tensor.GDNWeights, *tensor.GDNParams) {

@@ -17,9 +17,10 @@ type Options struct {
 	// float32 noise.
 	OpsGatedDelta bool
 	// Unfused runs every layer op by op, as before the fused per-layer kernels: the
-	// reference the fused path is tested against. By default (false) a layer's MoE
-	// block, with its residual add and norm, and its GDN decode step are one kernel
-	// each where the weights allow it (float32, unquantized).
+	// reference the fused path is tested against. By default (false) a layer's
+	// feed-forward block (MoE or dense MLP, with its residual add and norm) is one
+	// kernel and its GDN decode step two, where the weights allow it (float32,
+	// unquantized, within the kernels' size limits).
 	Unfused bool
 }
 
@@ -60,6 +61,7 @@ type layer struct {
 	mlp      *nn.MLP            // a dense layer's MLP
 	moe      *sparseMoE         // or a sparse layer's
 	moeW     *tensor.MoEWeights // the fused MoE block's weights, or nil (see fused.go)
+	mlpW     *tensor.MLPWeights // the fused dense MLP block's weights, or nil
 	gdnW     *tensor.GDNWeights // the fused GDN decode step's weights, or nil
 	gdnP     *tensor.GDNParams
 }
@@ -196,15 +198,18 @@ func attentionCache(i int, c cache.Cache) cache.Attention {
 }
 
 func (l *layer) forward(m *Model, x, ssmMask, attnMask tensor.Array, c cache.Cache) tensor.Array {
-	var st *tensor.GDNStep
-	if l.gdnW != nil && !m.opt.Unfused && !m.opt.OpsGatedDelta {
+	fused := !m.opt.Unfused
+	var st *tensor.GDNStep // the fused GDN decode step, when this step can take it
+	if fused && l.gdnW != nil && !m.opt.OpsGatedDelta {
 		st = l.gdn.decode(x, ssmMask, l.gdnW, l.gdnP, arraysCache(l.index, c))
 	}
 	var r tensor.Array
 	switch {
-	case st != nil && l.moeW != nil && !m.opt.Unfused:
-		// The MoE block reads r in place from the GDN step's output: no view node.
+	case st != nil && l.moeW != nil:
+		// The feed-forward block reads r in place from the GDN step: no view node.
 		return tensor.MoEBlockAfter(x, st, l.moeW, l.postNorm.Eps, l.moe.topK, l.moe.renorm)
+	case st != nil && l.mlpW != nil:
+		return tensor.MLPBlockAfter(x, st, l.mlpW, l.postNorm.Eps)
 	case st != nil:
 		r = st.R()
 	case l.gdn != nil:
@@ -212,8 +217,11 @@ func (l *layer) forward(m *Model, x, ssmMask, attnMask tensor.Array, c cache.Cac
 	default:
 		r = l.attn.forward(m, l.inNorm.Forward(x), attnMask, attentionCache(l.index, c))
 	}
-	if l.moeW != nil && !m.opt.Unfused {
+	switch {
+	case fused && l.moeW != nil:
 		return tensor.MoEBlock(x, r, l.moeW, l.postNorm.Eps, l.moe.topK, l.moe.renorm)
+	case fused && l.mlpW != nil:
+		return tensor.MLPBlock(x, r, l.mlpW, l.postNorm.Eps)
 	}
 	x = tensor.Add(x, r)
 	h := l.postNorm.Forward(x)
@@ -250,6 +258,9 @@ func build(cfg *Config, g *graph.Graph, src source, opt Options) (*Model, error)
 			}
 		} else {
 			l.mlp = b.mlp(p+"mlp.", cfg.HiddenSize, cfg.IntermediateSize)
+			if b.err == nil && m.act == tensor.Float32 {
+				l.mlpW = fusedMLP(l.postNorm, l.mlp)
+			}
 		}
 		m.layers[i] = l
 	}
