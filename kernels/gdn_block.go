@@ -114,6 +114,8 @@ var KGDNConvStep = Register(&Kernel{Name: "gdn_conv_step", Family: "gdn_block", 
 // the unfused op's arithmetic, in the same order.
 var KGDNBlock = Register(&Kernel{Name: "gdn_block", Family: "gdn_block", CPU: gdnBlockCPU, Encode: gdnBlockEncode})
 
+// gdnCheck validates a launch of nargs arguments (inputs and output) without a mask, or
+// nargs+1 with the mask at nargs-1, and returns its parameters.
 func gdnCheck(l *Launch, name string, nargs int) *GDNBlockParams {
 	p := l.Params.(*GDNBlockParams)
 	if (l.NArgs != nargs && l.NArgs != nargs+1) || !GDNBlockFits(p) {
