@@ -28,6 +28,7 @@ type Graph struct {
 	klist   []*kernels.Kernel          // kernel table by id, cached from kernelTable
 	kids    map[*kernels.Kernel]uint16 // kernel ids, cached
 	nodes   int                        // live nodes
+	created uint64                     // nodes ever made (Stats.Created)
 	epoch   uint32                     // tape marks
 	tape    []*Node
 	stack   []*Node
@@ -118,6 +119,7 @@ func (g *Graph) newNode(l kernels.Layout) *Node {
 	n.id = nodeID(id)
 	n.layout = l
 	g.nodes++
+	g.created++
 	if g.cen != nil {
 		g.cen.created(n)
 	}
@@ -478,15 +480,16 @@ func (g *Graph) takeErr() error {
 
 // Stats are the graph's own counts, next to the allocator's.
 type Stats struct {
-	Nodes       int // live nodes (evaluated or not)
-	Handles     int // handles not yet found dead (exact after Synchronize)
-	Collections int // garbage collections forced (by Synchronize and the reclaimer)
-	Reclaims    int // of those, forced by the allocator at the resource limit
+	Nodes       int    // live nodes (evaluated or not)
+	Created     uint64 // nodes ever made (kernel nodes, views, host data): a step's cost is the difference
+	Handles     int    // handles not yet found dead (exact after Synchronize)
+	Collections int    // garbage collections forced (by Synchronize and the reclaimer)
+	Reclaims    int    // of those, forced by the allocator at the resource limit
 }
 
 // Stats returns the graph's counts.
 func (g *Graph) Stats() Stats {
-	return Stats{Nodes: g.nodes, Handles: len(g.handles), Collections: g.collections, Reclaims: g.reclaims}
+	return Stats{Nodes: g.nodes, Created: g.created, Handles: len(g.handles), Collections: g.collections, Reclaims: g.reclaims}
 }
 
 // gcGen counts garbage collections seen by a self-renewing cleanup, so graphs sweep

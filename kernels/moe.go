@@ -40,26 +40,33 @@ func switchGLUCPU(l *Launch) {
 		scratch = make([]float32, 0, 3*I+H)
 	}
 	scratch = scratch[:3*I+H]
-	act, upv, ex, dn := scratch[:I], scratch[I:2*I], scratch[2*I:3*I], scratch[3*I:]
 	for t := 0; t < p.T; t++ {
-		xr, yr := xs[t*H:(t+1)*H], ys[t*H:(t+1)*H]
-		clear(yr)
-		for j := 0; j < K; j++ {
-			e, ok := gatherIndex(idx[t*K+j], p.E)
-			if !ok {
-				continue
-			}
-			gemvF32(xr, gs[e*I*H:(e+1)*I*H], H, act)
-			gemvF32(xr, us[e*I*H:(e+1)*I*H], H, upv)
-			expArray(ex, act, -1, 0)
-			for i, g := range act {
-				act[i] = g / (1 + ex[i]) * upv[i] // silu as the unary kernel computes it, times up
-			}
-			gemvF32(act, ds[e*H*I:(e+1)*H*I], I, dn)
-			s := ss[t*K+j]
-			for h, d := range dn {
-				yr[h] += float32(d * s)
-			}
+		switchGLURow(xs[t*H:(t+1)*H], ys[t*H:(t+1)*H], gs, us, ds, idx[t*K:(t+1)*K], ss[t*K:(t+1)*K], p.E, I, scratch)
+	}
+}
+
+// switchGLURow is one token of switch_glu: yr = sum_j s_j * expert e_j (xr), e_j = idx[j].
+// scratch holds at least 3*I + H floats. The moe_block family shares it, so both compute
+// the experts in the same order.
+func switchGLURow(xr, yr, gs, us, ds []float32, idx []int32, ss []float32, E, I int, scratch []float32) {
+	H := len(xr)
+	act, upv, ex, dn := scratch[:I], scratch[I:2*I], scratch[2*I:3*I], scratch[3*I:3*I+H]
+	clear(yr)
+	for j := range idx {
+		e, ok := gatherIndex(idx[j], E)
+		if !ok {
+			continue
+		}
+		gemvF32(xr, gs[e*I*H:(e+1)*I*H], H, act)
+		gemvF32(xr, us[e*I*H:(e+1)*I*H], H, upv)
+		expArray(ex, act, -1, 0)
+		for i, g := range act {
+			act[i] = g / (1 + ex[i]) * upv[i] // silu as the unary kernel computes it, times up
+		}
+		gemvF32(act, ds[e*H*I:(e+1)*H*I], I, dn)
+		s := ss[j]
+		for h, d := range dn {
+			yr[h] += float32(d * s)
 		}
 	}
 }

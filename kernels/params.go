@@ -163,9 +163,24 @@ type mslTopK struct{ Rows, N, K int32 }
 
 func (mslTopK) mslName() string { return "TopKParams" }
 
+type mslMoEBlock struct {
+	T, H, E, K, I, Is, Renorm int32
+	Eps                       float32
+}
+
+func (mslMoEBlock) mslName() string { return "MoEBlockParams" }
+
+type mslGDNBlock struct {
+	B, H, Hk, Hv, Dk, Dv, K, Grouped, Masked int32
+	Eps, QKEps, QScale, KScale               float32
+}
+
+func (mslGDNBlock) mslName() string { return "GDNBlockParams" }
+
 // mslParamStructs lists every mirror, for the layout test.
 var mslParamStructs = []mslParams{
 	mslStrided{}, mslArange{}, mslBinary{}, mslUnary{}, mslWhere{}, mslCopy{}, mslConv{},
 	mslGatedDelta{}, mslTake{}, mslTakeAlong{}, mslGatherMM{}, mslMatmul{}, mslSwitchGLU{},
 	mslNorm{}, mslRow{}, mslRoPE{}, mslSDPA{}, mslTopK{}, mslQuant{}, mslQEmbed{}, mslQSwitchGLU{},
+	mslMoEBlock{}, mslGDNBlock{},
 }

@@ -89,6 +89,33 @@ struct SwitchGLUParams {
     int I;
 };
 
+struct GDNBlockParams {
+    int B;
+    int H;
+    int Hk;
+    int Hv;
+    int Dk;
+    int Dv;
+    int K;
+    int grouped;
+    int masked;
+    float eps;
+    float qk_eps;
+    float q_scale;
+    float k_scale;
+};
+
+struct MoEBlockParams {
+    int T;
+    int H;
+    int E;
+    int K;
+    int I;
+    int Is;
+    int renorm;
+    float eps;
+};
+
 struct NormParams {
     int rows;
     int cols;

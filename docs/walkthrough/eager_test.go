@@ -87,7 +87,7 @@ func Example_eagerFixLimit() {
 	// Output:
 	// lazy, limit 300: 147 live at token 1
 	//   after-step counts reach the limit near token 52
-	//   crashed after 48 tokens: [metal::malloc] Resource limit (300) exceeded.
+	//   crashed after 49 tokens: [metal::malloc] Resource limit (300) exceeded.
 	// eager, limit 300: 127 live at token 1
 	//   decoded 100 tokens
 }

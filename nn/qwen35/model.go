@@ -16,6 +16,12 @@ type Options struct {
 	// step per token (the --ops path), instead of the fused kernel. Same result within
 	// float32 noise.
 	OpsGatedDelta bool
+	// Unfused runs every layer op by op, as before the fused per-layer kernels: the
+	// reference the fused path is tested against. By default (false) a layer's
+	// feed-forward block (MoE or dense MLP, with its residual add and norm) is one
+	// kernel and its GDN decode step two, where the weights allow it (float32,
+	// unquantized, within the kernels' size limits).
+	Unfused bool
 }
 
 // Model is a Qwen3.5 model whose weights live on one graph. It holds no per-sequence
@@ -52,8 +58,12 @@ type layer struct {
 	postNorm nn.RMSNorm
 	gdn      *gatedDeltaNet
 	attn     *attention
-	mlp      *nn.MLP    // a dense layer's MLP
-	moe      *sparseMoE // or a sparse layer's
+	mlp      *nn.MLP            // a dense layer's MLP
+	moe      *sparseMoE         // or a sparse layer's
+	moeW     *tensor.MoEWeights // the fused MoE block's weights, or nil (see fused.go)
+	mlpW     *tensor.MLPWeights // the fused dense MLP block's weights, or nil
+	gdnW     *tensor.GDNWeights // the fused GDN decode step's weights, or nil
+	gdnP     *tensor.GDNParams
 }
 
 var _ nn.Model = (*Model)(nil)
@@ -188,15 +198,33 @@ func attentionCache(i int, c cache.Cache) cache.Attention {
 }
 
 func (l *layer) forward(m *Model, x, ssmMask, attnMask tensor.Array, c cache.Cache) tensor.Array {
-	h := l.inNorm.Forward(x)
+	fused := !m.opt.Unfused
+	var st *tensor.GDNStep // the fused GDN decode step, when this step can take it
+	if fused && l.gdnW != nil && !m.opt.OpsGatedDelta {
+		st = l.gdn.decode(x, ssmMask, l.gdnW, l.gdnP, arraysCache(l.index, c))
+	}
 	var r tensor.Array
-	if l.gdn != nil {
-		r = l.gdn.forward(m, h, ssmMask, arraysCache(l.index, c))
-	} else {
-		r = l.attn.forward(m, h, attnMask, attentionCache(l.index, c))
+	switch {
+	case st != nil && l.moeW != nil:
+		// The feed-forward block reads r in place from the GDN step: no view node.
+		return tensor.MoEBlockAfter(x, st, l.moeW, l.postNorm.Eps, l.moe.topK, l.moe.renorm)
+	case st != nil && l.mlpW != nil:
+		return tensor.MLPBlockAfter(x, st, l.mlpW, l.postNorm.Eps)
+	case st != nil:
+		r = st.R()
+	case l.gdn != nil:
+		r = l.gdn.forward(m, l.inNorm.Forward(x), ssmMask, arraysCache(l.index, c))
+	default:
+		r = l.attn.forward(m, l.inNorm.Forward(x), attnMask, attentionCache(l.index, c))
+	}
+	switch {
+	case fused && l.moeW != nil:
+		return tensor.MoEBlock(x, r, l.moeW, l.postNorm.Eps, l.moe.topK, l.moe.renorm)
+	case fused && l.mlpW != nil:
+		return tensor.MLPBlock(x, r, l.mlpW, l.postNorm.Eps)
 	}
 	x = tensor.Add(x, r)
-	h = l.postNorm.Forward(x)
+	h := l.postNorm.Forward(x)
 	if l.moe != nil {
 		return tensor.Add(x, l.moe.forward(h))
 	}
@@ -225,8 +253,14 @@ func build(cfg *Config, g *graph.Graph, src source, opt Options) (*Model, error)
 		}
 		if cfg.IsSparse(i) {
 			l.moe = b.sparseMoE(cfg, p+"mlp.")
+			if b.err == nil && m.act == tensor.Float32 {
+				l.moeW = fusedMoE(l.postNorm, l.moe)
+			}
 		} else {
 			l.mlp = b.mlp(p+"mlp.", cfg.HiddenSize, cfg.IntermediateSize)
+			if b.err == nil && m.act == tensor.Float32 {
+				l.mlpW = fusedMLP(l.postNorm, l.mlp)
+			}
 		}
 		m.layers[i] = l
 	}
@@ -245,6 +279,11 @@ func build(cfg *Config, g *graph.Graph, src source, opt Options) (*Model, error)
 		m.k.qkEps = 1e-6 / float64(dk)
 		if src.mlxLM() {
 			m.k.qkEps = 1e-6
+		}
+	}
+	for _, l := range m.layers {
+		if l.gdn != nil {
+			l.gdnW, l.gdnP = fusedGDN(m, l.inNorm, l.gdn)
 		}
 	}
 	return m, nil

@@ -1,0 +1,91 @@
+package qwen35
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ingotml/ingot/cache"
+	"github.com/ingotml/ingot/graph"
+)
+
+// fusedTol bounds |fused - unfused| on logits of magnitude ~4: float32 rounding noise
+// (the fused kernels do the same arithmetic, but a GDN step keeps its values in
+// registers where the ops store and reload, and sums may associate differently).
+const fusedTol = 1e-5
+
+// compareFused feeds prompt, then each of steps one token at a time, to the fused
+// model f and the unfused model u, both on fresh caches of policy p (merged into a
+// batch of one when merge is set: the server path, with an SSM mask), and returns the
+// worst logit difference. It also checks the fused path builds fewer nodes.
+func compareFused(t *testing.T, f, u *Model, p cache.Policy, merge bool, prompt []int32, steps []int32) float64 {
+	t.Helper()
+	mk := func(m *Model) []cache.Cache {
+		if merge {
+			return merged(t, m, p)
+		}
+		return m.MakeCache(p)
+	}
+	cf, cu := mk(f), mk(u)
+	worst := maxDiff(t, run(t, f, [][]int32{prompt}, cf), run(t, u, [][]int32{prompt}, cu))
+	for i, tok := range steps {
+		c0 := f.g.Stats().Created
+		a := run(t, f, [][]int32{{tok}}, cf)
+		c1 := f.g.Stats().Created
+		b := run(t, u, [][]int32{{tok}}, cu)
+		c2 := u.g.Stats().Created
+		if f.g == u.g {
+			require.Less(t, c1-c0, c2-c1, "step %d: the fused path builds fewer nodes", i)
+		}
+		worst = max(worst, maxDiff(t, a, b))
+	}
+	return worst
+}
+
+// TestFusedMatchesUnfused: for every golden model, the fused per-layer kernels give the
+// unfused path's logits within float32 noise, through prefill and every decode step, on
+// the plain path and on the merged (masked) server path, lazy and eager.
+func TestFusedMatchesUnfused(t *testing.T) {
+	for _, gm := range goldenModels(t) {
+		t.Run(gm.name, func(t *testing.T) {
+			g := graph.NewCPU(graph.Options{})
+			f := loadModel(t, g, gm.dir, Options{})
+			u := loadModel(t, g, gm.dir, Options{Unfused: true})
+			for _, c := range gm.cases {
+				ids := c.tokens(t, gm.dir, "input_ids")
+				toks := c.tokens(t, gm.dir, "tokens")
+				for _, p := range []cache.Policy{cache.Lazy, cache.Eager} {
+					for _, merge := range []bool{false, true} {
+						d := compareFused(t, f, u, p, merge, ids, toks[len(ids):])
+						t.Logf("%s %v merged=%v: max |fused - unfused| = %.3g", c.name, p, merge, d)
+						require.LessOrEqual(t, d, fusedTol, "%s %v merged=%v", c.name, p, merge)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestFusedMatchesUnfusedRandom: the same for random models of every repro type
+// (Qwen3-Next's fused projections and MoE rule, the dense Qwen3.5, the MoE default),
+// with the interval-4 layer pattern, over 12 decode steps.
+func TestFusedMatchesUnfusedRandom(t *testing.T) {
+	for _, typ := range []string{TypeQwen3Next, TypeQwen35, TypeQwen35MoE} {
+		t.Run(typ, func(t *testing.T) {
+			cfg, err := ReproConfig(ReproOptions{ModelType: typ, Layers: 8, Interval: 4})
+			require.NoError(t, err)
+			g := graph.NewCPU(graph.Options{})
+			f, err := NewRandom(cfg, g, 7, Options{})
+			require.NoError(t, err)
+			u, err := NewRandom(cfg, g, 7, Options{Unfused: true})
+			require.NoError(t, err)
+			prompt := []int32{3, 1, 4, 1, 5, 9, 2, 6}
+			steps := []int32{5, 3, 5, 8, 9, 7, 9, 3, 2, 3, 8, 4}
+			for _, merge := range []bool{false, true} {
+				d := compareFused(t, f, u, cache.Lazy, merge, prompt, steps)
+				t.Logf("merged=%v: max |fused - unfused| = %.3g", merge, d)
+				require.LessOrEqual(t, d, fusedTol, "merged=%v", merge)
+			}
+		})
+	}
+}
