@@ -5,6 +5,7 @@
 # tree, then runs the same commands on both, alternating A (REV) and B (working tree)
 # so drift on a shared machine hits both alike:
 #   cmd/decode --cache eager --tokens 3000, --tokens 3000 (lazy), the default crash run,
+#   the same 10,370 tokens eager (lazy against eager at depth),
 #   and the Go benchmarks Decode, Chain1000, GEMV/Linear and SDPA.
 # Prints each run's wall time, the median per side and the median ratio A/B, and each
 # side's last output line (the verdict) so a changed result shows.
@@ -74,6 +75,8 @@ timed "eager, 3000 tokens" "$runs" --cache eager --tokens 3000
 timed "lazy, 3000 tokens" "$runs" --tokens 3000
 if [ "${SKIP_CRASH:-}" != 1 ]; then
 	WARMUP=0 timed "default crash run (no warm-up run: it is long)" "${CRASH_RUNS:-1}"
+	# The same 10,370 tokens with the fix: lazy against eager at the crash run's depth.
+	WARMUP=0 timed "eager, the crash run's 10,370 tokens" "${CRASH_RUNS:-1}" --cache eager --tokens 10370
 fi
 
 # gobench DIR PKG PATTERN: one go test -bench run; prints the raw benchmark lines.
