@@ -48,13 +48,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if o.predictOnly {
 		if err := predictOnly(o, stdout); err != nil {
 			fmt.Fprintf(stderr, "decode: %v\n", err)
-			switch {
-			case errors.Is(err, errUsage):
-				return exitUsage
-			case errors.Is(err, errNoDevice):
-				return exitNoDev
-			}
-			return exitFailure
+			return exitCodeOf(err)
 		}
 		return exitFlat
 	}
@@ -98,13 +92,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "decode: %v\n", err)
-			switch {
-			case errors.Is(err, errUsage):
-				return exitUsage
-			case errors.Is(err, errNoDevice):
-				return exitNoDev
-			}
-			return exitFailure
+			return exitCodeOf(err)
 		}
 		if r.interrupted {
 			fmt.Fprintf(stdout, "[interrupted] stopped at token %s; the verdict below is for the run so far\n", comma(len(r.tokens)))
@@ -157,4 +145,16 @@ func printSameTokens(out io.Writer, lazy, eager *result) {
 		}
 	}
 	fmt.Fprintf(out, "[compare] lazy and eager emitted the same %s tokens\n", comma(n))
+}
+
+// exitCodeOf is the exit code of a run that failed with err: bad input (64), no Metal
+// device (69), anything else (70).
+func exitCodeOf(err error) int {
+	switch {
+	case errors.Is(err, errUsage):
+		return exitUsage
+	case errors.Is(err, errNoDevice):
+		return exitNoDev
+	}
+	return exitFailure
 }

@@ -128,6 +128,26 @@ func dequantizedCopy(t *testing.T, dir string) string {
 	return dst
 }
 
+// requireDequantizedMatch requires the quantized checkpoint in dir to decode gm's first
+// prompt as the float model of its dequantized weights does: logits within 1e-4 at
+// every one of 6 greedy steps and the same tokens. It returns the worst difference.
+func requireDequantizedMatch(t *testing.T, gm goldenModel, dir string) float64 {
+	t.Helper()
+	g := graph.NewCPU(graph.Options{})
+	q := loadModel(t, g, dir, Options{})
+	f := loadModel(t, g, dequantizedCopy(t, dir), Options{})
+	prompt := gm.cases[0].tokens(t, gm.dir, "input_ids")
+	qt, qr := greedy(t, q, prompt, 6)
+	ft, fr := greedy(t, f, prompt, 6)
+	worst := 0.0
+	for i := range qr {
+		worst = math.Max(worst, maxDiff(t, fr[i], qr[i]))
+	}
+	require.Less(t, worst, 1e-4)
+	require.Equal(t, ft, qt)
+	return worst
+}
+
 // TestQuantizeHFLayout: nn.QuantizeCheckpoint on a golden set as Hugging Face stores it
 // (zero-centred norms, [C, 1, K] conv, per-expert MLPs) keeps the source's format tag,
 // and the quantized model equals the float model of the dequantized weights. (The
@@ -146,18 +166,7 @@ func TestQuantizeHFLayout(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, src.Format(), ck.Format(), "the layout tag is the source's")
 			require.NoError(t, ck.Close())
-			g := graph.NewCPU(graph.Options{})
-			q := loadModel(t, g, dir, Options{})
-			f := loadModel(t, g, dequantizedCopy(t, dir), Options{})
-			prompt := gm.cases[0].tokens(t, gm.dir, "input_ids")
-			qt, qr := greedy(t, q, prompt, 6)
-			ft, fr := greedy(t, f, prompt, 6)
-			worst := 0.0
-			for i := range qr {
-				worst = math.Max(worst, maxDiff(t, fr[i], qr[i]))
-			}
-			require.Less(t, worst, 1e-4)
-			require.Equal(t, ft, qt)
+			requireDequantizedMatch(t, gm, dir)
 		})
 	}
 }
@@ -208,19 +217,8 @@ func TestQuantizedGolden(t *testing.T) {
 				}
 				require.NoError(t, ck.Close())
 				require.Positive(t, quantized, "no module's input width is a multiple of %d", c.group)
-				g := graph.NewCPU(graph.Options{})
-				q := loadModel(t, g, dir, Options{})
-				f := loadModel(t, g, dequantizedCopy(t, dir), Options{})
-				prompt := gm.cases[0].tokens(t, gm.dir, "input_ids")
-				qt, qr := greedy(t, q, prompt, 6)
-				ft, fr := greedy(t, f, prompt, 6)
-				worst := 0.0
-				for i := range qr {
-					worst = math.Max(worst, maxDiff(t, fr[i], qr[i]))
-				}
+				worst := requireDequantizedMatch(t, gm, dir)
 				t.Logf("%d quantized modules (experts: %v); max |quantized - dequantized float| = %.3g", quantized, experts, worst)
-				require.Less(t, worst, 1e-4)
-				require.Equal(t, ft, qt)
 			})
 		}
 	}
