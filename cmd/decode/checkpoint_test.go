@@ -476,4 +476,8 @@ func TestCheckpointRunFlags(t *testing.T) {
 	code, out, _ = decode(t, "--model", src, "--mode", "server", "--requests", "8", "--request-tokens", "20", "--concurrency", "2")
 	require.Equal(t, exitLeak, code, out)
 	require.Contains(t, out, "[verdict] LEAKING across churn")
+	// In server mode --seed picks the requests' prompts, which a checkpoint does not decide.
+	code, out2, _ := decode(t, "--model", src, "--mode", "server", "--requests", "8", "--request-tokens", "20", "--concurrency", "2", "--seed", "7")
+	require.Equal(t, exitLeak, code, out2)
+	require.Contains(t, out2, "[verdict] LEAKING across churn")
 }

@@ -100,7 +100,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.plot, "plot", "", "write a chart of live buffers vs token to this path (.svg or .png)")
 	fs.BoolVar(&o.compare, "compare", false, "run lazy, eager and attention-only one after another (one chart with --plot)")
 	fs.BoolVar(&o.census, "census", false, "record where unevaluated nodes were created and report the growing sites")
-	fs.Int64Var(&o.seed, "seed", 0, "random-weight seed")
+	fs.Int64Var(&o.seed, "seed", 0, "random-weight seed (with --mode server also the requests' prompts, and then allowed with --model)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the run to this path")
 	fs.IntVar(&o.requests, "requests", 48, "server mode: requests to complete")
 	fs.IntVar(&o.reqTokens, "request-tokens", 200, "server mode: tokens per request")
@@ -137,6 +137,9 @@ func (o *options) validateModel() error {
 	if o.modelDir != "" {
 		// The checkpoint decides the model: a flag that shapes the random one is refused.
 		for _, f := range []string{"model-type", "config", "layers", "interval", "experts", "hidden", "seed", "attention-only"} {
+			if f == "seed" && o.mode == "server" {
+				continue // it also picks the server's request prompts
+			}
 			if o.set[f] {
 				return bad("--%s does not apply with --model (the checkpoint decides the model)", f)
 			}
