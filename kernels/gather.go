@@ -9,8 +9,12 @@ import (
 // i+n when -n <= i < 0 (numpy's wrap, as MLX does). Any other index is an error, never
 // a silent zero row (a token id outside the vocabulary must not decode as a zero
 // embedding): the Go twin stops with a *LaunchError, which fails the batch and every
-// array computed from it. The MSL twin still writes zeros for such an index (it has no
-// error channel yet); the samples use valid indices only, so the twins agree on them.
+// array computed from it. The MSL twin cannot stop: it writes zeros for such an index
+// (reading nothing out of bounds) and records it in the batch's device error word
+// (errword.go; Encode binds it with Encoder.ErrorWord), from which the Metal device,
+// after the batch's wait, makes the same *LaunchError (DeviceError, with IndexAxis
+// below). The samples use valid indices only, so the twins agree on them and the word
+// stays zero; gather_test.go runs out-of-range indices through both twins.
 
 // TakeParams is the parameter struct of KTake: the source viewed as [Outer, Axis, Inner],
 // NIdx indices, the output [Outer, NIdx, Inner].
