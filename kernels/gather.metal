@@ -5,20 +5,6 @@
 // word (kernels/errword.go), where the Go twin stops with a LaunchError.
 #include "prelude.metal"
 
-// gather_fault records an out-of-range index: elem is its position in the launch's
-// index array, value the index, tag the launch's position in the batch. The earliest
-// launch wins word[0]; a later launch leaves the rest to it (launches run in order).
-inline void gather_fault(device atomic_uint* err, uint tag, uint elem, int value) {
-    uint launch = ~tag;
-    if (atomic_fetch_max_explicit(&err[0], launch, memory_order_relaxed) > launch) {
-        return;
-    }
-    uint key = ~elem;
-    if (atomic_fetch_max_explicit(&err[1], key, memory_order_relaxed) < key) {
-        atomic_store_explicit(&err[2], uint(value), memory_order_relaxed);
-    }
-}
-
 // gather_index resolves i against an axis of length n, or returns -1.
 inline int gather_index(int i, int n) {
     if (i < 0) {
@@ -37,7 +23,7 @@ inline void take_impl(const device T* a, const device int* idx, device T* out,
     }
     int k = gather_index(idx[j], p.axis);
     if (k < 0) {
-        gather_fault(err, tag, uint(j), idx[j]);
+        index_fault(err, tag, uint(j), idx[j]);
     }
     size_t dst = (size_t(r) * size_t(p.nidx) + size_t(j)) * size_t(p.inner) + size_t(i);
     out[dst] = k < 0 ? T(0) : a[(size_t(r) * size_t(p.axis) + size_t(k)) * size_t(p.inner) + size_t(i)];
@@ -54,7 +40,7 @@ inline void take_along_impl(const device T* a, const device int* idx, device T* 
     size_t dst = (size_t(r) * size_t(p.m) + size_t(j)) * size_t(p.inner) + size_t(i);
     int k = gather_index(idx[dst], p.axis);
     if (k < 0) {
-        gather_fault(err, tag, uint(dst), idx[dst]);
+        index_fault(err, tag, uint(dst), idx[dst]);
     }
     out[dst] = k < 0 ? T(0) : a[(size_t(r) * size_t(p.axis) + size_t(k)) * size_t(p.inner) + size_t(i)];
 }
@@ -131,7 +117,7 @@ inline void gather_mm_impl(const device T* x, const device T* w, const device in
     int e = gather_index(idx[t * p.topk + j], p.experts);
     size_t dst = (size_t(t) * size_t(p.topk) + size_t(j)) * size_t(p.o) + size_t(n);
     if (e < 0) {
-        gather_fault(err, tag, uint(t * p.topk + j), idx[t * p.topk + j]);
+        index_fault(err, tag, uint(t * p.topk + j), idx[t * p.topk + j]);
         out[dst] = T(0);
         return;
     }

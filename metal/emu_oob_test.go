@@ -4,6 +4,8 @@ package metal
 
 import (
 	"errors"
+	"fmt"
+	"math/rand"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -65,4 +67,32 @@ func TestEmulatedRunReportsOutOfRangeIndex(t *testing.T) {
 	require.NoError(t, g.Run(ok))
 	require.Equal(t, []float32{1, 1, 1, 1, 128, 128, 128, 128}, kernels.F32(ok[0].Out().Data))
 	require.Equal(t, live+9+3, b.prov.liveBuffers(), "the error word is not one of the provider's buffers")
+}
+
+// TestEmulatedRunReportsOutOfRangeQEmbed: the quantized embedding reports a token id
+// outside the vocabulary through the same word: GPU.Run fails with the Go twin's
+// *kernels.LaunchError, and the row is zeros.
+func TestEmulatedRunReportsOutOfRangeQEmbed(t *testing.T) {
+	g, b := newEmulatedGPU(t, GPUOptions{}, msltest.OrderForward)
+	n := 0
+	for _, l := range kernels.Samples(rand.New(rand.NewSource(5)))["quant"] {
+		if l.Kernel != kernels.KQEmbed {
+			continue
+		}
+		n++
+		p := l.Params.(*kernels.QEmbedParams)
+		kernels.I32(l.In(0).Data)[0] = int32(p.V)
+		c, bufs := onEmulator(t, b.prov, l)
+		err := g.Run([]kernels.Launch{c})
+		for _, b := range bufs {
+			defer b.Release()
+		}
+		want := fmt.Sprintf("index %d out of range for an axis of length %d", p.V, p.V)
+		require.EqualError(t, err, "metal: kernel qembed failed: kernels: qembed: "+want)
+		var le *kernels.LaunchError
+		require.ErrorAs(t, err, &le)
+		require.Equal(t, &kernels.LaunchError{Kernel: "qembed", Msg: want}, le)
+		require.Equal(t, make([]float32, p.D), kernels.F32(c.Out().Data)[:p.D])
+	}
+	require.NotZero(t, n, "qembed samples")
 }
