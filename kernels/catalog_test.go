@@ -41,7 +41,14 @@ type harness struct {
 	order msltest.ThreadOrder
 	entry string
 	bufs  map[int][]byte
+	word  []byte // the error word, once Encode binds it
 	err   error
+}
+
+// ErrorWord binds a zeroed word and position 0 (each launch runs alone).
+func (h *harness) ErrorWord(i int) {
+	h.word = make([]byte, kernels.ErrorWordSize)
+	h.bufs[i], h.bufs[i+1] = h.word, make([]byte, 4)
 }
 
 func (h *harness) Entry(name string) { h.entry = name }
@@ -99,6 +106,9 @@ func checkMSLTwins(sess *msltest.Session, ls []*kernels.Launch) error {
 			g.Kernel.Encode(g, h)
 			if h.err != nil {
 				return fmt.Errorf("%s (%v order): %w", name, order, h.err)
+			}
+			if h.word != nil && !bytes.Equal(h.word, make([]byte, kernels.ErrorWordSize)) {
+				return fmt.Errorf("%s (%v order): an in-range sample set the error word to % x", name, order, h.word)
 			}
 			copies[k] = g
 		}

@@ -9,8 +9,12 @@ import (
 // i+n when -n <= i < 0 (numpy's wrap, as MLX does). Any other index is an error, never
 // a silent zero row (a token id outside the vocabulary must not decode as a zero
 // embedding): the Go twin stops with a *LaunchError, which fails the batch and every
-// array computed from it. The MSL twin still writes zeros for such an index (it has no
-// error channel yet); the samples use valid indices only, so the twins agree on them.
+// array computed from it. The MSL twin cannot stop: it writes zeros for such an index
+// (reading nothing out of bounds) and records it in the batch's device error word
+// (errword.go; Encode binds it with Encoder.ErrorWord), from which the Metal device,
+// after the batch's wait, makes the same *LaunchError (DeviceError, with IndexAxis
+// below). The samples use valid indices only, so the twins agree on them and the word
+// stays zero; gather_test.go runs out-of-range indices through both twins.
 
 // TakeParams is the parameter struct of KTake: the source viewed as [Outer, Axis, Inner],
 // NIdx indices, the output [Outer, NIdx, Inner].
@@ -18,7 +22,8 @@ type TakeParams struct{ Outer, Axis, Inner, NIdx int }
 
 // KTake gathers along one axis: out[o, j, i] = a[o, idx[j], i]. Args a (any dtype), idx
 // (int32), out (a's dtype); a and idx must be dense from their offsets.
-var KTake = Register(&Kernel{Name: "take", Family: "gather", CPU: takeCPU, Encode: takeEncode})
+var KTake = Register(&Kernel{Name: "take", Family: "gather", CPU: takeCPU, Encode: takeEncode,
+	IndexAxis: func(l *Launch) int { return l.Params.(*TakeParams).Axis }})
 
 // TakeAlongParams is the parameter struct of KTakeAlongAxis: the source viewed as
 // [Outer, Axis, Inner], the indices and output as [Outer, M, Inner].
@@ -27,7 +32,8 @@ type TakeAlongParams struct{ Outer, Axis, M, Inner int }
 // KTakeAlongAxis gathers with per-position indices: out[o, j, i] = a[o, idx[o, j, i], i].
 // Args a (any dtype), idx (int32), out (a's dtype); a and idx dense from their offsets.
 var KTakeAlongAxis = Register(&Kernel{Name: "take_along_axis", Family: "gather",
-	CPU: takeAlongCPU, Encode: takeAlongEncode})
+	CPU: takeAlongCPU, Encode: takeAlongEncode,
+	IndexAxis: func(l *Launch) int { return l.Params.(*TakeAlongParams).Axis }})
 
 // GatherMMParams is the parameter struct of KGatherMM: x [Rows, K], w [Experts, O, K],
 // idx [Rows, TopK], out [Rows, TopK, O].
@@ -37,7 +43,8 @@ type GatherMMParams struct{ Rows, TopK, Experts, O, K int }
 // (the MoE experts of SwitchGLU). Args x, w (one float dtype), idx (int32), out; all
 // dense from their offsets. Each element is a dot of a w row and an x row with the same
 // arithmetic as KLinear, so it equals the matching Linear result bit for bit.
-var KGatherMM = Register(&Kernel{Name: "gather_mm", Family: "gather", CPU: gatherMMCPU, Encode: gatherMMEncode})
+var KGatherMM = Register(&Kernel{Name: "gather_mm", Family: "gather", CPU: gatherMMCPU, Encode: gatherMMEncode,
+	IndexAxis: func(l *Launch) int { return l.Params.(*GatherMMParams).Experts }})
 
 // gatherIndex resolves index i into an axis of length n; ok is false when out of range.
 func gatherIndex(i int32, n int) (int, bool) {
@@ -53,7 +60,7 @@ func gatherIndex(i int32, n int) (int, bool) {
 func takeIndex(l *Launch, i int32, n int) int {
 	j, ok := gatherIndex(i, n)
 	if !ok {
-		launchFail(l, "index %d out of range for an axis of length %d", i, n)
+		launchFail(l, "%s", indexRangeMsg(i, n))
 	}
 	return j
 }
@@ -164,6 +171,7 @@ func takeEncode(l *Launch, e Encoder) {
 	}
 	e.SetBytes(3, mslBytes(&mslTake{
 		int32(p.Outer), int32(p.Axis), int32(p.Inner), int32(p.NIdx)}))
+	e.ErrorWord(4)
 	// x = inner position, y = index, z = outer row.
 	e.DispatchThreads([3]int{max(p.Inner, 1), max(p.NIdx, 1), max(p.Outer, 1)}, [3]int{min(max(p.Inner, 1), 64), 1, 1})
 }
@@ -176,6 +184,7 @@ func takeAlongEncode(l *Launch, e Encoder) {
 	}
 	e.SetBytes(3, mslBytes(&mslTakeAlong{
 		int32(p.Outer), int32(p.Axis), int32(p.M), int32(p.Inner)}))
+	e.ErrorWord(4)
 	e.DispatchThreads([3]int{max(p.Inner, 1), max(p.M, 1), max(p.Outer, 1)}, [3]int{min(max(p.Inner, 1), 64), 1, 1})
 }
 
@@ -187,6 +196,7 @@ func gatherMMEncode(l *Launch, e Encoder) {
 	}
 	e.SetBytes(4, mslBytes(&mslGatherMM{
 		int32(p.Rows), int32(p.TopK), int32(p.Experts), int32(p.O), int32(p.K)}))
+	e.ErrorWord(5)
 	// x = output column, y = slot j, z = row t.
 	e.DispatchThreads([3]int{max(p.O, 1), max(p.TopK, 1), max(p.Rows, 1)}, [3]int{min(max(p.O, 1), 64), 1, 1})
 }

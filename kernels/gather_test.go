@@ -2,12 +2,14 @@ package kernels_test
 
 import (
 	"fmt"
+	"math"
 	"math/rand"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/ingotml/ingot/kernels"
+	"github.com/ingotml/ingot/kernels/msltest"
 )
 
 // gtResolve is the documented index rule, written independently of the kernels.
@@ -241,4 +243,77 @@ func BenchmarkTake(b *testing.B) {
 			kernels.Run(l)
 		}
 	})
+}
+
+// TestGatherMSLReportsOutOfRange: the MSL twin of every gather kernel, given indices out
+// of range, writes zeros for them (reading nothing out of bounds) and sets the error
+// word so that DeviceError names the launch and the first offending index exactly as
+// the Go twin stops, in every thread order.
+func TestGatherMSLReportsOutOfRange(t *testing.T) {
+	msltest.RequireCompiler(t)
+	take := &kernels.Launch{Kernel: kernels.KTake, NArgs: 3,
+		Params: &kernels.TakeParams{Outer: 2, Axis: 6, Inner: 3, NIdx: 5}}
+	take.Args[0] = kernels.NewArg(kernels.Contiguous(kernels.Float32, 2, 6, 3))
+	take.Args[1] = kernels.NewArg(kernels.Contiguous(kernels.Int32, 5))
+	take.Args[2] = kernels.NewArg(kernels.Contiguous(kernels.Float32, 2, 5, 3))
+	copy(kernels.I32(take.Args[1].Data), []int32{1, -6, 9, 5, -7})
+
+	along := &kernels.Launch{Kernel: kernels.KTakeAlongAxis, NArgs: 3,
+		Params: &kernels.TakeAlongParams{Outer: 1, Axis: 5, M: 3, Inner: 2}}
+	along.Args[0] = kernels.NewArg(kernels.Contiguous(kernels.Float16, 1, 5, 2))
+	along.Args[1] = kernels.NewArg(kernels.Contiguous(kernels.Int32, 1, 3, 2))
+	along.Args[2] = kernels.NewArg(kernels.Contiguous(kernels.Float16, 1, 3, 2))
+	copy(kernels.I32(along.Args[1].Data), []int32{4, -5, 0, -6, 5, 2})
+
+	mm := gtGatherMMLaunch(make([]float32, 2*4), make([]float32, 3*2*4), []int32{0, 3, -4, 1}, 2, 2, 3, 2, 4)
+	for _, l := range []*kernels.Launch{take, along, mm} {
+		kernels.Fill(rand.New(rand.NewSource(3)), l.In(0), 1, 2) // no zeros: a zero output is a written one
+		if l.Kernel == kernels.KGatherMM {
+			kernels.Fill(rand.New(rand.NewSource(4)), l.In(1), 1, 2)
+		}
+		idxArg := l.In(l.NArgs - 2)
+		axis := l.Kernel.IndexAxis(l)
+		// The Go twin's error, and which index entries are out of range.
+		var want error
+		func() {
+			defer func() { want, _ = recover().(error) }()
+			kernels.Run(l)
+		}()
+		require.Error(t, want, l.Kernel.Name)
+		bad := map[int]bool{}
+		for j, i := range kernels.I32(idxArg.Data) {
+			if i >= int32(axis) || i < -int32(axis) {
+				bad[j] = true
+			}
+		}
+		require.Len(t, bad, 2, "%s: two entries out of range", l.Kernel.Name)
+		for _, order := range msltest.Orders {
+			kernels.Poison(l.Out())
+			e := &mmEncoder{family: l.Kernel.Family, args: map[int]*kernels.Arg{}, tag: 2, order: order}
+			l.Kernel.Encode(l, e)
+			require.NoError(t, e.err)
+			out := e.bufs[l.NArgs-1].Data
+			batch := []kernels.Launch{*take, *along, *l}
+			require.EqualError(t, kernels.DeviceError(e.word, batch), want.Error(), "%s, %v order", l.Kernel.Name, order)
+			for n := 0; n < l.Out().Size(); n++ {
+				v := kernels.Load(l.Out().DType, out, n)
+				require.Falsef(t, math.IsNaN(v), "%s element %d unwritten", l.Kernel.Name, n)
+				require.Equalf(t, bad[gtIndexEntry(l, n)], v == 0, "%s element %d: %v (index entry out of range: %v)",
+					l.Kernel.Name, n, v, bad[gtIndexEntry(l, n)])
+			}
+		}
+	}
+}
+
+// gtIndexEntry is the entry of l's index array that output element n reads.
+func gtIndexEntry(l *kernels.Launch, n int) int {
+	switch p := l.Params.(type) {
+	case *kernels.TakeParams:
+		return n / p.Inner % p.NIdx
+	case *kernels.TakeAlongParams:
+		return n
+	case *kernels.GatherMMParams:
+		return n / p.O
+	}
+	panic("not a gather launch")
 }

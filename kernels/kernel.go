@@ -125,6 +125,10 @@ type Encoder interface {
 	DispatchThreads(grid, group [3]int)
 	// DispatchThreadgroups launches groups x group threads.
 	DispatchThreadgroups(groups, group [3]int)
+	// ErrorWord binds the batch's device error word (ErrorWordSize bytes, a
+	// device atomic_uint*) at [[buffer(index)]] and the launch's position in its
+	// batch (a constant uint) at [[buffer(index+1)]]; see errword.go.
+	ErrorWord(index int)
 }
 
 // ThreadLimiter is implemented by encoders that know the selected function's pipeline
@@ -150,6 +154,10 @@ type Kernel struct {
 	// Broadcasts says the inputs are handed over broadcast to the output's shape
 	// (numpy rules: right-aligned, stride 0 on broadcast dims).
 	Broadcasts bool
+	// IndexAxis, for kernels whose Metal twin reports out-of-range indices through
+	// the device error word, is the length of the axis l's indices address; it
+	// completes the message DeviceError decodes.
+	IndexAxis func(l *Launch) int
 }
 
 // BroadcastLayout returns in seen with shape out (numpy rules); in must be broadcastable.

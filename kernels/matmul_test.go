@@ -1,6 +1,7 @@
 package kernels_test
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand"
@@ -148,9 +149,18 @@ type mmEncoder struct {
 	args          map[int]*kernels.Arg
 	err           error
 	ran           bool
+	word          []byte              // the error word, once Encode binds it
+	tag           uint32              // the launch's position that ErrorWord binds
+	order         msltest.ThreadOrder // of the dispatch
 }
 
 func (e *mmEncoder) Entry(name string) { e.entry = name }
+
+func (e *mmEncoder) ErrorWord(i int) {
+	e.word = make([]byte, kernels.ErrorWordSize)
+	e.bufs = append(e.bufs, msltest.Buffer{Index: i, Data: e.word},
+		msltest.Buffer{Index: i + 1, Data: binary.LittleEndian.AppendUint32(nil, e.tag)})
+}
 
 func (e *mmEncoder) SetArg(i int, a *kernels.Arg) {
 	sz := a.DType.Size()
@@ -164,6 +174,7 @@ func (e *mmEncoder) SetBytes(i int, b []byte) {
 
 func (e *mmEncoder) run(d msltest.Dispatch) {
 	e.ran = true
+	d.Order, d.Seed = e.order, 3
 	e.err = runFamily(e.family, e.entry, d, e.bufs)
 }
 

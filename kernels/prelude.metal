@@ -200,6 +200,21 @@ struct WhereParams {
     Strided b;
 };
 
+// index_fault records an out-of-range index in the batch's device error word
+// (kernels/errword.go): elem is its position in the launch's index array, value the
+// index, tag the launch's position in the batch. The earliest launch wins word 0; a
+// later launch leaves the rest to it (a batch's launches run in order).
+inline void index_fault(device atomic_uint* err, uint tag, uint elem, int value) {
+    uint launch = ~tag;
+    if (atomic_fetch_max_explicit(&err[0], launch, memory_order_relaxed) > launch) {
+        return;
+    }
+    uint key = ~elem;
+    if (atomic_fetch_max_explicit(&err[1], key, memory_order_relaxed) < key) {
+        atomic_store_explicit(&err[2], uint(value), memory_order_relaxed);
+    }
+}
+
 // loc maps a row-major linear index over s.shape to an element index via s.strides.
 inline int loc(uint i, constant Strided& s) {
     int idx = 0;

@@ -34,8 +34,9 @@ type QEmbedParams struct{ T, V, D, Bits, Group int }
 // KQEmbed looks up dequantized rows: out[t, :] = scales*q + biases of row ids[t]. Args
 // ids (int32 [T]), w, scales, biases, out (float32 [T, D]). Negative ids wrap; an id
 // outside [-V, V) fails the launch, as take does (a token outside the vocabulary is
-// an error, never a zero embedding).
-var KQEmbed = Register(&Kernel{Name: "qembed", Family: "quant", CPU: qembedCPU, Encode: qembedEncode})
+// an error, never a zero embedding; the MSL twin reports it in the error word).
+var KQEmbed = Register(&Kernel{Name: "qembed", Family: "quant", CPU: qembedCPU, Encode: qembedEncode,
+	IndexAxis: func(l *Launch) int { return l.Params.(*QEmbedParams).V }})
 
 // QSwitchGLUParams is the parameter struct of KQSwitchGLU: as SwitchGLUParams, plus the
 // bits and group size of each projection (per-module overrides may differ).
@@ -328,6 +329,7 @@ func qembedEncode(l *Launch, e Encoder) {
 	e.Entry(qEntry("qembed", l.Args[2].DType))
 	qBindAll(l, e, 5)
 	e.SetBytes(5, mslBytes(&mslQEmbed{int32(p.T), int32(p.V), int32(p.D), int32(p.Bits), int32(p.Group)}))
+	e.ErrorWord(6)
 	// One thread per output element: x = feature, y = token.
 	e.DispatchThreads([3]int{max(p.D, 1), max(p.T, 1), 1}, [3]int{min(max(p.D, 1), 64), 1, 1})
 }

@@ -90,7 +90,8 @@ inline void qmm_impl(const device float* x, const device uchar* w, const device 
 }
 
 // q_index wraps a negative index; -1 for one out of range (the Go twin fails the
-// launch for an out-of-range id; the MSL twin, with no error channel, writes zeros).
+// launch for an out-of-range id; qembed's MSL twin writes zeros and reports it in the
+// batch's error word, see index_fault).
 inline int q_index(int i, int n) {
     if (i < 0) i += n;
     return (i >= 0 && i < n) ? i : -1;
@@ -98,10 +99,14 @@ inline int q_index(int i, int n) {
 
 template <typename S>
 inline void qembed_impl(const device int* ids, const device uchar* w, const device S* s,
-                        const device S* b, device float* out, constant QEmbedParams& p, uint2 gid) {
+                        const device S* b, device float* out, constant QEmbedParams& p,
+                        device atomic_uint* err, uint tag, uint2 gid) {
     int i = int(gid.x), t = int(gid.y);
     if (i >= p.D || t >= p.T) return;
     int r = q_index(ids[t], p.V);
+    if (r < 0) {
+        index_fault(err, tag, uint(t), ids[t]);
+    }
     QMat<S> m = {w, s, b, p.D, p.bits, p.group};
     out[t * p.D + i] = r < 0 ? 0.0f : m.value(r, i);
 }
@@ -169,8 +174,9 @@ kernel void qmm_float32(const device float* x [[buffer(0)]], const device uchar*
 kernel void qembed_float32(const device int* ids [[buffer(0)]], const device uchar* w [[buffer(1)]],
                           const device float* s [[buffer(2)]], const device float* b [[buffer(3)]],
                           device float* out [[buffer(4)]], constant QEmbedParams& p [[buffer(5)]],
+                          device atomic_uint* err [[buffer(6)]], constant uint& tag [[buffer(7)]],
                           uint2 gid [[thread_position_in_grid]]) {
-    qembed_impl<float>(ids, w, s, b, out, p, gid);
+    qembed_impl<float>(ids, w, s, b, out, p, err, tag, gid);
 }
 
 kernel void qswitch_glu_float32(const device float* x [[buffer(0)]],
@@ -205,8 +211,9 @@ kernel void qmm_float16(const device float* x [[buffer(0)]], const device uchar*
 kernel void qembed_float16(const device int* ids [[buffer(0)]], const device uchar* w [[buffer(1)]],
                           const device half* s [[buffer(2)]], const device half* b [[buffer(3)]],
                           device float* out [[buffer(4)]], constant QEmbedParams& p [[buffer(5)]],
+                          device atomic_uint* err [[buffer(6)]], constant uint& tag [[buffer(7)]],
                           uint2 gid [[thread_position_in_grid]]) {
-    qembed_impl<half>(ids, w, s, b, out, p, gid);
+    qembed_impl<half>(ids, w, s, b, out, p, err, tag, gid);
 }
 
 kernel void qswitch_glu_float16(const device float* x [[buffer(0)]],
@@ -241,8 +248,9 @@ kernel void qmm_bfloat16(const device float* x [[buffer(0)]], const device uchar
 kernel void qembed_bfloat16(const device int* ids [[buffer(0)]], const device uchar* w [[buffer(1)]],
                           const device bfloat* s [[buffer(2)]], const device bfloat* b [[buffer(3)]],
                           device float* out [[buffer(4)]], constant QEmbedParams& p [[buffer(5)]],
+                          device atomic_uint* err [[buffer(6)]], constant uint& tag [[buffer(7)]],
                           uint2 gid [[thread_position_in_grid]]) {
-    qembed_impl<bfloat>(ids, w, s, b, out, p, gid);
+    qembed_impl<bfloat>(ids, w, s, b, out, p, err, tag, gid);
 }
 
 kernel void qswitch_glu_bfloat16(const device float* x [[buffer(0)]],

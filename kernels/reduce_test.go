@@ -28,6 +28,11 @@ type emuEncoder struct {
 
 func (e *emuEncoder) Entry(name string) { e.entry = name }
 
+func (e *emuEncoder) ErrorWord(i int) {
+	e.bufs = append(e.bufs, msltest.Buffer{Index: i, Data: make([]byte, kernels.ErrorWordSize)},
+		msltest.Buffer{Index: i + 1, Data: make([]byte, 4)})
+}
+
 func (e *emuEncoder) SetArg(i int, a *kernels.Arg) {
 	sz := a.DType.Size()
 	if a == e.out {

@@ -23,7 +23,11 @@
 // their first byte), at Offset times the element size. Whatever Metal would
 // reject or crash on (host memory, an out-of-range binding, a threadgroup
 // larger than the pipeline allows, a kernel without a Metal twin, MSL that
-// does not compile) is returned as a *KernelError naming the kernel.
+// does not compile) is returned as a *KernelError naming the kernel. Bad data
+// that a twin meets while running (an index out of range) comes back through
+// the batch's device error word (kernels/errword.go), which Run binds to the
+// launches that ask for it and reads after the wait: Run then returns the
+// *kernels.LaunchError the CPU device would have.
 //
 // All Metal code is built only for darwin. Elsewhere Available reports false,
 // Open and NewGPU return an error wrapping ErrUnavailable, and the Device and

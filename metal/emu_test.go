@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ingotml/ingot/alloc"
+	"github.com/ingotml/ingot/kernels"
 	"github.com/ingotml/ingot/kernels/msltest"
 )
 
@@ -89,6 +90,8 @@ type emuBackend struct {
 	sessions   []*msltest.Session
 	dispatches int // run so far
 
+	word *emuBuffer // the error word, outside prov's books; freed at cleanup
+
 	open      bool
 	pipe      *emuPipeline
 	bindings  map[int]emuBinding // the open encoder's argument table
@@ -145,6 +148,19 @@ func (b *emuBackend) buffer(base *byte) (deviceBuffer, bool) {
 	defer b.prov.mu.Unlock()
 	buf, ok := b.prov.live[base]
 	return buf, ok
+}
+
+// errorWord makes the error word at the first call: shared memory the kernel
+// programs write, not one of the provider's buffers.
+func (b *emuBackend) errorWord() (deviceBuffer, []byte, error) {
+	if b.word == nil {
+		sh, err := msltest.NewShared(kernels.ErrorWordSize)
+		if err != nil {
+			return nil, nil, err
+		}
+		b.word = &emuBuffer{p: b.prov, sh: sh}
+	}
+	return b.word, b.word.sh.Bytes, nil
 }
 
 // openBuffer starts a command buffer and its encoder, whose argument table
@@ -250,6 +266,9 @@ func newEmulatedGPU(t testing.TB, opt GPUOptions, order msltest.ThreadOrder) (*G
 			s.Close()
 		}
 		b.prov.freeAll()
+		if b.word != nil {
+			b.word.sh.Free() //nolint:errcheck // best effort at the end of a test
+		}
 	})
 	return &GPU{r: newRunner(b, opt), prov: b.prov}, b
 }

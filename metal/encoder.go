@@ -125,6 +125,15 @@ func (e *encoder) SetBytes(index int, b []byte) {
 	e.r.b.setBytes(index, b)
 }
 
+// ErrorWord binds the batch's device error word at index and the launch's
+// position in the batch (a uint32 constant) at index+1.
+func (e *encoder) ErrorWord(index int) {
+	if e.err != nil || !e.checkIndex(index) || !e.checkIndex(index+1) {
+		return
+	}
+	e.r.errorWord(e, index)
+}
+
 // DispatchThreads launches a grid of threads (dispatchThreads:threadsPerThreadgroup:).
 func (e *encoder) DispatchThreads(grid, group [3]int) { e.dispatch(dispatchThreads, grid, group) }
 

@@ -131,6 +131,7 @@ type commandQueue struct {
 	cb        metal.CommandBufferWrapper
 	enc       metal.ComputeCommandEncoderWrapper
 	committed []metal.CommandBufferWrapper
+	word      *buffer // the error word: made at first use, kept for the queue's life
 }
 
 // nsErrorText is the description of an NSError returned through an error:
@@ -201,6 +202,25 @@ func (q *commandQueue) buffer(base *byte) (deviceBuffer, bool) {
 		return nil, false
 	}
 	return b, true
+}
+
+// errorWord makes the error word at the first call: an MTLBuffer of its own,
+// made by the device directly, so the provider's count (which the allocator's
+// must equal) does not include it.
+func (q *commandQueue) errorWord() (deviceBuffer, []byte, error) {
+	if q.word == nil {
+		mtl := objc.Call[metal.BufferWrapper](q.dev.mtl, selNewBuffer, uint(kernels.ErrorWordSize), bufferOptions)
+		if mtl.IsNil() {
+			return nil, nil, fmt.Errorf("metal: the device refused a buffer of %d bytes", kernels.ErrorWordSize)
+		}
+		ptr := mtl.Contents()
+		if ptr == nil {
+			mtl.Release()
+			return nil, nil, fmt.Errorf("metal: the error word has no CPU-visible contents")
+		}
+		q.word = &buffer{mtl: mtl, data: unsafe.Slice((*byte)(ptr), kernels.ErrorWordSize)}
+	}
+	return q.word, q.word.data, nil
 }
 
 // size is the buffer's length in bytes.

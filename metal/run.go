@@ -1,6 +1,7 @@
 package metal
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -42,6 +43,11 @@ type backend interface {
 	newLibrary(family, source string) (library, error)
 	// buffer finds the live device buffer whose contents start at base.
 	buffer(base *byte) (deviceBuffer, bool)
+	// errorWord is the backend's device error word (kernels.ErrorWordSize bytes
+	// of shared memory, made at the first call and kept): its own object, not an
+	// array's, so it stays outside the allocator's books (whose count must equal
+	// the provider's).
+	errorWord() (deviceBuffer, []byte, error)
 
 	// The encoding calls go to the open command buffer; the first of them
 	// opens one. b is nil for an empty argument.
@@ -151,6 +157,14 @@ type runner struct {
 	commitEvery int
 	cache       pipelineCache
 	enc         encoder
+	pos         int // the position in its batch of the launch being encoded
+
+	// The batch's device error word (kernels/errword.go): bound by every launch
+	// whose Encode asks for it, zeroed at the batch's first such launch (earlier
+	// batches have completed), read after the batch's wait.
+	word      []byte
+	wordBuf   deviceBuffer
+	wordBound bool
 }
 
 func newRunner(b backend, opt GPUOptions) *runner {
@@ -187,6 +201,7 @@ func (r *runner) run(batch []kernels.Launch) error {
 		first   = 0 // first launch of the open command buffer
 		pending = 0 // dispatches in it
 	)
+	r.wordBound = false
 	commit := func(last int) {
 		if r.b.commit() {
 			spans = append(spans, span{first, last})
@@ -194,6 +209,7 @@ func (r *runner) run(batch []kernels.Launch) error {
 		first, pending = last+1, 0
 	}
 	for i := range batch {
+		r.pos = i
 		n, err := r.encode(&batch[i])
 		pending += n
 		if err != nil {
@@ -209,7 +225,39 @@ func (r *runner) run(batch []kernels.Launch) error {
 	if gpuErr != nil {
 		gpuErr = r.gpuError(batch, spans, failed, gpuErr)
 	}
-	return errors.Join(encErr, gpuErr)
+	var wordErr error
+	if r.wordBound {
+		if le := kernels.DeviceError(r.word, batch); le != nil {
+			// Worded as the CPU device's error, around the same *LaunchError.
+			wordErr = fmt.Errorf("metal: kernel %s failed: %w", le.Kernel, le)
+		}
+	}
+	return errors.Join(encErr, gpuErr, wordErr)
+}
+
+// errorWord binds the batch's error word at index and the launch's position at
+// index+1, zeroing the word at its first binding in the batch.
+func (r *runner) errorWord(e *encoder, index int) {
+	if r.wordBuf == nil {
+		buf, word, err := r.b.errorWord()
+		if err != nil {
+			e.fail("error word: %w", err)
+			return
+		}
+		if len(word) < kernels.ErrorWordSize {
+			e.fail("error word of %d bytes; want %d", len(word), kernels.ErrorWordSize)
+			return
+		}
+		r.wordBuf, r.word = buf, word
+	}
+	if !r.wordBound {
+		clear(r.word)
+		r.wordBound = true
+	}
+	var tag [4]byte
+	binary.LittleEndian.PutUint32(tag[:], uint32(r.pos))
+	r.b.setBuffer(index, r.wordBuf, 0)
+	r.b.setBytes(index+1, tag[:])
 }
 
 // gpuError names the launches of the command buffer that failed.

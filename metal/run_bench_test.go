@@ -19,6 +19,9 @@ func (b *nopBackend) buffer(base *byte) (deviceBuffer, bool) {
 	d, ok := b.bufs[base]
 	return d, ok
 }
+func (b *nopBackend) errorWord() (deviceBuffer, []byte, error) {
+	return &fakeBuf{n: kernels.ErrorWordSize}, make([]byte, kernels.ErrorWordSize), nil
+}
 func (b *nopBackend) setPipeline(pipeline)                  {}
 func (b *nopBackend) setBuffer(int, deviceBuffer, int)      {}
 func (b *nopBackend) setBytes(int, []byte)                  {}

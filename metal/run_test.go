@@ -97,6 +97,11 @@ func (f *fakeBackend) buffer(base *byte) (deviceBuffer, bool) {
 	return b, ok
 }
 
+// errorWord is a fake buffer (id 0) over Go memory the fake never writes.
+func (f *fakeBackend) errorWord() (deviceBuffer, []byte, error) {
+	return &fakeBuf{n: kernels.ErrorWordSize}, make([]byte, kernels.ErrorWordSize), nil
+}
+
 func (f *fakeBackend) op(format string, args ...any) {
 	f.open = true
 	f.ops = append(f.ops, fmt.Sprintf(format, args...))

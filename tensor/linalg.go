@@ -109,7 +109,8 @@ func matmulOperand(x Array, batch []int, r, k int) (Array, int) {
 // (stacked expert weights as stored), idx [T, k] int32 -> out [T, k, O] with
 // out[t,j,:] = w[idx[t,j]] @ x[t]. More generally x [..., K] and idx [..., k] with equal
 // leading dims give [..., k, O]. An expert index e selects e when 0 <= e < E and e+E when
-// -E <= e < 0; any other index yields a zero row (indices are computed data: no panic).
+// -E <= e < 0; any other index fails the evaluation with a *kernels.LaunchError, on the
+// CPU and on Metal (indices are computed data: no panic here).
 func GatherMM(x, w, idx Array) Array {
 	same("gather_mm", x, w)
 	same("gather_mm", x, idx)

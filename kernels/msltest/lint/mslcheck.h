@@ -42,6 +42,14 @@ typedef vec<int, 3> int3;
 typedef vec<float, 2> float2;
 typedef vec<float, 4> float4;
 
+// Atomics: device memory only (the error word), so a threadgroup or plain pointer
+// handed to them does not compile.
+enum memory_order { memory_order_relaxed };
+struct atomic_uint { uint v; };
+uint atomic_fetch_max_explicit(device atomic_uint*, uint, memory_order);
+void atomic_store_explicit(device atomic_uint*, uint, memory_order);
+uint atomic_load_explicit(device atomic_uint*, memory_order);
+
 enum class mem_flags { mem_none = 0, mem_device = 1, mem_threadgroup = 2 };
 void threadgroup_barrier(mem_flags);
 void simdgroup_barrier(mem_flags);
