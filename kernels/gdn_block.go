@@ -174,7 +174,9 @@ func gdnConvStepCPU(l *Launch) {
 	xs, nw, wq := gdnF32(l, 0, B*H), gdnF32(l, 1, H), gdnF32(l, 2, nq*H)
 	st, out := gdnF32(l, 3, B*(K-1)*C), gdnF32(l, l.NArgs-1, B*K*C)
 	valid := gdnMask(l, 5)
-	h := make([]float32, H)
+	hp := getScratch(H)
+	defer putScratch(hp)
+	h := *hp
 	for b := 0; b < B; b++ {
 		o := out[b*K*C : (b+1)*K*C]
 		copy(o, st[b*(K-1)*C:(b+1)*(K-1)*C])
@@ -205,7 +207,9 @@ func gdnBlockCPU(l *Launch) {
 
 	// One scratch allocation per launch: h [H], conv [C], exp [max(C, vd)], z and y
 	// [vd], b, a, beta and g [Hv].
-	scratch := make([]float32, H+C+max(C, vd)+2*vd+4*Hv)
+	sp := getScratch(H + C + max(C, vd) + 2*vd + 4*Hv)
+	defer putScratch(sp)
+	scratch := *sp
 	cut := func(n int) []float32 { v := scratch[:n:n]; scratch = scratch[n:]; return v }
 	h, conv, ex := cut(H), cut(C), cut(max(C, vd))
 	z, y := cut(vd), cut(vd)

@@ -69,7 +69,9 @@ func moeBlockCPU(l *Launch) {
 	out := f(11, T*H)
 	// Scratch: x1, h, y, shared [H]; logits, probs [E]; the expert block's 3*max(I, Is)+H.
 	wi := max(I, Is)
-	scratch := make([]float32, 4*H+2*E+3*wi+H)
+	sp := getScratch(4*H + 2*E + 3*wi + H)
+	defer putScratch(sp)
+	scratch := *sp
 	x1, h, y, sh := scratch[:H], scratch[H:2*H], scratch[2*H:3*H], scratch[3*H:4*H]
 	logits, probs := scratch[4*H:4*H+E], scratch[4*H+E:4*H+2*E]
 	glu := scratch[4*H+2*E:]
@@ -197,7 +199,9 @@ func mlpBlockCPU(l *Launch) {
 	f := func(i, n int) []float32 { a := &l.Args[i]; return F32(a.Data)[a.Offset : a.Offset+n] }
 	xs, rs, nw := f(0, T*H), f(1, T*H), f(2, H)
 	gs, us, ds, out := f(3, I*H), f(4, I*H), f(5, H*I), f(6, T*H)
-	scratch := make([]float32, 3*H+3*I)
+	sp := getScratch(3*H + 3*I)
+	defer putScratch(sp)
+	scratch := *sp
 	x1, h, dn := scratch[:H], scratch[H:2*H], scratch[2*H:3*H]
 	act, upv, ex := scratch[3*H:3*H+I], scratch[3*H+I:3*H+2*I], scratch[3*H+2*I:]
 	for t := 0; t < T; t++ {
