@@ -50,13 +50,19 @@ func MoEBlockFits(h, e, k, i, is int) bool {
 
 func moeBlockCheck(l *Launch) *MoEBlockParams {
 	p := l.Params.(*MoEBlockParams)
-	if l.NArgs != 12 || !MoEBlockFits(p.H, p.E, p.K, p.I, p.Is) {
-		panic(fmt.Sprintf("kernels: moe_block: %d args, sizes %+v", l.NArgs, *p))
+	checkBlockLaunch(l, "moe_block", 12, MoEBlockFits(p.H, p.E, p.K, p.I, p.Is), *p)
+	return p
+}
+
+// checkBlockLaunch panics unless l has nargs float32 arguments and sizes the Metal twin
+// takes (fits): the layers fall back to unfused ops before building anything else.
+func checkBlockLaunch(l *Launch, name string, nargs int, fits bool, sizes any) {
+	if l.NArgs != nargs || !fits {
+		panic(fmt.Sprintf("kernels: %s: %d args, sizes %+v", name, l.NArgs, sizes))
 	}
 	for i := 0; i < l.NArgs; i++ {
-		mustFloat32("moe_block", &l.Args[i])
+		mustFloat32(name, &l.Args[i])
 	}
-	return p
 }
 
 func moeBlockCPU(l *Launch) {
@@ -184,12 +190,7 @@ func MLPBlockFits(h, i int) bool {
 
 func mlpBlockCheck(l *Launch) *MLPBlockParams {
 	p := l.Params.(*MLPBlockParams)
-	if l.NArgs != 7 || !MLPBlockFits(p.H, p.I) {
-		panic(fmt.Sprintf("kernels: mlp_block: %d args, sizes %+v", l.NArgs, *p))
-	}
-	for i := 0; i < l.NArgs; i++ {
-		mustFloat32("mlp_block", &l.Args[i])
-	}
+	checkBlockLaunch(l, "mlp_block", 7, MLPBlockFits(p.H, p.I), *p)
 	return p
 }
 
