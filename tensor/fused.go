@@ -53,14 +53,7 @@ func MoEBlockAfter(x Array, st *GDNStep, w *MoEWeights, eps float64, k int, reno
 func moeBlock(x, r Array, w *MoEWeights, eps float64, k int, renorm bool) Array {
 	const op = "moe_block"
 	ws := []Array{w.Norm, w.Router, w.Gate, w.Up, w.Down, w.SharedGate, w.SharedUp, w.SharedDown, w.SharedExpertGate}
-	for _, a := range append([]Array{r}, ws...) {
-		same(op, x, a)
-	}
-	for _, a := range append([]Array{x, r}, ws...) {
-		if a.DType() != Float32 {
-			shapePanic(op, "takes float32 only, got %v", a.DType())
-		}
-	}
+	checkBlockInputs(op, x, r, ws)
 	xs := x.Shape()
 	h := xs[len(xs)-1]
 	e, i, is := w.Router.Dim(0), w.Gate.Dim(1), w.SharedGate.Dim(0)
@@ -117,14 +110,7 @@ func MLPBlockAfter(x Array, st *GDNStep, w *MLPWeights, eps float64) Array {
 func mlpBlock(x, r Array, w *MLPWeights, eps float64) Array {
 	const op = "mlp_block"
 	ws := []Array{w.Norm, w.Gate, w.Up, w.Down}
-	for _, a := range append([]Array{r}, ws...) {
-		same(op, x, a)
-	}
-	for _, a := range append([]Array{x, r}, ws...) {
-		if a.DType() != Float32 {
-			shapePanic(op, "takes float32 only, got %v", a.DType())
-		}
-	}
+	checkBlockInputs(op, x, r, ws)
 	xs := x.Shape()
 	h, i := xs[len(xs)-1], w.Gate.Dim(0)
 	want := [][]int{{h}, {i, h}, {i, h}, {h, i}}
@@ -245,4 +231,17 @@ func GDNDecode(x Array, w *GDNWeights, p GDNParams, convState, state, mask Array
 	sl.Offset = nr
 	// The next conv state is the window's last K-1 rows, as the unfused path keeps it.
 	return &GDNStep{Out: out, Conv: SliceAxis(window, 1, 1, p.K), State: view(out, sl), b: p.B, h: p.H}
+}
+
+// checkBlockInputs requires x, r and the weights ws on one graph and all float32: the
+// fused blocks compute in float32 only (callers fall back to the unfused ops before).
+func checkBlockInputs(op string, x, r Array, ws []Array) {
+	for _, a := range append([]Array{r}, ws...) {
+		same(op, x, a)
+	}
+	for _, a := range append([]Array{x, r}, ws...) {
+		if a.DType() != Float32 {
+			shapePanic(op, "takes float32 only, got %v", a.DType())
+		}
+	}
 }

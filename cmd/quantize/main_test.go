@@ -25,21 +25,12 @@ func cmd(args ...string) (int, string, string) {
 	return code, out.String(), errb.String()
 }
 
-// goldenSets returns every golden model directory (one with a model.safetensors).
+// goldenSets returns every golden set under the root (see golden.Sets).
 func goldenSets(t *testing.T) []string {
 	t.Helper()
-	root, err := golden.Root()
+	dirs, err := golden.Sets()
 	require.NoError(t, err)
-	entries, err := os.ReadDir(root)
-	require.NoError(t, err)
-	var out []string
-	for _, e := range entries {
-		if _, err := os.Stat(filepath.Join(root, e.Name(), "model.safetensors")); err == nil {
-			out = append(out, filepath.Join(root, e.Name()))
-		}
-	}
-	require.NotEmpty(t, out)
-	return out
+	return dirs
 }
 
 // logits runs the prompt through the checkpoint in dir and returns the last logits.

@@ -48,3 +48,28 @@ func RepoRoot() string {
 	}
 	return filepath.Join(filepath.Dir(file), "..", "..")
 }
+
+// Sets returns the golden sets under Root, whatever their folder names: every
+// directory holding a manifest.json (the set format's index), in name order. It fails
+// when there is none.
+func Sets() ([]string, error) {
+	root, err := Root()
+	if err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return nil, fmt.Errorf("golden sets: %w", err)
+	}
+	var dirs []string
+	for _, e := range entries {
+		dir := filepath.Join(root, e.Name())
+		if _, err := os.Stat(filepath.Join(dir, "manifest.json")); e.IsDir() && err == nil {
+			dirs = append(dirs, dir)
+		}
+	}
+	if len(dirs) == 0 {
+		return nil, fmt.Errorf("golden sets: no folder with a manifest.json under %s", root)
+	}
+	return dirs, nil
+}
