@@ -116,6 +116,10 @@ func binaryCPU(op *BinaryOp, l *Launch) {
 		}
 	}
 	w := newRowWalk(&o.Layout, &a.Layout, &b.Layout, &o.Layout)
+	if row := maskRow(op, a, b, o); row != nil {
+		w.rows(row)
+		return
+	}
 	f := op.F64
 	w.rows(func(n int, off, inc [4]int) {
 		ia, ib, io := off[0], off[1], off[2]
@@ -126,6 +130,53 @@ func binaryCPU(op *BinaryOp, l *Launch) {
 			io += inc[2]
 		}
 	})
+}
+
+// maskRow returns a row loop for the ops that build attention masks (int32 comparisons
+// and bool logic), or nil. A decode step runs them over every stored position, so they
+// take a typed compare per element instead of the generic path's float64 round trip; an
+// int32 converts to float64 exactly, so the results are the same.
+func maskRow(op *BinaryOp, a, b, o *Arg) func(n int, off, inc [4]int) {
+	if o.DType != Bool {
+		return nil
+	}
+	ov := o.Data
+	if a.DType == Int32 && b.DType == Int32 {
+		av, bv := I32(a.Data), I32(b.Data)
+		if op != OpLess && op != OpGreatEq {
+			return nil
+		}
+		ge := op == OpGreatEq // x >= y is !(x < y) for integers
+		return func(n int, off, inc [4]int) {
+			ia, ib, io := off[0], off[1], off[2]
+			for i := 0; i < n; i++ {
+				ov[io] = boolByte((av[ia] < bv[ib]) != ge)
+				ia += inc[0]
+				ib += inc[1]
+				io += inc[2]
+			}
+		}
+	}
+	if a.DType == Bool && b.DType == Bool && op == OpAnd {
+		av, bv := a.Data, b.Data
+		return func(n int, off, inc [4]int) {
+			ia, ib, io := off[0], off[1], off[2]
+			for i := 0; i < n; i++ {
+				ov[io] = boolByte(av[ia] != 0 && bv[ib] != 0)
+				ia += inc[0]
+				ib += inc[1]
+				io += inc[2]
+			}
+		}
+	}
+	return nil
+}
+
+func boolByte(v bool) byte {
+	if v {
+		return 1
+	}
+	return 0
 }
 
 // binaryF32Fast handles dense float32 operands and a scalar-broadcast right operand.
@@ -315,6 +366,13 @@ type ArangeParams struct{ Start, Step float64 }
 var KArange = Register(&Kernel{Name: "arange", Family: "arange", CPU: func(l *Launch) {
 	p := l.Params.(*ArangeParams)
 	o := l.Out()
+	if o.DType == Int32 { // the mask's positions, every step: Store's conversion, unswitched
+		out := I32(o.Data)[o.Offset : o.Offset+o.Size()]
+		for i := range out {
+			out[i] = int32(p.Start + float64(i)*p.Step)
+		}
+		return
+	}
 	for i := 0; i < o.Size(); i++ {
 		Store(o.DType, o.Data, o.Offset+i, p.Start+float64(i)*p.Step)
 	}
