@@ -102,9 +102,20 @@ func gatedDeltaCPU(l *Launch) {
 	}
 }
 
-// gdStep16 is one step of one head for Dk = 16 (the repro model's size): each state row is
-// held in locals, so it is read and written once.
+// gdStep16 is one step of one head for Dk = 16 (the repro model's size): the assembly
+// form on amd64 with AVX, else gdStep16Go; both round every operation the same way.
 func gdStep16(s, k, q, v, y []float32, decay, beta float32) {
+	if useAVX && len(y) > 0 {
+		s, k, q, v = s[:len(y)*16], k[:16], q[:16], v[:len(y)]
+		gdStep16AVX(&s[0], &k[0], &q[0], &v[0], &y[0], len(y), decay, beta)
+		return
+	}
+	gdStep16Go(s, k, q, v, y, decay, beta)
+}
+
+// gdStep16Go is the definition: each state row is held in locals, so it is read and
+// written once.
+func gdStep16Go(s, k, q, v, y []float32, decay, beta float32) {
 	k, q = k[:16], q[:16]
 	for i := range y {
 		r := s[i*16 : i*16+16 : i*16+16]

@@ -46,3 +46,9 @@ func detectAVX2() bool {
 //
 //go:noescape
 func expAVX2(dst, src *float32, a, b float32, n8 int)
+
+// gdStep16AVX runs gdStep16 over n state rows (16 floats each) with the same rounding.
+// The caller checks every bound.
+//
+//go:noescape
+func gdStep16AVX(s, k, q, v, y *float32, n int, decay, beta float32)

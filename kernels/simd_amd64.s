@@ -266,3 +266,79 @@ loop:
 	JNZ          loop
 	VZEROUPPER
 	RET
+
+// func gdStep16AVX(s, k, q, v, y *float32, n int, decay, beta float32)
+//
+// gdStep16's arithmetic, 16 state columns in two ymm registers (a row per iteration): a
+// rounded multiply then a rounded add, no FMA. A row dot product is
+// ((p0..3 + p4..7) + p8..11) + p12..15 lane by lane, which is gdStep16's
+// s_j = ((r_j k_j + r_j+4 k_j+4) + r_j+8 k_j+8) + r_j+12 k_j+12, then (s0+s1)+(s2+s3).
+TEXT ·gdStep16AVX(SB), NOSPLIT, $0-56
+	MOVQ         s+0(FP), DI
+	MOVQ         k+8(FP), SI
+	MOVQ         q+16(FP), DX
+	MOVQ         v+24(FP), R8
+	MOVQ         y+32(FP), R9
+	MOVQ         n+40(FP), CX
+	VBROADCASTSS decay+48(FP), Y10
+	VBROADCASTSS beta+52(FP), X11
+	VMOVUPS      (SI), Y12         // k[0:8]
+	VMOVUPS      32(SI), Y13       // k[8:16]
+	VMOVUPS      (DX), Y14         // q[0:8]
+	VMOVUPS      32(DX), Y15       // q[8:16]
+	TESTQ        CX, CX
+	JLE          gddone
+
+gdrow:
+	VMULPS (DI), Y10, Y0   // r = s * decay
+	VMULPS 32(DI), Y10, Y1
+
+	// t = row . k
+	VMULPS       Y12, Y0, Y2
+	VMULPS       Y13, Y1, Y3
+	VEXTRACTF128 $1, Y2, X4
+	VADDPS       X4, X2, X4
+	VADDPS       X3, X4, X4
+	VEXTRACTF128 $1, Y3, X5
+	VADDPS       X5, X4, X4
+	VPERMILPS    $0xB1, X4, X5
+	VADDPS       X5, X4, X4
+	VPERMILPS    $0x4E, X4, X5
+	VADDPS       X5, X4, X4
+
+	// d = (v - t) * beta, broadcast; r += d * k
+	VMOVSS      (R8), X6
+	VSUBSS      X4, X6, X6
+	VMULSS      X11, X6, X6
+	VSHUFPS     $0, X6, X6, X6
+	VINSERTF128 $1, X6, Y6, Y6
+	VMULPS      Y12, Y6, Y7
+	VADDPS      Y7, Y0, Y0
+	VMULPS      Y13, Y6, Y7
+	VADDPS      Y7, Y1, Y1
+	VMOVUPS     Y0, (DI)
+	VMOVUPS     Y1, 32(DI)
+
+	// y = row . q
+	VMULPS       Y14, Y0, Y2
+	VMULPS       Y15, Y1, Y3
+	VEXTRACTF128 $1, Y2, X4
+	VADDPS       X4, X2, X4
+	VADDPS       X3, X4, X4
+	VEXTRACTF128 $1, Y3, X5
+	VADDPS       X5, X4, X4
+	VPERMILPS    $0xB1, X4, X5
+	VADDPS       X5, X4, X4
+	VPERMILPS    $0x4E, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSS       X4, (R9)
+
+	ADDQ $64, DI
+	ADDQ $4, R8
+	ADDQ $4, R9
+	DECQ CX
+	JNZ  gdrow
+
+gddone:
+	VZEROUPPER
+	RET

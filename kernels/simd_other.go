@@ -16,3 +16,7 @@ func axpyRowsAVX(y, a, v *float32, ldv uintptr, n, cols8 int) {
 const useAVX2 = false
 
 func expAVX2(dst, src *float32, a, b float32, n8 int) { panic("kernels: expAVX2 without AVX2") }
+
+func gdStep16AVX(s, k, q, v, y *float32, n int, decay, beta float32) {
+	panic("kernels: gdStep16AVX without AVX")
+}
