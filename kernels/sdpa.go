@@ -33,6 +33,13 @@ func sdpaArgs(l *Launch) (q, k, v, m, o *Arg) {
 	return q, k, v, m, o
 }
 
+// sdpaChunk is how many keys sdpaCPU takes at a time: every query head of a group passes
+// over one chunk of K (later of V) while it is still in cache, so a grouped cache is read
+// from memory once per step instead of once per query head. Each head's sums keep
+// their order: the scores are per key, and the output adds chunk after chunk in key
+// order, exactly as one pass over all keys would.
+const sdpaChunk = 256
+
 func sdpaCPU(l *Launch) {
 	qa, ka, va, ma, oa := sdpaArgs(l)
 	mustFloat32("sdpa", qa, ka, va, oa)
@@ -47,64 +54,86 @@ func sdpaCPU(l *Launch) {
 	scale := float32(l.Params.(*SDPAParams).Scale)
 	group := Hq / Hkv
 	ks, vs := ka.Strides[2], va.Strides[2]
-	var sbuf [1024]float32 // scores of one query row; on the stack for decode-sized caches
-	scores := sbuf[:0]
-	if Skv > len(sbuf) {
-		scores = make([]float32, 0, Skv)
-	}
-	scores = scores[:Skv]
+	// The scores of the group's query rows, then each row's 1/sum (0: every key masked).
+	sp := getScratch(group*Skv + group)
+	defer putScratch(sp)
+	scores, inv := (*sp)[:group*Skv], (*sp)[group*Skv:]
 	negInf := float32(math.Inf(-1))
 	for b := 0; b < B; b++ {
-		for h := 0; h < Hq; h++ {
-			kh := ka.Offset + b*ka.Strides[0] + (h/group)*ka.Strides[1]
-			vh := va.Offset + b*va.Strides[0] + (h/group)*va.Strides[1]
+		for kh := 0; kh < Hkv; kh++ {
+			kb := ka.Offset + b*ka.Strides[0] + kh*ka.Strides[1]
+			vb := va.Offset + b*va.Strides[0] + kh*va.Strides[1]
 			for i := 0; i < Sq; i++ {
-				row := (b*Hq+h)*Sq + i
-				qr, or := q[row*D:row*D+D], o[row*Dv:row*Dv+Dv]
-				// Scores: every key's dot (one matrix-vector product over the cache rows),
-				// then masked keys are marked -Inf.
-				gemvF32(qr, k[kh:kh+(Skv-1)*ks+D], ks, scores)
-				mx, any := negInf, false
-				var mrow []byte
-				mst := 0
-				if ma != nil {
-					mrow = ma.Data[ma.Offset+b*ma.Strides[0]+h*ma.Strides[1]+i*ma.Strides[2]:]
-					mst = ma.Strides[3]
-				}
-				for j, d := range scores {
-					if mrow != nil && mrow[j*mst] == 0 {
-						scores[j] = negInf
-						continue
+				// row(g) is query row i of head kh*group+g.
+				row := func(g int) int { return (b*Hq+kh*group+g)*Sq + i }
+				for c := 0; c < Skv; c += sdpaChunk {
+					n := min(sdpaChunk, Skv-c)
+					kc := k[kb+c*ks : kb+(c+n-1)*ks+D]
+					for g := 0; g < group; g++ {
+						r := row(g)
+						gemvF32(q[r*D:r*D+D], kc, ks, scores[g*Skv+c:g*Skv+c+n])
 					}
-					s := d * scale
-					scores[j] = s
-					if s > mx {
-						mx = s
+				}
+				for g := 0; g < group; g++ {
+					sc, or := scores[g*Skv:(g+1)*Skv], o[row(g)*Dv:row(g)*Dv+Dv]
+					clear(or)
+					inv[g] = 0
+					var mrow []byte
+					mst := 0
+					if ma != nil {
+						mrow = ma.Data[ma.Offset+b*ma.Strides[0]+(kh*group+g)*ma.Strides[1]+i*ma.Strides[2]:]
+						mst = ma.Strides[3]
 					}
-					any = true
+					mx, any := negInf, false
+					if mrow == nil { // the loop without the mask's branch
+						for j, d := range sc {
+							s := d * scale
+							sc[j] = s
+							if s > mx {
+								mx = s
+							}
+						}
+						any = len(sc) > 0
+					} else {
+						for j, d := range sc {
+							if mrow[j*mst] == 0 {
+								sc[j] = negInf
+								continue
+							}
+							s := d * scale
+							sc[j] = s
+							if s > mx {
+								mx = s
+							}
+							any = true
+						}
+					}
+					if !any {
+						continue // every key masked: the output row stays zero
+					}
+					expArray(sc, sc, 1, mx)
+					inv[g] = float32(1 / sumRow(sc)) // sum >= 1 (the max's term), so inv > 0
 				}
-				clear(or)
-				if !any {
-					continue
+				for c := 0; c < Skv; c += sdpaChunk {
+					n := min(sdpaChunk, Skv-c)
+					vc := v[vb+c*vs : vb+(c+n-1)*vs+Dv]
+					for g := 0; g < group; g++ {
+						if inv[g] != 0 {
+							r := row(g)
+							axpyRows(o[r*Dv:r*Dv+Dv], scores[g*Skv+c:g*Skv+c+n], vc, vs)
+						}
+					}
 				}
-				// Weights in place (a masked key's -Inf gives 0, which axpyRows skips),
-				// summed in float64 in four lanes (lane j takes keys j mod 4), then
-				// (lane0 + lane1) + (lane2 + lane3).
-				expArray(scores, scores, 1, mx)
-				sum := sdpaSum(scores)
-				axpyRows(or, scores, v[vh:vh+(Skv-1)*vs+Dv], vs)
-				inv := float32(1 / sum)
-				for d := range or {
-					or[d] *= inv
+				for g := 0; g < group; g++ {
+					r := row(g)
+					for d := range o[r*Dv : r*Dv+Dv] {
+						o[r*Dv+d] *= inv[g]
+					}
 				}
 			}
 		}
 	}
 }
-
-// sdpaSum is the float64 sum of w in sdpa's order (see KSDPA): sumRow's four
-// accumulators.
-func sdpaSum(w []float32) float64 { return sumRow(w) }
 
 // axpy32 is y += a * x (len(x) >= len(y)).
 func axpy32(y []float32, a float32, x []float32) {

@@ -42,6 +42,10 @@ func axpyRows(y, a, v []float32, ldv int) {
 		for ; c+32 <= d; c += 32 {
 			axpyRowsAVX(&y[c], &a[0], &v[c], uintptr(ldv)*4, n, 4)
 		}
+		if c+16 <= d { // 16 columns in one pass over the keys (head size 16)
+			axpyRowsAVX(&y[c], &a[0], &v[c], uintptr(ldv)*4, n, 2)
+			c += 16
+		}
 		for ; c+8 <= d; c += 8 {
 			axpyRowsAVX(&y[c], &a[0], &v[c], uintptr(ldv)*4, n, 1)
 		}

@@ -28,7 +28,7 @@ func xgetbv() uint32
 func gemv8AVX(x, w *float32, ldw uintptr, out *float32, blocks, k4 int)
 
 // axpyRowsAVX adds sum_j a[j] * v row j (rows ldv bytes apart) to y, key by key in order,
-// over cols8*8 columns (1 <= cols8 <= 4), skipping a[j] == 0.
+// over cols8*8 columns (cols8 1, 2 or 4), skipping a[j] == 0.
 //
 //go:noescape
 func axpyRowsAVX(y, a, v *float32, ldv uintptr, n, cols8 int)

@@ -108,8 +108,9 @@ kloop:
 
 // func axpyRowsAVX(y, a, v *float32, ldv uintptr, n, cols8 int)
 //
-// y[c] += a[j] * v[j][c] for j = 0..n-1 in order, c over 32 columns (cols8 4) or 8
-// (cols8 1), y held in registers; a multiply then an add, as axpy32 rounds.
+// y[c] += a[j] * v[j][c] for j = 0..n-1 in order, c over 32 columns (cols8 4), 16
+// (cols8 2) or 8 (cols8 1), y held in registers; a multiply then an add, as axpy32
+// rounds.
 TEXT ·axpyRowsAVX(SB), NOSPLIT, $0-48
 	MOVQ y+0(FP), DI
 	MOVQ a+8(FP), SI
@@ -117,6 +118,8 @@ TEXT ·axpyRowsAVX(SB), NOSPLIT, $0-48
 	MOVQ ldv+24(FP), DX
 	MOVQ n+32(FP), CX
 	MOVQ cols8+40(FP), R8
+	CMPQ R8, $2
+	JEQ  mid
 	CMPQ R8, $4
 	JNE  narrow
 
@@ -152,6 +155,34 @@ widedone:
 	VMOVUPS Y1, 32(DI)
 	VMOVUPS Y2, 64(DI)
 	VMOVUPS Y3, 96(DI)
+	VZEROUPPER
+	RET
+
+mid:
+	VMOVUPS (DI), Y0
+	VMOVUPS 32(DI), Y1
+	TESTQ   CX, CX
+	JZ      middone
+
+midloop:
+	MOVL         (SI), AX
+	ANDL         $0x7fffffff, AX
+	JZ           midnext
+	VBROADCASTSS (SI), Y4
+	VMULPS       (BX), Y4, Y5
+	VADDPS       Y5, Y0, Y0
+	VMULPS       32(BX), Y4, Y6
+	VADDPS       Y6, Y1, Y1
+
+midnext:
+	ADDQ $4, SI
+	ADDQ DX, BX
+	DECQ CX
+	JNZ  midloop
+
+middone:
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
 	VZEROUPPER
 	RET
 
