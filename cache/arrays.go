@@ -136,10 +136,11 @@ func (c *ArraysCache) Lengths() tensor.Array {
 func (c *ArraysCache) Filter(rows []int) {
 	checkRows("ArraysCache.Filter", rows, c.rowsOrOne())
 	idx := &rowVec{g: c.graph(), vals: rows}
+	defer idx.release()
 	tensor.Assign(&c.conv, idx.take(c.conv))
 	tensor.Assign(&c.ssm, idx.take(c.ssm))
-	c.leftPad = c.leftPad.take(idx)
-	c.lengths = c.lengths.take(idx)
+	setField(&c.leftPad, c.leftPad.take(idx))
+	setField(&c.lengths, c.lengths.take(idx))
 }
 
 // Extend appends other's rows (an *ArraysCache of the same policy). A side missing a
@@ -161,8 +162,8 @@ func (c *ArraysCache) Extend(other Cache) {
 	na, nb := c.rowsOrOne(), o.rowsOrOne()
 	tensor.Assign(&c.conv, catState(op, g, c.conv, o.conv, na, nb))
 	tensor.Assign(&c.ssm, catState(op, g, c.ssm, o.ssm, na, nb))
-	c.leftPad = c.leftPad.cat(g, o.leftPad, na, nb)
-	c.lengths = c.lengths.cat(g, o.lengths, na, nb)
+	setField(&c.leftPad, c.leftPad.cat(g, o.leftPad, na, nb))
+	setField(&c.lengths, c.lengths.cat(g, o.lengths, na, nb))
 	if c.g == nil {
 		c.g = g
 	}
@@ -224,14 +225,14 @@ func (c *ArraysCache) Prepare(lengths []int) {
 			usagePanic(op, "negative length in %v", lengths)
 		}
 	}
-	c.lengths = c.p.field(c.graph(), lengths)
+	setField(&c.lengths, c.p.field(c.graph(), lengths))
 }
 
 // Finalize resets both fields to absent after a right-padded prefill (the state needs
 // no fix: masked steps leave it unchanged).
 func (c *ArraysCache) Finalize() {
-	c.leftPad = c.p.field(nil, nil)
-	c.lengths = c.p.field(nil, nil)
+	setField(&c.leftPad, c.p.field(nil, nil))
+	setField(&c.lengths, c.p.field(nil, nil))
 }
 
 // State returns the state arrays that are set and, under Lazy, the set fields.
@@ -244,4 +245,13 @@ func (c *ArraysCache) State() []tensor.Array {
 	}
 	out = append(out, c.leftPad.arrays()...)
 	return shared(append(out, c.lengths.arrays()...))
+}
+
+// Release drops the state arrays and the fields (see Cache).
+func (c *ArraysCache) Release() {
+	tensor.Release(c.conv)
+	tensor.Release(c.ssm)
+	c.conv, c.ssm = tensor.Array{}, tensor.Array{}
+	c.leftPad.release()
+	c.lengths.release()
 }

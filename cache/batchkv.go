@@ -147,7 +147,7 @@ func (c *BatchKVCache) Prepare(lengths []int) {
 		end[b] = c.idx + n
 	}
 	c.endHost = end
-	c.end = c.p.field(c.graph(), end)
+	setField(&c.end, c.p.field(c.graph(), end))
 }
 
 // Finalize is called after a right-padded prefill: each row's right padding is rolled
@@ -162,7 +162,8 @@ func (c *BatchKVCache) Finalize() {
 		pad[b] = max(0, c.idx-e)
 		padded = padded || pad[b] > 0
 	}
-	c.endHost, c.end = nil, c.p.field(nil, nil)
+	c.endHost = nil
+	setField(&c.end, c.p.field(nil, nil))
 	if !padded {
 		return
 	}
@@ -171,6 +172,7 @@ func (c *BatchKVCache) Finalize() {
 		tensor.Assign(&c.s.values, rollRows(c.s.values, pad))
 	}
 	pv := &rowVec{g: c.graph(), vals: pad}
+	defer pv.release()
 	c.offset.subRows(pv)
 	c.leftPad.addRows(pv)
 }
@@ -194,16 +196,18 @@ func rollRows(a tensor.Array, shifts []int) tensor.Array {
 func (c *BatchKVCache) Filter(rows []int) {
 	checkRows("BatchKVCache.Filter", rows, c.Len())
 	idx := &rowVec{g: c.graph(), vals: rows}
+	defer idx.release()
 	tensor.Assign(&c.s.keys, idx.take(c.s.keys))
 	tensor.Assign(&c.s.values, idx.take(c.s.values))
-	c.leftPad = c.leftPad.take(idx)
-	c.offset = c.offset.take(idx)
+	setField(&c.leftPad, c.leftPad.take(idx))
+	setField(&c.offset, c.offset.take(idx))
 	if c.endHost != nil {
 		end := make([]int, len(rows))
 		for i, r := range rows {
 			end[i] = c.endHost[r]
 		}
-		c.endHost, c.end = end, c.end.take(idx)
+		c.endHost = end
+		setField(&c.end, c.end.take(idx))
 	}
 	if c.Empty() {
 		return
@@ -247,8 +251,8 @@ func (c *BatchKVCache) Extend(other Cache) {
 	}
 	g := c.graph()
 	if c.Empty() && o.Empty() {
-		c.leftPad = c.leftPad.cat(g, o.leftPad, c.Len(), o.Len())
-		c.offset = c.offset.cat(g, o.offset, c.Len(), o.Len())
+		setField(&c.leftPad, c.leftPad.cat(g, o.leftPad, c.Len(), o.Len()))
+		setField(&c.offset, c.offset.cat(g, o.offset, c.Len(), o.Len()))
 		return
 	}
 	ref := c.s
@@ -293,8 +297,8 @@ func (c *BatchKVCache) Extend(other Cache) {
 	ko, vo := pad(o)
 	tensor.Assign(&c.s.keys, tensor.Concatenate(0, kc, ko))
 	tensor.Assign(&c.s.values, tensor.Concatenate(0, vc, vo))
-	c.offset = c.offset.cat(g, o.offset, 0, 0)
-	c.leftPad = c.leftPad.cat(g, o.leftPad, 0, 0)
+	setField(&c.offset, c.offset.cat(g, o.offset, 0, 0))
+	setField(&c.leftPad, c.leftPad.cat(g, o.leftPad, 0, 0))
 	c.idx = maxIdx
 }
 
@@ -345,4 +349,12 @@ func (c *BatchKVCache) State() []tensor.Array {
 	out := append(c.s.arrays(), c.offset.arrays()...)
 	out = append(out, c.leftPad.arrays()...)
 	return shared(append(out, c.end.arrays()...))
+}
+
+// Release drops the keys, the values and the fields (see Cache).
+func (c *BatchKVCache) Release() {
+	c.s.release()
+	c.offset.release()
+	c.leftPad.release()
+	c.end.release()
 }

@@ -25,6 +25,10 @@ type Cache interface {
 	// State returns every array the cache holds (state and metadata), for evaluating all
 	// cache state and for tests.
 	State() []tensor.Array
+	// Release drops every array the cache holds now instead of when a collection finds
+	// the cache unreachable (a batch generator drops a merged prompt cache once its
+	// rows are extended into the batch). The cache must not be used afterwards.
+	Release()
 }
 
 // Attention is an attention layer's cache, what the model's attention reads and

@@ -52,6 +52,9 @@ func (f *eagerField) subRows(v *rowVec) {
 	}
 }
 
+// release has nothing to drop: host ints are Go memory.
+func (f *eagerField) release() {}
+
 func (f *eagerField) take(idx *rowVec) field {
 	if !f.set() {
 		return &eagerField{}

@@ -12,6 +12,13 @@ const step = 256
 // cap a multiple of step except right after a merge, extract or extend.
 type kvStore struct{ keys, values tensor.Array }
 
+// release drops both arrays now (see Cache.Release).
+func (s *kvStore) release() {
+	tensor.Release(s.keys)
+	tensor.Release(s.values)
+	*s = kvStore{}
+}
+
 // write stores k, v [B, H, S, D] at time position prev, growing the storage by whole
 // steps as mlx-lm does (zero buffers concatenated after the used part), and returns
 // views of the first prev+S positions.
@@ -36,12 +43,13 @@ func (s *kvStore) write(op string, prev int, k, v tensor.Array) (keys, values te
 		newK := tensor.Zeros(g, k.DType(), kb[0], kb[1], steps*step, kb[3])
 		newV := tensor.Zeros(g, v.DType(), vb[0], vb[1], steps*step, vb[3])
 		if s.keys.Valid() {
+			// Assign, not =: the storage replaced is released now, not at a collection.
 			if prev%step != 0 {
-				s.keys = tensor.SliceAxis(s.keys, 2, 0, prev)
-				s.values = tensor.SliceAxis(s.values, 2, 0, prev)
+				tensor.Assign(&s.keys, tensor.SliceAxis(s.keys, 2, 0, prev))
+				tensor.Assign(&s.values, tensor.SliceAxis(s.values, 2, 0, prev))
 			}
-			s.keys = tensor.Concatenate(2, s.keys, newK)
-			s.values = tensor.Concatenate(2, s.values, newV)
+			tensor.Assign(&s.keys, tensor.Concatenate(2, s.keys, newK))
+			tensor.Assign(&s.values, tensor.Concatenate(2, s.values, newV))
 		} else {
 			s.keys, s.values = newK, newV
 		}
@@ -150,6 +158,7 @@ func (c *KVCache) Filter(rows []int) {
 		return
 	}
 	idx := &rowVec{g: c.s.keys.Graph(), vals: rows}
+	defer idx.release()
 	tensor.Assign(&c.s.keys, idx.take(c.s.keys))
 	tensor.Assign(&c.s.values, idx.take(c.s.values))
 }
@@ -165,7 +174,8 @@ func (c *KVCache) Extend(other Cache) {
 	case o.Empty():
 		return
 	case c.Empty():
-		c.s, c.offset = o.s, o.offset
+		// Own references: o may be released (Cache.Release) while c lives on.
+		c.s, c.offset = kvStore{keep(tensor.Share(o.s.keys)), keep(tensor.Share(o.s.values))}, o.offset
 		return
 	case o.offset != c.offset:
 		usagePanic("KVCache.Extend", "offsets differ (%d and %d): batch caches of different lengths with Merge", c.offset, o.offset)
@@ -207,3 +217,6 @@ func (c *KVCache) Finalize() {}
 
 // State returns the stored keys and values arrays (whole storage), none when empty.
 func (c *KVCache) State() []tensor.Array { return shared(c.s.arrays()) }
+
+// Release drops the keys and the values (see Cache).
+func (c *KVCache) Release() { c.s.release() }

@@ -108,6 +108,11 @@ func (f *lazyField) ints() ([]int, error) {
 	return out, nil
 }
 
+func (f *lazyField) release() {
+	tensor.Release(f.dev)
+	f.dev = tensor.Array{}
+}
+
 // array hands out the field itself: a consumer that evaluates it consumes its chain.
 func (f *lazyField) array(*graph.Graph) tensor.Array { return tensor.Share(f.dev) }
 

@@ -46,6 +46,18 @@ type field interface {
 	array(g *graph.Graph) tensor.Array
 	// arrays lists the device arrays the field holds.
 	arrays() []tensor.Array
+	// release drops the field's device array now; the field is not used afterwards.
+	release()
+}
+
+// setField replaces *dst with nf and releases the field it replaces, as tensor.Assign
+// does for arrays: nothing a cache drops waits for a garbage collection.
+func setField(dst *field, nf field) {
+	old := *dst
+	*dst = nf
+	if old != nil && old != nf {
+		old.release()
+	}
 }
 
 // ErrUnknownPolicy is wrapped by ParsePolicy's error.
@@ -167,6 +179,12 @@ func (r *rowVec) array() tensor.Array {
 		r.a = tensor.FromInt32(orDefault(r.g), int32s(r.vals), len(r.vals))
 	}
 	return r.a
+}
+
+// release drops the device copy once the operation that uses it is built.
+func (r *rowVec) release() {
+	tensor.Release(r.a)
+	r.a = tensor.Array{}
 }
 
 // take gathers rows r.vals of a along axis 0 (invalid stays invalid).

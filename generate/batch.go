@@ -144,7 +144,9 @@ func (b *BatchGenerator) admit() ([]Token, error) {
 	for i := range reqs {
 		fresh[i] = b.m.MakeCache(b.policy)
 	}
-	merged, err := cache.Merge(b.policy, fresh) // all empty: arms left_padding
+	var merged []cache.Cache
+	var err error
+	tensor.WithScope(b.g, func() { merged, err = cache.Merge(b.policy, fresh) }) // all empty: arms left_padding
 	if err != nil {
 		return nil, admitFailed(reqs, err)
 	}
@@ -186,24 +188,28 @@ func (b *BatchGenerator) admit() ([]Token, error) {
 	if err := tensor.AsyncEval(y); err != nil {
 		return nil, admitFailed(reqs, err)
 	}
-	if b.caches == nil {
-		b.caches = merged
-		// The prompt batch becomes the generation batch (mlx-lm filters it in).
-		all := make([]int, n)
-		for i := range all {
-			all[i] = i
+	// The cache surgery in a scope, as a step is: what it builds and drops goes with it.
+	tensor.WithScope(b.g, func() {
+		if b.caches == nil {
+			b.caches = merged
+			// The prompt batch becomes the generation batch (mlx-lm filters it in).
+			all := make([]int, n)
+			for i := range all {
+				all[i] = i
+			}
+			for _, c := range b.caches {
+				c.Filter(all)
+			}
+			b.y = y
+			return
 		}
-		for _, c := range b.caches {
-			c.Filter(all)
-		}
-		b.y = y
-	} else {
 		for l, c := range b.caches {
 			c.Extend(merged[l])
+			merged[l].Release() // its rows are in the batch now: drop it without a collection
 		}
 		tensor.Assign(&b.y, tensor.Concatenate(0, b.y, y))
-		release(y)
-	}
+		tensor.Release(y)
+	})
 	for _, r := range reqs {
 		b.rows = append(b.rows, row{req: r})
 	}
@@ -229,15 +235,8 @@ func (b *BatchGenerator) decode() ([]Token, error) {
 	toks, err := b.emit(prev)
 	// prev is dead now: release it at once, as Python's refcount would, so its buffer
 	// returns without waiting for a garbage collection (nothing dies unnoticed per step).
-	release(prev)
+	tensor.Release(prev)
 	return toks, err
-}
-
-// release drops a step's array that nothing uses any more.
-func release(a tensor.Array) {
-	if a.Valid() {
-		a.Graph().Release(a.Handle())
-	}
 }
 
 // emit reads y (one token per row, in row order), records the tokens, and retires
@@ -274,16 +273,22 @@ func (b *BatchGenerator) retire(keep []int) {
 	}
 	b.rows = rows
 	if len(keep) == 0 {
-		b.caches = nil
-		b.y = tensor.Array{}
+		for _, c := range b.caches {
+			c.Release()
+		}
+		tensor.Release(b.y)
+		b.caches, b.y = nil, tensor.Array{}
 		return
-	}
-	for _, c := range b.caches {
-		c.Filter(keep)
 	}
 	k32 := make([]int32, len(keep))
 	for i, k := range keep {
 		k32[i] = int32(k)
 	}
-	tensor.Assign(&b.y, tensor.Take(b.y, tensor.FromInt32(b.g, k32, len(k32)), 0))
+	// In a scope, as a step is: the gathers' index arrays go with it.
+	tensor.WithScope(b.g, func() {
+		for _, c := range b.caches {
+			c.Filter(keep)
+		}
+		tensor.Assign(&b.y, tensor.Take(b.y, tensor.FromInt32(b.g, k32, len(k32)), 0))
+	})
 }

@@ -53,11 +53,12 @@ func NewPlain(m nn.Model, policy cache.Policy, prompt []int32) (*PlainGenerator,
 // Caches returns the sequence's caches.
 func (p *PlainGenerator) Caches() []cache.Cache { return p.caches }
 
-// step schedules the token after in.
-func (p *PlainGenerator) step(in tensor.Array) error {
+// step schedules the token after the input in builds (inside the step's scope, so
+// the input array goes with the scope).
+func (p *PlainGenerator) step(in func() tensor.Array) error {
 	var y tensor.Array
 	tensor.WithScope(p.g, func() {
-		y = tensor.Keep(Greedy(p.m.Forward(in, p.caches)))
+		y = tensor.Keep(Greedy(p.m.Forward(in(), p.caches)))
 	})
 	p.y = y
 	return tensor.AsyncEval(y)
@@ -67,16 +68,16 @@ func (p *PlainGenerator) step(in tensor.Array) error {
 func (p *PlainGenerator) Next() (int32, error) {
 	if !p.started {
 		p.started = true
-		if err := p.step(tokensArray(p.g, [][]int32{p.prompt})); err != nil {
+		if err := p.step(func() tensor.Array { return tokensArray(p.g, [][]int32{p.prompt}) }); err != nil {
 			return 0, err
 		}
 	}
 	prev := p.y
-	if err := p.step(tensor.Reshape(prev, 1, 1)); err != nil {
+	if err := p.step(func() tensor.Array { return tensor.Reshape(prev, 1, 1) }); err != nil {
 		return 0, err
 	}
 	v, err := prev.Int32s()
-	prev.Graph().Release(prev.Handle()) // dead now: free it without a collection
+	tensor.Release(prev) // dead now: free it without a collection
 	if err != nil {
 		return 0, err
 	}

@@ -35,7 +35,8 @@ type Graph struct {
 
 	buildErr              error // first allocator failure while building, returned by the next Eval
 	sweptGen              uint64
-	collections, reclaims int // forced collections (Stats)
+	collections, reclaims int  // forced collections (Stats)
+	explicit              bool // Options.ExplicitRelease
 	scopes                []*scope
 	hchunk                []Handle // the rest of the current chunk of scope-held handles
 	spare                 []*scope // closed scopes, kept for their slices
@@ -66,11 +67,19 @@ type Options struct {
 	Sync bool
 	// InFlight bounds the batches submitted but not finished (default 2).
 	InFlight int
+	// ExplicitRelease is the program's promise that it releases every tracked handle
+	// it drops (Release, tensor.Assign), as Python's refcounting drops an array the
+	// moment its last name goes. Synchronize and the reclaimer then never force a
+	// garbage collection, whose cost grows with everything the heap holds (a dead
+	// lazy chain included); they only sweep what natural collections found. A handle
+	// dropped without a release keeps its node, and its buffers count as live, until
+	// a natural collection finds it.
+	ExplicitRelease bool
 }
 
 // New makes a graph on dev.
 func New(dev Device, opt Options) *Graph {
-	g := &Graph{dev: dev, params: []any{nil}, klist: []*kernels.Kernel{nil}} // index 0: none
+	g := &Graph{dev: dev, params: []any{nil}, klist: []*kernels.Kernel{nil}, explicit: opt.ExplicitRelease} // index 0: none
 	cfg := opt.Alloc
 	if rl, ok := dev.(ResourceLimiter); ok && cfg.ResourceLimit <= 0 {
 		// A bad environment value leaves the default (New has no error path).
@@ -410,10 +419,12 @@ func (g *Graph) Release(h *Handle) {
 }
 
 // collect forces a full garbage collection and sweeps, so that every handle the program
-// no longer reaches releases its node.
+// no longer reaches releases its node; under ExplicitRelease it only sweeps.
 func (g *Graph) collect() {
-	runtime.GC()
-	g.collections++
+	if !g.explicit {
+		runtime.GC()
+		g.collections++
+	}
 	g.sweep()
 }
 

@@ -287,6 +287,15 @@ func Assign(dst *Array, v Array) {
 	}
 }
 
+// Release drops a's reference now instead of when a collection finds it unreachable
+// (see graph.Graph.Release): what Python does when the last name of an array goes. a
+// must not be used afterwards. The invalid Array is a no-op.
+func Release(a Array) {
+	if a.h != nil {
+		a.Graph().Release(a.h)
+	}
+}
+
 // Share returns a new reference to a's node: an independent holder, as a second Python
 // variable bound to the same array is. Getters that hand out an array a struct keeps
 // (and may later Assign over) return a Share, so the caller's copy stays valid.

@@ -243,7 +243,13 @@ func SliceUpdate(base, update Array, start []int) Array {
 // buffer at eval (as mx.full / mx.zeros).
 func Full(g *graph.Graph, dt DType, v float64, shape ...int) Array {
 	s := Scalar(g, v, dt)
-	return Copy(BroadcastTo(s, shape...))
+	b := BroadcastTo(s, shape...)
+	out := Copy(b)
+	// The intermediates are dropped here, not left to a collection (outside a scope
+	// they are tracked handles); out's node keeps theirs.
+	Release(b)
+	Release(s)
+	return out
 }
 
 // Zeros returns zeros of shape.

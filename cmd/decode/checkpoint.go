@@ -249,7 +249,7 @@ func loadCheckpoint(o *options, spec runSpec, dev graph.Device, lim limit) (*gra
 	if err := checkFitsHint(est, alloc.New(dev.Provider(), alloc.Config{}).Stats().MemoryLimit, "use a smaller checkpoint or --tokens"); err != nil {
 		return nil, nil, nil, 0, err
 	}
-	g := graph.New(dev, graph.Options{Alloc: alloc.Config{ResourceLimit: lim.n}})
+	g := graph.New(dev, graphOptions(lim))
 	m, err := models.Load(o.modelDir, g, models.Options{OpsGatedDelta: o.ops})
 	if err == nil {
 		err = g.Synchronize() // the weights are uploaded: a limit below them fails here

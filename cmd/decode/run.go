@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"time"
@@ -26,7 +27,7 @@ type sample struct {
 	ActiveMB   float64 `json:"active_mb"`
 	CacheMB    float64 `json:"cache_mb"`
 	RSSMB      float64 `json:"rss_mb"`
-	HeapMB     float64 `json:"heap_mb"` // Go heap in use after the sample's collection
+	HeapMB     float64 `json:"heap_mb"` // Go heap live at the last collection (see takeSample)
 	Count      int     `json:"count"`
 	CacheCount int     `json:"cache_count"`
 	Live       int     `json:"live"`
@@ -126,14 +127,22 @@ func rssMB() float64 {
 	return float64(pages) * float64(os.Getpagesize()) / (1 << 20)
 }
 
-func takeSample(g *graph.Graph, tok int) (sample, error) {
-	err := g.Synchronize() // includes a full collection: the heap figure is what is live
+// takeSample waits for the work in flight and reads the counts, exact under the graph's
+// explicit releases without a collection. heap forces one first, so that the heap
+// figure is what is live now: a run's first and last samples, which the per-link
+// figure compares. The others report the live heap of the latest collection, and the
+// run does not trace its dead chain at every sample.
+func takeSample(g *graph.Graph, tok int, heap bool) (sample, error) {
+	err := g.Synchronize()
+	if heap {
+		runtime.GC()
+	}
 	a := g.Allocator()
 	st := a.Stats()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
+	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(live)
 	return sample{
-		HeapMB:     float64(ms.HeapAlloc) / (1 << 20),
+		HeapMB:     float64(live[0].Value.Uint64()) / (1 << 20),
 		Token:      tok,
 		ActiveMB:   float64(st.ActiveMemory) / (1 << 20),
 		CacheMB:    float64(st.CacheMemory) / (1 << 20),
@@ -241,6 +250,17 @@ func leakRate(mode string, kinds []nn.LayerKind) int {
 	return 0
 }
 
+// explicitRelease is graph.Options.ExplicitRelease for the runs: every loop here releases
+// each array it drops, so a sample's Synchronize needs no garbage collection, whose cost
+// grows with the lazy run's dead chain. TestExplicitReleaseChangesNoCount turns it off
+// and checks that every count is the same.
+var explicitRelease = true
+
+// graphOptions are a run's graph options.
+func graphOptions(lim limit) graph.Options {
+	return graph.Options{Alloc: alloc.Config{ResourceLimit: lim.n}, ExplicitRelease: explicitRelease}
+}
+
 // buildRandom checks that the random model of cfg fits the machine's memory and builds
 // it on a new graph.
 func buildRandom(o *options, spec runSpec, cfg *qwen35.Config, dev graph.Device, lim limit) (*graph.Graph, nn.Model, error) {
@@ -248,7 +268,7 @@ func buildRandom(o *options, spec runSpec, cfg *qwen35.Config, dev graph.Device,
 	if err := checkFits(est, alloc.New(dev.Provider(), alloc.Config{}).Stats().MemoryLimit); err != nil {
 		return nil, nil, err
 	}
-	g := graph.New(dev, graph.Options{Alloc: alloc.Config{ResourceLimit: lim.n}})
+	g := graph.New(dev, graphOptions(lim))
 	m, err := buildModel(o, cfg, g)
 	if err == nil {
 		err = g.Synchronize() // the weights are uploaded: a limit below them fails here
@@ -343,7 +363,7 @@ func decodeRun(ctx context.Context, o *options, spec runSpec, out io.Writer, pro
 		if n > 0 && n == len(toks) {
 			// The baseline: live buffers once the prompt is in and decoding has begun,
 			// less the links the first tokens already added.
-			s, err := takeSample(g, n)
+			s, err := takeSample(g, n, false)
 			if err != nil {
 				return nil, err
 			}
@@ -366,7 +386,7 @@ func decodeRun(ctx context.Context, o *options, spec runSpec, out io.Writer, pro
 		prog.update(n, g)
 		if n >= next || n >= o.tokens {
 			next = n + o.period()
-			s, err := takeSample(g, n)
+			s, err := takeSample(g, n, len(r.samples) == 0 || n >= o.tokens)
 			if err != nil {
 				return nil, err
 			}
@@ -384,7 +404,7 @@ func decodeRun(ctx context.Context, o *options, spec runSpec, out io.Writer, pro
 	if r.crashed || (r.interrupted && len(r.tokens) > 0 && !sampled) {
 		// A last sample at the crash (the chains are still live: the caches hold
 		// them) or where the interrupt stopped the run.
-		s, _ := takeSample(g, len(r.tokens)) // after a crash: the recorded limit error again
+		s, _ := takeSample(g, len(r.tokens), true) // after a crash: the recorded limit error again
 		r.addSample(g, s)
 		printSample(out, s)
 	}
@@ -423,6 +443,11 @@ func evalCaches(cs []cache.Cache) error {
 			}
 		}
 	}
+	defer func() {
+		for _, a := range all {
+			tensor.Release(a) // State's references: dropped now, as the graph's contract asks
+		}
+	}()
 	return tensor.Eval(all...)
 }
 

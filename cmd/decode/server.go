@@ -31,7 +31,7 @@ func serverRun(ctx context.Context, o *options, spec runSpec, out io.Writer, pro
 		}
 		return generate.Request{ID: id, Prompt: p, MaxTokens: o.reqTokens}
 	}
-	base, err := takeSample(g, 0)
+	base, err := takeSample(g, 0, false)
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +76,7 @@ func serverRun(ctx context.Context, o *options, spec runSpec, out io.Writer, pro
 				continue
 			}
 			completed++
-			s, err := takeSample(g, completed)
+			s, err := takeSample(g, completed, len(r.samples) == 0 || completed == o.requests)
 			if err != nil {
 				return nil, err
 			}

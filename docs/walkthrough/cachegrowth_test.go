@@ -82,5 +82,5 @@ func Example_cacheGrowth() {
 	//   tok 1536: live 23, active 0.78 MiB, cached  3 MiB
 	//   tok 2048: live 23, active 0.90 MiB, cached  4 MiB
 	//   tok 2560: live 23, active 1.03 MiB, cached  5 MiB
-	//   tok 3072: live 23, active 1.15 MiB, cached  7 MiB
+	//   tok 3072: live 23, active 1.15 MiB, cached  6 MiB
 }
