@@ -27,7 +27,11 @@
 // Two cheaper forms of the same rule: a scope (BeginScope/EndScope) holds the arrays
 // built while it is open and drops them at its end, as a Python function's locals die
 // at return, with no weak pointer per array (Keep exempts one); Release drops a
-// handle's reference at once, as a Python reassignment does. A buffer whose last owner
+// handle's reference at once, as a Python reassignment does. A program that releases
+// every handle it drops sets Options.ExplicitRelease, and Synchronize and the reclaimer
+// then force no collection at all: the counts are exact without one, and a lazy run's
+// dead chain (one allocator record and one buffer per link, which a collection must
+// still mark) is never traced on purpose. A buffer whose last owner
 // goes while a launch in flight still binds it is freed when that launch's batch
 // completes; the worker goroutine never touches graph state.
 //
