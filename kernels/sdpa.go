@@ -55,7 +55,7 @@ func sdpaCPU(l *Launch) {
 	group := Hq / Hkv
 	ks, vs := ka.Strides[2], va.Strides[2]
 	// The scores of the group's query rows, then each row's 1/sum (0: every key masked).
-	sp := getScratch(group*Skv + group)
+	sp := getScratchDirty(group*Skv + group) // every score and 1/sum is written before use
 	defer putScratch(sp)
 	scores, inv := (*sp)[:group*Skv], (*sp)[group*Skv:]
 	negInf := float32(math.Inf(-1))

@@ -52,3 +52,9 @@ func expAVX2(dst, src *float32, a, b float32, n8 int)
 //
 //go:noescape
 func gdStep16AVX(s, k, q, v, y *float32, n int, decay, beta float32)
+
+// binF32AVX writes dst[i] = a[i] op b[i] for n8*8 elements (op 0 add, 1 sub, 2 mul).
+// The caller checks every bound.
+//
+//go:noescape
+func binF32AVX(op int, dst, a, b *float32, n8 int)

@@ -373,3 +373,57 @@ gdrow:
 gddone:
 	VZEROUPPER
 	RET
+
+// func binF32AVX(op int, dst, a, b *float32, n8 int)
+//
+// dst[i] = a[i] op b[i] for n8*8 elements, op 0 add, 1 sub, 2 mul: one rounded IEEE
+// operation per element, as the Go loops. dst may be a or b (each element is read
+// before it is written).
+TEXT ·binF32AVX(SB), NOSPLIT, $0-40
+	MOVQ op+0(FP), AX
+	MOVQ dst+8(FP), DI
+	MOVQ a+16(FP), SI
+	MOVQ b+24(FP), DX
+	MOVQ n8+32(FP), CX
+	TESTQ CX, CX
+	JLE   bindone
+	CMPQ  AX, $1
+	JEQ   binsub
+	CMPQ  AX, $2
+	JEQ   binmul
+
+binadd:
+	VMOVUPS (SI), Y0
+	VADDPS  (DX), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DX
+	ADDQ    $32, DI
+	DECQ    CX
+	JNZ     binadd
+	JMP     bindone
+
+binsub:
+	VMOVUPS (SI), Y0
+	VSUBPS  (DX), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DX
+	ADDQ    $32, DI
+	DECQ    CX
+	JNZ     binsub
+	JMP     bindone
+
+binmul:
+	VMOVUPS (SI), Y0
+	VMULPS  (DX), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DX
+	ADDQ    $32, DI
+	DECQ    CX
+	JNZ     binmul
+
+bindone:
+	VZEROUPPER
+	RET

@@ -20,3 +20,5 @@ func expAVX2(dst, src *float32, a, b float32, n8 int) { panic("kernels: expAVX2 
 func gdStep16AVX(s, k, q, v, y *float32, n int, decay, beta float32) {
 	panic("kernels: gdStep16AVX without AVX")
 }
+
+func binF32AVX(op int, dst, a, b *float32, n8 int) { panic("kernels: binF32AVX without AVX") }
