@@ -12,6 +12,7 @@ import (
 	"runtime/pprof"
 	"syscall"
 
+	"github.com/ingotml/ingot/alloc"
 	"github.com/ingotml/ingot/cache"
 )
 
@@ -27,10 +28,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "decode: %v\n", err)
 		return exitUsage
 	}
-	if os.Getenv("GOGC") == "" {
-		// The lazy run's graph grows to hundreds of MB of live nodes; collecting at 4x
-		// the live heap instead of 2x is ~15% faster here. GOGC in the environment wins.
-		debug.SetGCPercent(300)
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// The lazy run's graph grows to hundreds of MB and no sample forces a
+		// collection (graph.Options.ExplicitRelease): the collector works harder as
+		// the heap nears the CPU device's working set, rather than let its headroom
+		// take the machine's memory. GOMEMLIMIT in the environment wins.
+		debug.SetMemoryLimit(alloc.CPUProvider().RecommendedWorkingSet())
 	}
 	if o.cpuProfile != "" {
 		f, err := os.Create(o.cpuProfile)
