@@ -112,7 +112,7 @@ func (g *Graph) Bytes(h *Handle) ([]byte, kernels.Layout, error) {
 	if err := g.errOf(h.n); err != nil {
 		return nil, h.n.layout, err
 	}
-	g.exec.flush()
+	g.exec.flushWait()
 	g.exec.wait(h.n.seq)
 	g.freeDeferred()
 	g.syncFailures()

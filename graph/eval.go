@@ -21,7 +21,7 @@ func (g *Graph) Eval(outs ...*Handle) error {
 }
 
 func (g *Graph) eval(outs []*Handle) error {
-	err := g.asyncEval(outs)
+	err := g.scheduleOuts(outs, true)
 	if err != nil && errors.Is(err, ErrNilArray) {
 		return err
 	}
@@ -67,10 +67,12 @@ func (g *Graph) checkHandles(outs []*Handle) error {
 func (g *Graph) AsyncEval(outs ...*Handle) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.asyncEval(outs)
+	return g.scheduleOuts(outs, false)
 }
 
-func (g *Graph) asyncEval(outs []*Handle) error {
+// scheduleOuts schedules the pending ancestors of outs and submits the batch; wait says
+// the caller waits for it next (see executor.flushWait).
+func (g *Graph) scheduleOuts(outs []*Handle, wait bool) error {
 	if err := g.checkHandles(outs); err != nil {
 		return err
 	}
@@ -86,7 +88,11 @@ func (g *Graph) asyncEval(outs []*Handle) error {
 	}
 	clear(tape)
 	g.tape = tape[:0]
-	g.exec.flush()
+	if wait {
+		g.exec.flushWait()
+	} else {
+		g.exec.flush()
+	}
 	for _, h := range outs {
 		if h.n.hasErr && firstErr == nil {
 			firstErr = g.errOf(h.n)

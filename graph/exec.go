@@ -22,6 +22,10 @@ type executor struct {
 	dev   Device
 	alloc *alloc.Allocator
 	sync  bool
+	// inline: the device may run on any goroutine (the CPU's; Metal keeps its own
+	// thread), so a batch the caller is about to wait for runs on the caller when
+	// nothing is in flight (see flushWait).
+	inline bool
 
 	cur       *batch
 	next      uint64 // seq of the next batch to open
@@ -58,6 +62,7 @@ func (e *executor) start(g *Graph, opt Options) {
 	e.dev = g.dev
 	e.alloc = g.alloc
 	e.sync = opt.Sync
+	_, e.inline = g.dev.(*cpuDevice)
 	e.cond.L = &e.mu
 	e.next = 1
 	if e.sync {
@@ -108,6 +113,28 @@ func (e *executor) flush() {
 		return
 	}
 	e.ch <- b
+}
+
+// flushWait submits the batch being filled for a caller that waits for it next. When
+// the worker has nothing in flight the caller runs it itself: waking the worker, and
+// moving every launch record the caller just wrote to the worker's core, would only
+// make the caller wait longer. The order of batches is kept: this batch is the only one.
+func (e *executor) flushWait() {
+	b := e.cur
+	if b == nil || e.sync || !e.inline {
+		e.flush()
+		return
+	}
+	e.mu.Lock()
+	idle := e.done == e.submitted
+	e.mu.Unlock()
+	if !idle {
+		e.flush()
+		return
+	}
+	e.cur = nil
+	e.submitted = b.seq
+	e.run(b)
 }
 
 func (e *executor) worker(ch chan *batch) {

@@ -432,7 +432,7 @@ func (g *Graph) collect() {
 // work in flight (buffers it binds are freed when it completes), and if live buffers
 // still reach the limit, collect dead handles (a full garbage collection).
 func (g *Graph) reclaim() {
-	g.exec.flush()
+	g.exec.flushWait()
 	g.exec.wait(g.exec.submitted)
 	g.freeDeferred()
 	if g.alloc.LiveBufferCount() < g.alloc.ResourceLimit() {
@@ -448,7 +448,7 @@ func (g *Graph) reclaim() {
 func (g *Graph) Synchronize() error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.exec.flush()
+	g.exec.flushWait()
 	g.exec.wait(g.exec.submitted)
 	g.freeDeferred()
 	g.collect()
