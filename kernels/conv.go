@@ -25,6 +25,34 @@ func convDims(l *Launch) (b, t, c, k, tout int) {
 	return b, t, c, k, t - k + 1
 }
 
+// convRow writes one output row of the float32 depthwise conv: out[c] = sum over j in
+// order of w[c*k+j] * xs[j*C+c], C = len(out), xs the k input rows (gdn_block's conv
+// step takes it too, so both sum alike).
+func convRow(out, w, xs []float32, k int) {
+	nc := len(out)
+	if k == 4 { // the model's kernel size: no inner loop
+		x0, x1, x2, x3 := xs[:nc], xs[nc:2*nc], xs[2*nc:3*nc], xs[3*nc:4*nc]
+		for c := range out {
+			wc := w[c*4 : c*4+4 : c*4+4]
+			var acc float32
+			acc += wc[0] * x0[c]
+			acc += wc[1] * x1[c]
+			acc += wc[2] * x2[c]
+			acc += wc[3] * x3[c]
+			out[c] = acc
+		}
+		return
+	}
+	for c := range out {
+		wc := w[c*k : c*k+k]
+		var acc float32
+		for j, wj := range wc {
+			acc += wj * xs[j*nc+c]
+		}
+		out[c] = acc
+	}
+}
+
 func depthwiseConv1dCPU(l *Launch) {
 	nb, nt, nc, nk, tout := convDims(l)
 	x, w, o := &l.Args[0], &l.Args[1], l.Out()
@@ -34,29 +62,8 @@ func depthwiseConv1dCPU(l *Launch) {
 		ov := F32(o.Data)[o.Offset : o.Offset+nb*tout*nc]
 		for b := 0; b < nb; b++ {
 			for t := 0; t < tout; t++ {
-				orow := ov[(b*tout+t)*nc:][:nc]
-				xs := xv[(b*nt+t)*nc:][:nk*nc] // the K input rows of this output row
-				if nk == 4 {                   // the model's kernel size: no inner loop
-					x0, x1, x2, x3 := xs[:nc], xs[nc:2*nc], xs[2*nc:3*nc], xs[3*nc:4*nc]
-					for c := range orow {
-						wc := wv[c*4 : c*4+4]
-						var acc float32
-						acc += wc[0] * x0[c]
-						acc += wc[1] * x1[c]
-						acc += wc[2] * x2[c]
-						acc += wc[3] * x3[c]
-						orow[c] = acc
-					}
-					continue
-				}
-				for c := range orow {
-					wc := wv[c*nk : c*nk+nk]
-					var acc float32
-					for j, wj := range wc {
-						acc += wj * xs[j*nc+c]
-					}
-					orow[c] = acc
-				}
+				// The K input rows of this output row.
+				convRow(ov[(b*tout+t)*nc:][:nc], wv, xv[(b*nt+t)*nc:][:nk*nc], nk)
 			}
 		}
 		return

@@ -230,27 +230,7 @@ func gdnBlockCPU(l *Launch) {
 			g[i] = float32(softplus(float64(aIn[i]+dtBias[i]))) * negA[i]
 		}
 		// The conv over the window (the depthwise_conv1d kernel's sum), then silu.
-		win := window[b*K*C : (b+1)*K*C]
-		if K == 4 { // the usual kernel size, unrolled: the same sums in the same order
-			w0, w1, w2, w3 := win[:C], win[C:2*C], win[2*C:3*C], win[3*C:4*C]
-			for c := range conv {
-				t := cw[c*4 : c*4+4 : c*4+4]
-				var acc float32
-				acc += t[0] * w0[c]
-				acc += t[1] * w1[c]
-				acc += t[2] * w2[c]
-				acc += t[3] * w3[c]
-				conv[c] = acc
-			}
-		} else {
-			for c := range conv {
-				var acc float32
-				for j := 0; j < K; j++ {
-					acc += cw[c*K+j] * win[j*C+c]
-				}
-				conv[c] = acc
-			}
-		}
+		convRow(conv, cw, window[b*K*C:(b+1)*K*C], K)
 		expArray(ex[:C], conv, -1, 0)
 		for c, v := range conv {
 			conv[c] = v / (1 + ex[c])

@@ -298,6 +298,21 @@ loop:
 	VZEROUPPER
 	RET
 
+// ROWDOT16(lo, hi) leaves in X4's lane 0 the dot of the row in Y0:Y1 with the vector
+// in lo:hi, in gdStep16's order (see gdStep16AVX); it uses Y2, Y3 and X5.
+#define ROWDOT16(lo, hi) \
+	VMULPS       lo, Y0, Y2; \
+	VMULPS       hi, Y1, Y3; \
+	VEXTRACTF128 $1, Y2, X4; \
+	VADDPS       X4, X2, X4; \
+	VADDPS       X3, X4, X4; \
+	VEXTRACTF128 $1, Y3, X5; \
+	VADDPS       X5, X4, X4; \
+	VPERMILPS    $0xB1, X4, X5; \
+	VADDPS       X5, X4, X4; \
+	VPERMILPS    $0x4E, X4, X5; \
+	VADDPS       X5, X4, X4
+
 // func gdStep16AVX(s, k, q, v, y *float32, n int, decay, beta float32)
 //
 // gdStep16's arithmetic, 16 state columns in two ymm registers (a row per iteration): a
@@ -324,18 +339,7 @@ gdrow:
 	VMULPS (DI), Y10, Y0   // r = s * decay
 	VMULPS 32(DI), Y10, Y1
 
-	// t = row . k
-	VMULPS       Y12, Y0, Y2
-	VMULPS       Y13, Y1, Y3
-	VEXTRACTF128 $1, Y2, X4
-	VADDPS       X4, X2, X4
-	VADDPS       X3, X4, X4
-	VEXTRACTF128 $1, Y3, X5
-	VADDPS       X5, X4, X4
-	VPERMILPS    $0xB1, X4, X5
-	VADDPS       X5, X4, X4
-	VPERMILPS    $0x4E, X4, X5
-	VADDPS       X5, X4, X4
+	ROWDOT16(Y12, Y13) // t = row . k
 
 	// d = (v - t) * beta, broadcast; r += d * k
 	VMOVSS      (R8), X6
@@ -350,18 +354,7 @@ gdrow:
 	VMOVUPS     Y0, (DI)
 	VMOVUPS     Y1, 32(DI)
 
-	// y = row . q
-	VMULPS       Y14, Y0, Y2
-	VMULPS       Y15, Y1, Y3
-	VEXTRACTF128 $1, Y2, X4
-	VADDPS       X4, X2, X4
-	VADDPS       X3, X4, X4
-	VEXTRACTF128 $1, Y3, X5
-	VADDPS       X5, X4, X4
-	VPERMILPS    $0xB1, X4, X5
-	VADDPS       X5, X4, X4
-	VPERMILPS    $0x4E, X4, X5
-	VADDPS       X5, X4, X4
+	ROWDOT16(Y14, Y15) // y = row . q
 	VMOVSS       X4, (R9)
 
 	ADDQ $64, DI
