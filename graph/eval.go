@@ -189,6 +189,10 @@ func (g *Graph) schedule(n *Node) error {
 	}
 	l := &b.launches[len(b.launches)-1]
 	l.Kernel, l.Params = k, g.params[n.params]
+	l.Helper = nil
+	if g.exec.inline {
+		l.Helper = &g.exec.helper // this graph's caller helps while it waits
+	}
 	for i, id := range g.inputs(n) {
 		in := g.ns.get(uint32(id))
 		src := g.dataOf(in)

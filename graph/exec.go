@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/ingotml/ingot/alloc"
 	"github.com/ingotml/ingot/kernels"
@@ -26,6 +27,10 @@ type executor struct {
 	// thread), so a batch the caller is about to wait for runs on the caller when
 	// nothing is in flight (see flushWait).
 	inline bool
+	// helper takes side work from the kernels while the caller waits (CPU only).
+	helper kernels.Helper
+	// doneSeq is done, readable without mu by a caller that helps while it waits.
+	doneSeq atomic.Uint64
 
 	cur       *batch
 	next      uint64 // seq of the next batch to open
@@ -164,6 +169,7 @@ func (e *executor) run(b *batch) {
 	b.launches = b.launches[:0]
 	e.mu.Lock()
 	e.done = b.seq
+	e.doneSeq.Store(b.seq)
 	if err != nil {
 		e.fails = append(e.fails, failure{from: b.seq, to: math.MaxUint64, err: err})
 		e.poisonUntil = math.MaxUint64
@@ -186,11 +192,35 @@ func (e *executor) completed() uint64 {
 
 // wait blocks until batch seq has completed.
 func (e *executor) wait(seq uint64) {
+	if e.inline && !e.sync {
+		e.helpUntil(seq)
+	}
 	e.mu.Lock()
 	for e.done < seq {
 		e.cond.Wait()
 	}
 	e.mu.Unlock()
+}
+
+// helpIdle is how long a waiting caller goes on offering help without being given any
+// before it sleeps (a decode step offers work every few tens of microseconds).
+const helpIdle = 5 * time.Millisecond
+
+// helpUntil runs the kernels' side work (kernels.Helper) while batch seq is in flight:
+// the caller would otherwise sleep on the other core while the worker runs its batch.
+// It returns when the batch is done, or when no work came for helpIdle.
+func (e *executor) helpUntil(seq uint64) {
+	idle := time.Now()
+	for i := 0; e.doneSeq.Load() < seq; i++ {
+		if e.helper.Help() {
+			idle = time.Now()
+		} else if i%256 == 0 {
+			if time.Since(idle) > helpIdle {
+				return
+			}
+			runtime.Gosched() // a collector's worker may want this core
+		}
+	}
 }
 
 func (e *executor) takeErr() error {

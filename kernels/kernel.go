@@ -104,6 +104,9 @@ type Launch struct {
 	Params any
 	Args   [MaxArgs]Arg
 	NArgs  int
+	// Helper, when set, takes side work a Go twin offers (see Helper); nil runs it all
+	// on the calling goroutine. Only the CPU device sets it.
+	Helper *Helper
 }
 
 // In returns argument i.

@@ -75,12 +75,13 @@ func moeBlockCPU(l *Launch) {
 	out := f(11, T*H)
 	// Scratch: x1, h, y, shared [H]; logits, probs [E]; the expert block's 3*max(I, Is)+H.
 	wi := max(I, Is)
-	sp := getScratch(4*H + 2*E + 3*wi + H)
+	sp := getScratch(4*H + 2*E + 3*wi + H + 3*Is)
 	defer putScratch(sp)
 	scratch := *sp
 	x1, h, y, sh := scratch[:H], scratch[H:2*H], scratch[2*H:3*H], scratch[3*H:4*H]
 	logits, probs := scratch[4*H:4*H+E], scratch[4*H+E:4*H+2*E]
-	glu := scratch[4*H+2*E:]
+	glu := scratch[4*H+2*E : 4*H+2*E+3*wi+H]
+	shScratch := scratch[4*H+2*E+3*wi+H:]
 	var vals [TopKMax]float32
 	var ids [TopKMax]int32
 	var sc [TopKMax]float32
@@ -106,16 +107,21 @@ func moeBlockCPU(l *Launch) {
 				sc[j] /= sum
 			}
 		}
+		// The shared expert (the dense SwiGLU MLP; its sigmoid gate below) goes to a
+		// helper, if one is waiting, while this goroutine runs the routed experts: the
+		// two read their weights from memory at once. Its scratch is its own.
+		join := l.Helper.offer(func() {
+			act, upv, ex := shScratch[:Is], shScratch[Is:2*Is], shScratch[2*Is:3*Is]
+			gemvF32(h, sg, H, act)
+			gemvF32(h, su, H, upv)
+			expArray(ex, act, -1, 0)
+			for i, g := range act {
+				act[i] = g / (1 + ex[i]) * upv[i]
+			}
+			gemvF32(act, sd, Is, sh)
+		})
 		switchGLURow(h, y, gs, us, ds, ids[:n], sc[:n], E, I, glu)
-		// The shared expert: the dense SwiGLU MLP with its sigmoid gate.
-		act, upv, ex := glu[:Is], glu[Is:2*Is], glu[2*Is:3*Is]
-		gemvF32(h, sg, H, act)
-		gemvF32(h, su, H, upv)
-		expArray(ex, act, -1, 0)
-		for i, g := range act {
-			act[i] = g / (1 + ex[i]) * upv[i]
-		}
-		gemvF32(act, sd, Is, sh)
+		join()
 		gemvF32(h, sgw, H, gate[:])
 		e := exp32(-gate[0])
 		gv := 1 / (1 + e)
