@@ -7,6 +7,26 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// serveHelper runs Help in a loop on another goroutine, as a waiting graph does, and
+// returns how to stop it and how many tasks it ran.
+func serveHelper(h *Helper) (stop func(), helped *atomic.Int64) {
+	done := make(chan struct{})
+	helped = new(atomic.Int64)
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			default:
+				if h.Help() {
+					helped.Add(1)
+				}
+			}
+		}
+	}()
+	return func() { close(done) }, helped
+}
+
 // TestHelperRunsEachTaskOnce: an offered task runs exactly once, whether nobody helps
 // (nil Helper, or a Helper nobody serves: the join runs it) or a goroutine serves the
 // Helper, and whatever it wrote is visible after the join.
@@ -21,27 +41,14 @@ func TestHelperRunsEachTaskOnce(t *testing.T) {
 	require.Equal(t, 2, runs)
 	require.False(t, h.Help(), "a joined task is not on offer any more")
 
-	stop := make(chan struct{})
-	var helped atomic.Int64
-	go func() {
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-				if h.Help() {
-					helped.Add(1)
-				}
-			}
-		}
-	}()
+	stop, helped := serveHelper(&h)
 	const n = 20000
 	vals := make([]int, n)
 	for i := range vals {
 		h.offer(func() { vals[i] += i + 1 })() // the helper takes some, the joins the rest
 		require.Equal(t, i+1, vals[i], "task %d", i)
 	}
-	close(stop)
+	stop()
 	t.Logf("%d of %d tasks ran on the helper", helped.Load(), n)
 }
 
@@ -49,18 +56,8 @@ func TestHelperRunsEachTaskOnce(t *testing.T) {
 // helper computes its shared expert.
 func TestMoEBlockSameWithHelper(t *testing.T) {
 	var h Helper
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-				h.Help()
-			}
-		}
-	}()
+	stop, _ := serveHelper(&h)
+	defer stop()
 	for _, l := range moeBlockSamples(nil) {
 		if l.Kernel != KMoEBlock {
 			continue

@@ -48,6 +48,20 @@ func switchGLUCPU(l *Launch) {
 // switchGLURow is one token of switch_glu: yr = sum_j s_j * expert e_j (xr), e_j = idx[j].
 // scratch holds at least 3*I + H floats. The moe_block family shares it, so both compute
 // the experts in the same order.
+// swiGLU writes out = down . (silu(gate . x) * (up . x)) for one row x: gate and up
+// [I, len(x)], down [len(out), I], with act, upv and ex I floats of scratch. silu is the
+// unary kernel's (x / (1 + exp(-x))), so every expert, shared expert and dense MLP of
+// the fused blocks computes it alike.
+func swiGLU(x, gate, up, down, act, upv, ex, out []float32) {
+	gemvF32(x, gate, len(x), act)
+	gemvF32(x, up, len(x), upv)
+	expArray(ex, act, -1, 0)
+	for i, g := range act {
+		act[i] = g / (1 + ex[i]) * upv[i]
+	}
+	gemvF32(act, down, len(act), out)
+}
+
 func switchGLURow(xr, yr, gs, us, ds []float32, idx []int32, ss []float32, E, I int, scratch []float32) {
 	H := len(xr)
 	act, upv, ex, dn := scratch[:I], scratch[I:2*I], scratch[2*I:3*I], scratch[3*I:3*I+H]
@@ -57,13 +71,7 @@ func switchGLURow(xr, yr, gs, us, ds []float32, idx []int32, ss []float32, E, I 
 		if !ok {
 			continue
 		}
-		gemvF32(xr, gs[e*I*H:(e+1)*I*H], H, act)
-		gemvF32(xr, us[e*I*H:(e+1)*I*H], H, upv)
-		expArray(ex, act, -1, 0)
-		for i, g := range act {
-			act[i] = g / (1 + ex[i]) * upv[i] // silu as the unary kernel computes it, times up
-		}
-		gemvF32(act, ds[e*H*I:(e+1)*H*I], I, dn)
+		swiGLU(xr, gs[e*I*H:(e+1)*I*H], us[e*I*H:(e+1)*I*H], ds[e*H*I:(e+1)*H*I], act, upv, ex, dn)
 		s := ss[j]
 		for h, d := range dn {
 			yr[h] += float32(d * s)

@@ -111,14 +111,7 @@ func moeBlockCPU(l *Launch) {
 		// helper, if one is waiting, while this goroutine runs the routed experts: the
 		// two read their weights from memory at once. Its scratch is its own.
 		join := l.Helper.offer(func() {
-			act, upv, ex := shScratch[:Is], shScratch[Is:2*Is], shScratch[2*Is:3*Is]
-			gemvF32(h, sg, H, act)
-			gemvF32(h, su, H, upv)
-			expArray(ex, act, -1, 0)
-			for i, g := range act {
-				act[i] = g / (1 + ex[i]) * upv[i]
-			}
-			gemvF32(act, sd, Is, sh)
+			swiGLU(h, sg, su, sd, shScratch[:Is], shScratch[Is:2*Is], shScratch[2*Is:3*Is], sh)
 		})
 		switchGLURow(h, y, gs, us, ds, ids[:n], sc[:n], E, I, glu)
 		join()
@@ -220,13 +213,7 @@ func mlpBlockCPU(l *Launch) {
 		for i, v := range x1 {
 			h[i] = v * s * nw[i]
 		}
-		gemvF32(h, gs, H, act)
-		gemvF32(h, us, H, upv)
-		expArray(ex, act, -1, 0)
-		for i, g := range act {
-			act[i] = g / (1 + ex[i]) * upv[i]
-		}
-		gemvF32(act, ds, I, dn)
+		swiGLU(h, gs, us, ds, act, upv, ex, dn)
 		for i := range or {
 			or[i] = x1[i] + dn[i]
 		}
