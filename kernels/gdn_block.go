@@ -144,8 +144,8 @@ func gdnF32(l *Launch, i, n int) []float32 {
 	return F32(a.Data)[a.Offset : a.Offset+n]
 }
 
-// gdnNormRow writes rms_norm(x, w, eps) into h (the rms_norm kernel's arithmetic).
-func gdnNormRow(x, w, h []float32, eps float64) {
+// rmsNormRow writes rms_norm(x, w, eps) into h (the rms_norm kernel's arithmetic).
+func rmsNormRow(x, w, h []float32, eps float64) {
 	s := rmsScale(x, eps)
 	for i, v := range x {
 		h[i] = v * s * w[i]
@@ -185,7 +185,7 @@ func gdnConvStepCPU(l *Launch) {
 			clear(last) // the masked conv input is zero, as Where makes it
 			continue
 		}
-		gdnNormRow(xs[b*H:(b+1)*H], nw, h, p.Eps)
+		rmsNormRow(xs[b*H:(b+1)*H], nw, h, p.Eps)
 		gdnProject(h, wq, p.qkvRow, !p.Grouped, last)
 	}
 }
@@ -219,7 +219,7 @@ func gdnBlockCPU(l *Launch) {
 	for b := 0; b < B; b++ {
 		stOut := sts[b*ns : (b+1)*ns]
 		copy(stOut, st[b*ns:(b+1)*ns])
-		gdnNormRow(xs[b*H:(b+1)*H], nw, h, p.Eps)
+		rmsNormRow(xs[b*H:(b+1)*H], nw, h, p.Eps)
 		// Projections z, b, a; beta = sigmoid(b), g = softplus(a + dt_bias) * -exp(A_log).
 		gdnProject(h, wz, p.zRow, !p.Grouped, z)
 		gdnProject(h, wb, func(i int) int { return p.baRow(i, 0) }, !p.Grouped, bIn)

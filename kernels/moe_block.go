@@ -65,6 +65,15 @@ func checkBlockLaunch(l *Launch, name string, nargs int, fits bool, sizes any) {
 	}
 }
 
+// residualNorm is the blocks' first step: x1 = x + r (the residual add), h =
+// rms_norm(x1, w) (the post-attention norm, the rms_norm kernel's arithmetic).
+func residualNorm(x, r, w []float32, eps float64, x1, h []float32) {
+	for i := range x1 {
+		x1[i] = x[i] + r[i]
+	}
+	rmsNormRow(x1, w, h, eps)
+}
+
 func moeBlockCPU(l *Launch) {
 	p := moeBlockCheck(l)
 	T, H, E, K, I, Is := p.T, p.H, p.E, p.K, p.I, p.Is
@@ -87,14 +96,8 @@ func moeBlockCPU(l *Launch) {
 	var sc [TopKMax]float32
 	var gate [1]float32
 	for t := 0; t < T; t++ {
-		xr, rr, or := xs[t*H:(t+1)*H], rs[t*H:(t+1)*H], out[t*H:(t+1)*H]
-		for i := range x1 {
-			x1[i] = xr[i] + rr[i]
-		}
-		s := rmsScale(x1, p.Eps)
-		for i, v := range x1 {
-			h[i] = v * s * nw[i]
-		}
+		or := out[t*H : (t+1)*H]
+		residualNorm(xs[t*H:(t+1)*H], rs[t*H:(t+1)*H], nw, p.Eps, x1, h)
 		gemvF32(h, router, H, logits)
 		softmaxRow(logits, probs)
 		n := topkRow(probs, K, &vals, &ids)
@@ -205,14 +208,8 @@ func mlpBlockCPU(l *Launch) {
 	x1, h, dn := scratch[:H], scratch[H:2*H], scratch[2*H:3*H]
 	act, upv, ex := scratch[3*H:3*H+I], scratch[3*H+I:3*H+2*I], scratch[3*H+2*I:]
 	for t := 0; t < T; t++ {
-		xr, rr, or := xs[t*H:(t+1)*H], rs[t*H:(t+1)*H], out[t*H:(t+1)*H]
-		for i := range x1 {
-			x1[i] = xr[i] + rr[i]
-		}
-		s := rmsScale(x1, p.Eps)
-		for i, v := range x1 {
-			h[i] = v * s * nw[i]
-		}
+		or := out[t*H : (t+1)*H]
+		residualNorm(xs[t*H:(t+1)*H], rs[t*H:(t+1)*H], nw, p.Eps, x1, h)
 		swiGLU(h, gs, us, ds, act, upv, ex, dn)
 		for i := range or {
 			or[i] = x1[i] + dn[i]

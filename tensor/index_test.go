@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ingotml/ingot/graph"
-	"github.com/ingotml/ingot/kernels"
+	"github.com/ingotml/ingot/internal/oobcheck"
 	"github.com/ingotml/ingot/tensor"
 )
 
@@ -108,35 +108,9 @@ func TestTakeOtherDTypes(t *testing.T) {
 
 // TestOutOfRangeIndexIsAnError: a token id outside the vocabulary is an error carried by
 // the lookup and everything computed from it, never a silent zero row; arrays that do
-// not depend on it still evaluate.
+// not depend on it still evaluate (internal/oobcheck, which metal runs too).
 func TestOutOfRangeIndexIsAnError(t *testing.T) {
-	g := graph.NewCPU(graph.Options{})
-	table := tensor.FromFloat32(g, make([]float32, 128*4), 128, 4)
-	const want = "graph: cpu kernel take failed: kernels: take: index 1051402086 out of range for an axis of length 128"
-	emb := tensor.Take(table, tensor.FromInt32(g, []int32{5, 1051402086}, 2), 0)
-	next := tensor.AddScalar(emb, 1)
-	err := tensor.Eval(next)
-	require.EqualError(t, err, want)
-	var le *kernels.LaunchError
-	require.ErrorAs(t, err, &le)
-	require.Equal(t, "take", le.Kernel)
-	_, err = emb.Float32s()
-	require.EqualError(t, err, want, "the lookup itself carries the error")
-	_, err = tensor.Sum(next, -1, false).Float32s()
-	require.EqualError(t, err, want, "so does what is built on it later")
-
-	ok, err := tensor.Take(table, tensor.FromInt32(g, []int32{127, -128}, 2), 0).Float32s()
-	require.NoError(t, err, "the graph recovers")
-	require.Equal(t, make([]float32, 8), ok)
-
-	alongs := tensor.TakeAlongAxis(table, tensor.FromInt32(g, []int32{0, 0, 0, 128}, 1, 4), 0)
-	require.EqualError(t, tensor.Eval(alongs),
-		"graph: cpu kernel take_along_axis failed: kernels: take_along_axis: index 128 out of range for an axis of length 128")
-	w := tensor.FromFloat32(g, make([]float32, 2*3*4), 2, 3, 4)
-	x := tensor.FromFloat32(g, make([]float32, 4), 1, 4)
-	mm := tensor.GatherMM(x, w, tensor.FromInt32(g, []int32{-3}, 1, 1))
-	require.EqualError(t, tensor.Eval(mm),
-		"graph: cpu kernel gather_mm failed: kernels: gather_mm: index -3 out of range for an axis of length 2")
+	oobcheck.Run(t, graph.NewCPU(graph.Options{}), "graph: cpu kernel")
 }
 
 func TestTakeShapeErrors(t *testing.T) {
