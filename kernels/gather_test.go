@@ -190,15 +190,22 @@ func TestGatherMMEqualsLinearPerExpert(t *testing.T) {
 
 func TestGatherMSLMatchesGoTwin(t *testing.T) { mmCheckMSLFamily(t, "gather") }
 
+// gtTakeLaunch is a take launch over a dense [outer, axis, inner] table of dt (zeros)
+// with these indices, its output dense [outer, len(idx), inner].
+func gtTakeLaunch(dt kernels.DType, outer, axis, inner int, idx ...int32) *kernels.Launch {
+	l := &kernels.Launch{Kernel: kernels.KTake, NArgs: 3,
+		Params: &kernels.TakeParams{Outer: outer, Axis: axis, Inner: inner, NIdx: len(idx)}}
+	l.Args[0] = kernels.NewArg(kernels.Contiguous(dt, outer, axis, inner))
+	l.Args[1] = kernels.NewArg(kernels.Contiguous(kernels.Int32, len(idx)))
+	l.Args[2] = kernels.NewArg(kernels.Contiguous(dt, outer, len(idx), inner))
+	copy(kernels.I32(l.Args[1].Data), idx)
+	return l
+}
+
 // TestGatherOutOfRangeFailsLaunch: every gather kernel stops with a *LaunchError naming
 // the index and the axis, instead of writing a zero row.
 func TestGatherOutOfRangeFailsLaunch(t *testing.T) {
-	take := &kernels.Launch{Kernel: kernels.KTake, NArgs: 3,
-		Params: &kernels.TakeParams{Outer: 1, Axis: 128, Inner: 4, NIdx: 2}}
-	take.Args[0] = kernels.NewArg(kernels.Contiguous(kernels.Float32, 128, 4))
-	take.Args[1] = kernels.NewArg(kernels.Contiguous(kernels.Int32, 2))
-	take.Args[2] = kernels.NewArg(kernels.Contiguous(kernels.Float32, 2, 4))
-	copy(kernels.I32(take.Args[1].Data), []int32{3, 128})
+	take := gtTakeLaunch(kernels.Float32, 1, 128, 4, 3, 128)
 	require.PanicsWithError(t, "kernels: take: index 128 out of range for an axis of length 128", func() { kernels.Run(take) })
 	copy(kernels.I32(take.Args[1].Data), []int32{-129, 0})
 	require.PanicsWithError(t, "kernels: take: index -129 out of range for an axis of length 128", func() { kernels.Run(take) })
@@ -232,12 +239,7 @@ func BenchmarkGatherMM(b *testing.B) {
 
 func BenchmarkTake(b *testing.B) {
 	// Embedding lookup of one token from a [128, 64] table.
-	l := &kernels.Launch{Kernel: kernels.KTake, NArgs: 3,
-		Params: &kernels.TakeParams{Outer: 1, Axis: 128, Inner: 64, NIdx: 1}}
-	l.Args[0] = kernels.NewArg(kernels.Contiguous(kernels.Float32, 128, 64))
-	l.Args[1] = kernels.NewArg(kernels.Contiguous(kernels.Int32, 1))
-	l.Args[2] = kernels.NewArg(kernels.Contiguous(kernels.Float32, 1, 64))
-	kernels.I32(l.Args[1].Data)[0] = 77
+	l := gtTakeLaunch(kernels.Float32, 1, 128, 64, 77)
 	b.Run("embed_1x64", func(b *testing.B) {
 		for b.Loop() {
 			kernels.Run(l)
@@ -251,12 +253,7 @@ func BenchmarkTake(b *testing.B) {
 // the Go twin stops, in every thread order.
 func TestGatherMSLReportsOutOfRange(t *testing.T) {
 	msltest.RequireCompiler(t)
-	take := &kernels.Launch{Kernel: kernels.KTake, NArgs: 3,
-		Params: &kernels.TakeParams{Outer: 2, Axis: 6, Inner: 3, NIdx: 5}}
-	take.Args[0] = kernels.NewArg(kernels.Contiguous(kernels.Float32, 2, 6, 3))
-	take.Args[1] = kernels.NewArg(kernels.Contiguous(kernels.Int32, 5))
-	take.Args[2] = kernels.NewArg(kernels.Contiguous(kernels.Float32, 2, 5, 3))
-	copy(kernels.I32(take.Args[1].Data), []int32{1, -6, 9, 5, -7})
+	take := gtTakeLaunch(kernels.Float32, 2, 6, 3, 1, -6, 9, 5, -7)
 
 	along := &kernels.Launch{Kernel: kernels.KTakeAlongAxis, NArgs: 3,
 		Params: &kernels.TakeAlongParams{Outer: 1, Axis: 5, M: 3, Inner: 2}}

@@ -69,15 +69,22 @@ func TestQuantizeMatchesMLX(t *testing.T) {
 			qt, err := nn.Quantize(w, shape, c.bits, c.group, c.st)
 			require.NoError(t, err)
 			assert.Equal(t, qkaWords(t, s, p+"q"), qt.Weight, "packed words")
-			scales, sinfo, err := s.Bytes(p + "scales")
-			require.NoError(t, err)
-			require.Equal(t, c.st, sinfo.DType)
-			biases, _, err := s.Bytes(p + "biases")
-			require.NoError(t, err)
+			scales, biases := qkaScalesBiases(t, s, p, c.st)
 			assert.Equal(t, scales, qt.Scales, "scales")
 			assert.Equal(t, biases, qt.Biases, "biases")
 		})
 	}
+}
+
+// qkaScalesBiases reads case p's scales and biases (raw bytes of dtype st).
+func qkaScalesBiases(t *testing.T, s *nn.Safetensors, p string, st nn.DType) (scales, biases []byte) {
+	t.Helper()
+	scales, sinfo, err := s.Bytes(p + "scales")
+	require.NoError(t, err)
+	require.Equal(t, st, sinfo.DType)
+	biases, _, err = s.Bytes(p + "biases")
+	require.NoError(t, err)
+	return scales, biases
 }
 
 // qkaULP is the spacing of dtype's values near 1 (float32, float16, bfloat16).
@@ -100,10 +107,7 @@ func TestDequantizeMatchesMLX(t *testing.T) {
 		t.Run(p, func(t *testing.T) {
 			want, shape, err := s.Float32(p + "dequantized")
 			require.NoError(t, err)
-			scales, _, err := s.Bytes(p + "scales")
-			require.NoError(t, err)
-			biases, _, err := s.Bytes(p + "biases")
-			require.NoError(t, err)
+			scales, biases := qkaScalesBiases(t, s, p, c.st)
 			qt := &nn.QuantizedTensor{Shape: shape, Bits: c.bits, GroupSize: c.group,
 				Weight: qkaWords(t, s, p+"q"), Scales: scales, Biases: biases, ScaleType: c.st}
 			got, err := qt.Dequantize()

@@ -55,7 +55,7 @@ func TestMoEBlockMatchesOps(t *testing.T) {
 	g := graph.NewCPU(graph.Options{})
 	rng := rand.New(rand.NewSource(3))
 	w := moeFixture(g, rng)
-	x, r := randArray(g, rng, 3, 1, 16), randArray(g, rng, 3, 1, 16)
+	x, r := laRand(g, rng, 3, 1, 16), laRand(g, rng, 3, 1, 16)
 	for _, renorm := range []bool{true, false} {
 		want, err := unfusedMoE(x, r, w, 2, renorm).Float32s()
 		require.NoError(t, err)
@@ -68,31 +68,18 @@ func TestMoEBlockMatchesOps(t *testing.T) {
 	}
 }
 
-// randArray is a float32 array of the given shape, uniform in [-1, 1).
-func randArray(g *graph.Graph, rng *rand.Rand, shape ...int) tensor.Array {
-	n := 1
-	for _, d := range shape {
-		n *= d
-	}
-	v := make([]float32, n)
-	for i := range v {
-		v[i] = float32(rng.Float64()*2 - 1)
-	}
-	return tensor.FromFloat32(g, v, shape...)
-}
-
 // TestMoEBlockAfterGDN: reading r in place from a GDN step's output gives MoEBlock's
 // result through the view, bit for bit, with one node fewer.
 func TestMoEBlockAfterGDN(t *testing.T) {
 	g := graph.NewCPU(graph.Options{})
 	rng := rand.New(rand.NewSource(4))
 	mw := moeFixture(g, rng)
-	r := func(shape ...int) tensor.Array { return tensor.MulScalar(randArray(g, rng, shape...), 0.3) }
+	r := func(shape ...int) tensor.Array { return tensor.MulScalar(laRand(g, rng, shape...), 0.3) }
 	p := tensor.GDNParams{H: 16, Hk: 1, Hv: 2, Dk: 4, Dv: 4, K: 4, Eps: 1e-6, QKEps: 1e-6 / 4, QScale: 0.25, KScale: 0.5}
 	gw := &tensor.GDNWeights{Norm: tensor.AddScalar(r(16), 1), QKV: r(16, 16), Z: r(8, 16), B: r(2, 16), A: r(2, 16),
 		Conv: r(16, 4), NegA: tensor.AddScalar(r(2), -1), DtBias: r(2), GatedNorm: tensor.AddScalar(r(4), 1), Out: r(16, 8)}
-	x := randArray(g, rng, 2, 1, 16)
-	st := tensor.GDNDecode(x, gw, p, randArray(g, rng, 2, 3, 16), r(2, 2, 4, 4), tensor.Array{})
+	x := laRand(g, rng, 2, 1, 16)
+	st := tensor.GDNDecode(x, gw, p, laRand(g, rng, 2, 3, 16), r(2, 2, 4, 4), tensor.Array{})
 	want, err := tensor.MoEBlock(x, st.R(), mw, 1e-6, 2, true).Float32s()
 	require.NoError(t, err)
 	var got tensor.Array
@@ -159,9 +146,9 @@ func TestGDNDecodeShapeErrors(t *testing.T) {
 func TestMLPBlockMatchesOps(t *testing.T) {
 	g := graph.NewCPU(graph.Options{})
 	rng := rand.New(rand.NewSource(6))
-	s := func(shape ...int) tensor.Array { return tensor.MulScalar(randArray(g, rng, shape...), 0.3) }
+	s := func(shape ...int) tensor.Array { return tensor.MulScalar(laRand(g, rng, shape...), 0.3) }
 	w := &tensor.MLPWeights{Norm: tensor.AddScalar(s(16), 1), Gate: s(12, 16), Up: s(12, 16), Down: s(16, 12)}
-	x, r := randArray(g, rng, 3, 1, 16), randArray(g, rng, 3, 1, 16)
+	x, r := laRand(g, rng, 3, 1, 16), laRand(g, rng, 3, 1, 16)
 	x1 := tensor.Add(x, r)
 	h := tensor.RMSNorm(x1, w.Norm, 1e-6)
 	want, err := tensor.Add(x1, tensor.Linear(tensor.Mul(tensor.Silu(tensor.Linear(h, w.Gate)), tensor.Linear(h, w.Up)), w.Down)).Float32s()
@@ -175,8 +162,8 @@ func TestMLPBlockMatchesOps(t *testing.T) {
 	p := tensor.GDNParams{H: 16, Hk: 1, Hv: 2, Dk: 4, Dv: 4, K: 4, Eps: 1e-6, QKEps: 1e-6 / 4, QScale: 0.25, KScale: 0.5}
 	gw := &tensor.GDNWeights{Norm: tensor.AddScalar(s(16), 1), QKV: s(16, 16), Z: s(8, 16), B: s(2, 16), A: s(2, 16),
 		Conv: s(16, 4), NegA: tensor.AddScalar(s(2), -1), DtBias: s(2), GatedNorm: tensor.AddScalar(s(4), 1), Out: s(16, 8)}
-	xs := randArray(g, rng, 2, 1, 16)
-	st := tensor.GDNDecode(xs, gw, p, randArray(g, rng, 2, 3, 16), s(2, 2, 4, 4), tensor.Array{})
+	xs := laRand(g, rng, 2, 1, 16)
+	st := tensor.GDNDecode(xs, gw, p, laRand(g, rng, 2, 3, 16), s(2, 2, 4, 4), tensor.Array{})
 	want, err = tensor.MLPBlock(xs, st.R(), w, 1e-6).Float32s()
 	require.NoError(t, err)
 	gv, err = tensor.MLPBlockAfter(xs, st, w, 1e-6).Float32s()
