@@ -174,6 +174,7 @@ func gdnConvStepCPU(l *Launch) {
 	xs, nw, wq := gdnF32(l, 0, B*H), gdnF32(l, 1, H), gdnF32(l, 2, nq*H)
 	st, out := gdnF32(l, 3, B*(K-1)*C), gdnF32(l, l.NArgs-1, B*K*C)
 	valid := gdnMask(l, 5)
+	prefetch(wq)
 	hp := getScratch(H)
 	defer putScratch(hp)
 	h := *hp
@@ -204,6 +205,7 @@ func gdnBlockCPU(l *Launch) {
 	out := gdnF32(l, l.NArgs-1, B*H+B*ns)
 	rs, sts := out[:B*H], out[B*H:]
 	valid := gdnMask(l, 13)
+	prefetch(st, wz, wo)
 
 	// One scratch allocation per launch: h [H], conv [C], exp [max(C, vd)], z and y
 	// [vd], b, a, beta and g [Hv].
@@ -221,7 +223,13 @@ func gdnBlockCPU(l *Launch) {
 		copy(stOut, st[b*ns:(b+1)*ns])
 		rmsNormRow(xs[b*H:(b+1)*H], nw, h, p.Eps)
 		// Projections z, b, a; beta = sigmoid(b), g = softplus(a + dt_bias) * -exp(A_log).
-		gdnProject(h, wz, p.zRow, !p.Grouped, z)
+		// z is not needed until the gated norm: a helper, if one is waiting, computes it
+		// while this goroutine runs the conv and the delta rule.
+		if p.Grouped {
+			gdnProject(h, wz, p.zRow, false, z)
+		} else {
+			l.Helper.postOrRun(helpJob{x: h, w: wz, ld: H, out: z})
+		}
 		gdnProject(h, wb, func(i int) int { return p.baRow(i, 0) }, !p.Grouped, bIn)
 		gdnProject(h, wa, func(i int) int { return p.baRow(i, 1) }, !p.Grouped, aIn)
 		expArray(ex[:Hv], bIn, -1, 0)
@@ -270,6 +278,7 @@ func gdnBlockCPU(l *Launch) {
 			}
 		}
 		// Gated RMSNorm per value head (gated_rms_norm's arithmetic), then out_proj.
+		l.Helper.join() // z
 		for hv := 0; hv < Hv; hv++ {
 			yh, zh := y[hv*Dv:(hv+1)*Dv], z[hv*Dv:(hv+1)*Dv]
 			s := rmsScale(yh, p.Eps)

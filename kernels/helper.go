@@ -5,54 +5,87 @@ import "sync/atomic"
 // Helper passes side work from a kernel running on a device's worker goroutine to a
 // second goroutine that would otherwise only wait for it: on the CPU device, the graph
 // that submitted the work helps while it waits (graph's executor.wait), so a decode
-// step uses the machine's second core and its memory bandwidth. The fused MoE block
-// offers its shared expert while it computes the routed ones.
+// step uses the machine's second core and its memory bandwidth. The fused blocks hand
+// over products whose result they need only later: the MoE block its shared expert,
+// the GatedDeltaNet block its z projection. (Splitting single products by rows
+// between the cores was measured too and gained nothing: a round trip between the
+// cores costs about what half of a small product saves.)
 //
-// An offered task is joined before its result is used: if no helper has taken it by
+// A posted job is joined before its result is used: if no helper has taken it by
 // then, the kernel runs it itself. Either way it runs once, with the same arithmetic,
-// so results never depend on whether help came. One task is offered at a time.
-type Helper struct{ slot atomic.Pointer[helpTask] }
-
-type helpTask struct {
-	fn    func()
-	state atomic.Int32 // taskOffered, taskTaken, taskDone
+// so results never depend on whether help came. One job is on offer at a time, and
+// only the worker posts; the job lives in the Helper, so posting allocates nothing.
+type Helper struct {
+	state atomic.Int32 // jobIdle, jobOffered, jobTaken, jobDone
+	job   helpJob
 }
 
 const (
-	taskOffered = iota
-	taskTaken
-	taskDone
+	jobIdle = iota
+	jobOffered
+	jobTaken
+	jobDone
 )
 
-// offer makes fn available to a helper and returns the join that runs fn itself if
-// no helper took it, or waits for the helper to finish it. A nil Helper runs fn at
-// the join.
-func (h *Helper) offer(fn func()) (join func()) {
-	if h == nil {
-		return fn
+// helpJob is a job a helper can run: a matrix-vector product gemvF32(x, w, ld, out),
+// or, when glu is set, a SwiGLU expert swiGLU(x, w, up, down, act, upv, ex, out).
+type helpJob struct {
+	x, w, out []float32
+	ld        int
+
+	glu                    bool
+	up, down, act, upv, ex []float32
+}
+
+func (j *helpJob) run() {
+	if j.glu {
+		swiGLU(j.x, j.w, j.up, j.down, j.act, j.upv, j.ex, j.out)
+		return
 	}
-	t := &helpTask{fn: fn}
-	h.slot.Store(t)
-	return func() {
-		if t.state.CompareAndSwap(taskOffered, taskTaken) {
-			h.slot.CompareAndSwap(t, nil)
-			fn()
-			return
-		}
-		for t.state.Load() != taskDone {
-			// The helper is running it: a few microseconds of memory-bound work.
-		}
+	gemvF32(j.x, j.w, j.ld, j.out)
+}
+
+// post offers j and reports whether it did: a nil Helper, or one whose previous job
+// is not joined yet, takes nothing, and the caller runs j's work itself.
+func (h *Helper) post(j helpJob) bool {
+	if h == nil || h.state.Load() != jobIdle {
+		return false
+	}
+	h.job = j
+	h.state.Store(jobOffered) // publishes the job
+	return true
+}
+
+// postOrRun posts j, or runs it here if it cannot be posted.
+func (h *Helper) postOrRun(j helpJob) {
+	if !h.post(j) {
+		j.run()
 	}
 }
 
-// Help runs the task on offer, if any, and reports whether it ran one.
+// join returns when the posted job, if any, has run: on this goroutine if no helper
+// took it, else on the helper's.
+func (h *Helper) join() {
+	if h == nil || h.state.Load() == jobIdle {
+		return
+	}
+	if h.state.CompareAndSwap(jobOffered, jobTaken) {
+		h.job.run()
+	} else {
+		for h.state.Load() != jobDone {
+			// The helper is running it: a few microseconds of memory-bound work.
+		}
+	}
+	h.job = helpJob{} // hold no buffers between jobs
+	h.state.Store(jobIdle)
+}
+
+// Help runs the job on offer, if any, and reports whether it ran one.
 func (h *Helper) Help() bool {
-	t := h.slot.Load()
-	if t == nil || !t.state.CompareAndSwap(taskOffered, taskTaken) {
+	if h.state.Load() != jobOffered || !h.state.CompareAndSwap(jobOffered, jobTaken) {
 		return false
 	}
-	h.slot.CompareAndSwap(t, nil)
-	t.fn()
-	t.state.Store(taskDone)
+	h.job.run()
+	h.state.Store(jobDone)
 	return true
 }

@@ -1,8 +1,10 @@
 package kernels
 
 import (
+	"math/rand"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -27,49 +29,75 @@ func serveHelper(h *Helper) (stop func(), helped *atomic.Int64) {
 	return func() { close(done) }, helped
 }
 
-// TestHelperRunsEachTaskOnce: an offered task runs exactly once, whether nobody helps
-// (nil Helper, or a Helper nobody serves: the join runs it) or a goroutine serves the
-// Helper, and whatever it wrote is visible after the join.
-func TestHelperRunsEachTaskOnce(t *testing.T) {
+// TestHelperRunsEachJobOnce: a posted job runs exactly once, whether nobody helps (the
+// join runs it) or a goroutine serves the Helper, and what it wrote is visible after
+// the join; a nil Helper, or one with a job not yet joined, takes no job.
+func TestHelperRunsEachJobOnce(t *testing.T) {
+	x := []float32{1, 2, 3, 4}
+	w := []float32{1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1} // the identity
 	var nilHelper *Helper
-	runs := 0
-	nilHelper.offer(func() { runs++ })()
-	require.Equal(t, 1, runs)
+	require.False(t, nilHelper.post(helpJob{x: x, w: w, ld: 4, out: make([]float32, 4)}))
+	nilHelper.join() // nothing to join
+	out := make([]float32, 4)
+	nilHelper.postOrRun(helpJob{x: x, w: w, ld: 4, out: out})
+	require.Equal(t, x, out, "postOrRun runs what it cannot post")
 
 	var h Helper
-	h.offer(func() { runs++ })()
-	require.Equal(t, 2, runs)
-	require.False(t, h.Help(), "a joined task is not on offer any more")
+	out = make([]float32, 4)
+	require.True(t, h.post(helpJob{x: x, w: w, ld: 4, out: out}))
+	require.False(t, h.post(helpJob{}), "one job at a time")
+	h.join()
+	require.Equal(t, x, out)
+	require.False(t, h.Help(), "a joined job is not on offer any more")
+	h.join() // joining again is a no-op
 
 	stop, helped := serveHelper(&h)
 	const n = 20000
-	vals := make([]int, n)
-	for i := range vals {
-		h.offer(func() { vals[i] += i + 1 })() // the helper takes some, the joins the rest
-		require.Equal(t, i+1, vals[i], "task %d", i)
+	deadline := time.Now().Add(10 * time.Second)
+	for i := 0; i < n || helped.Load() == 0 && time.Now().Before(deadline); i++ {
+		xi := []float32{float32(i), 1, 2, 3}
+		out := make([]float32, 4)
+		require.True(t, h.post(helpJob{x: xi, w: w, ld: 4, out: out}))
+		h.join()
+		require.Equal(t, xi, out, "job %d", i)
 	}
 	stop()
-	t.Logf("%d of %d tasks ran on the helper", helped.Load(), n)
+	require.Positive(t, helped.Load(), "the served helper took no job")
+	t.Logf("%d of %d jobs ran on the helper", helped.Load(), n)
 }
 
-// TestMoEBlockSameWithHelper: the fused MoE block gives bit-identical outputs when a
-// helper computes its shared expert.
-func TestMoEBlockSameWithHelper(t *testing.T) {
+// TestHelpedKernelsSame: every sample launch of every family gives bit-identical outputs
+// when a helper serves it; the kernels that offer work (the MoE block its shared expert,
+// the ungrouped GatedDeltaNet block its z projection) run until the helper has taken
+// their work at least once.
+func TestHelpedKernelsSame(t *testing.T) {
 	var h Helper
-	stop, _ := serveHelper(&h)
+	stop, helped := serveHelper(&h)
 	defer stop()
-	for _, l := range moeBlockSamples(nil) {
-		if l.Kernel != KMoEBlock {
-			continue
+	offers := func(l *Launch) bool {
+		if p, ok := l.Params.(*GDNBlockParams); ok {
+			return l.Kernel == KGDNBlock && !p.Grouped
 		}
-		Run(l)
-		want := append([]byte(nil), l.Out().Data...)
-		for rep := 0; rep < 50; rep++ {
-			Poison(l.Out())
-			l.Helper = &h
+		return l.Kernel == KMoEBlock
+	}
+	nOffering := 0
+	for fam, ls := range Samples(rand.New(rand.NewSource(7))) {
+		for i, l := range ls {
 			Run(l)
-			l.Helper = nil
-			require.Equal(t, want, l.Out().Data)
+			want := append([]byte(nil), l.Out().Data...)
+			before, deadline := helped.Load(), time.Now().Add(10*time.Second)
+			for rep := 0; rep < 3 || offers(l) && helped.Load() == before && time.Now().Before(deadline); rep++ {
+				Poison(l.Out())
+				l.Helper = &h
+				Run(l)
+				l.Helper = nil
+				require.Equal(t, want, l.Out().Data, "%s sample %d (%s)", fam, i, l.Kernel.Name)
+			}
+			if offers(l) {
+				nOffering++
+				require.Greater(t, helped.Load(), before, "%s sample %d (%s): the helper never took its work", fam, i, l.Kernel.Name)
+			}
 		}
 	}
+	require.Positive(t, nOffering, "no sample offers work")
 }

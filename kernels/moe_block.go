@@ -97,27 +97,28 @@ func moeBlockCPU(l *Launch) {
 	var gate [1]float32
 	for t := 0; t < T; t++ {
 		or := out[t*H : (t+1)*H]
+		prefetch(router, sg, su, sd)
 		residualNorm(xs[t*H:(t+1)*H], rs[t*H:(t+1)*H], nw, p.Eps, x1, h)
+		// The shared expert (the dense SwiGLU MLP; its sigmoid gate below) goes to a
+		// helper, if one is waiting, while this goroutine routes and runs the routed
+		// experts: the two read their weights from memory at once. Its scratch is its own.
+		l.Helper.postOrRun(helpJob{glu: true, x: h, w: sg, up: su, down: sd,
+			act: shScratch[:Is], upv: shScratch[Is : 2*Is], ex: shScratch[2*Is : 3*Is], out: sh})
 		gemvF32(h, router, H, logits)
 		softmaxRow(logits, probs)
 		n := topkRow(probs, K, &vals, &ids)
 		for j := 0; j < n; j++ {
 			sc[j] = probs[ids[j]]
 		}
+		prefetchExperts(gs, us, ds, ids[:n], E, I*H)
 		if p.Renorm {
 			sum := float32(sumRow(sc[:n]))
 			for j := 0; j < n; j++ {
 				sc[j] /= sum
 			}
 		}
-		// The shared expert (the dense SwiGLU MLP; its sigmoid gate below) goes to a
-		// helper, if one is waiting, while this goroutine runs the routed experts: the
-		// two read their weights from memory at once. Its scratch is its own.
-		join := l.Helper.offer(func() {
-			swiGLU(h, sg, su, sd, shScratch[:Is], shScratch[Is:2*Is], shScratch[2*Is:3*Is], sh)
-		})
 		switchGLURow(h, y, gs, us, ds, ids[:n], sc[:n], E, I, glu)
-		join()
+		l.Helper.join() // the shared expert
 		gemvF32(h, sgw, H, gate[:])
 		e := exp32(-gate[0])
 		gv := 1 / (1 + e)

@@ -59,3 +59,32 @@ func axpyRows(y, a, v []float32, ldv int) {
 		}
 	}
 }
+
+// prefetchMaxFloats bounds what prefetch asks for per matrix (64 KiB): the small
+// matrices of a decode step gain most, and a large one streams well on the hardware's
+// own prefetchers, where asking for all of it would only push earlier lines out of L2.
+const prefetchMaxFloats = 16384
+
+// prefetch asks for the weights a kernel is about to read, all at once. A decode step
+// reads many small matrices, each once, from memory (a layer's weights do not stay in
+// cache from one token to the next); the hardware prefetchers learn each stream anew
+// at every 4 KiB page, so a kernel that asks for its matrices up front keeps many more
+// cache misses in flight. Measured on the repro (kernels' per-launch timers, a 2-core
+// Zen 5 VM): moe_block 8.5 -> 6 us. A hint only: it changes no value.
+func prefetch(ws ...[]float32) {
+	for _, w := range ws {
+		if n := min(len(w), prefetchMaxFloats); n > 0 {
+			prefetchLines(&w[0], n)
+		}
+	}
+}
+
+// prefetchExperts prefetches the gate, up and down matrices (n floats each) of the
+// experts in ids, once the router has chosen them.
+func prefetchExperts(gs, us, ds []float32, ids []int32, E, n int) {
+	for _, id := range ids {
+		if e, ok := gatherIndex(id, E); ok {
+			prefetch(gs[e*n:(e+1)*n], us[e*n:(e+1)*n], ds[e*n:(e+1)*n])
+		}
+	}
+}

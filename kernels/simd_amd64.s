@@ -420,3 +420,20 @@ binmul:
 bindone:
 	VZEROUPPER
 	RET
+
+// func prefetchLines(p *float32, n int)
+// PREFETCHT1 on every cache line that holds one of the n floats from p.
+TEXT ·prefetchLines(SB), NOSPLIT, $0-16
+	MOVQ p+0(FP), SI
+	MOVQ n+8(FP), CX
+	TESTQ CX, CX
+	JLE pfdone
+	LEAQ (SI)(CX*4), DX // end
+	ANDQ $-64, SI       // the first line
+pfloop:
+	PREFETCHT1 (SI)
+	ADDQ $64, SI
+	CMPQ SI, DX
+	JB pfloop
+pfdone:
+	RET

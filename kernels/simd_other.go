@@ -22,3 +22,6 @@ func gdStep16AVX(s, k, q, v, y *float32, n int, decay, beta float32) {
 }
 
 func binF32AVX(op int, dst, a, b *float32, n8 int) { panic("kernels: binF32AVX without AVX") }
+
+// prefetchLines is a no-op off amd64: the hardware's own prefetchers are all there is.
+func prefetchLines(p *float32, n int) {}
