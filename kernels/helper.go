@@ -28,8 +28,11 @@ const (
 )
 
 // helpJob is a job a helper can run: a matrix-vector product gemvF32(x, w, ld, out),
-// or, when glu is set, a SwiGLU expert swiGLU(x, w, up, down, act, upv, ex, out).
+// or, when glu is set, a SwiGLU expert swiGLU(x, w, up, down, act, upv, ex, out), or
+// when fn is set, fn (a closure, for work large enough that its allocation is noise).
 type helpJob struct {
+	fn func()
+
 	x, w, out []float32
 	ld        int
 
@@ -38,6 +41,10 @@ type helpJob struct {
 }
 
 func (j *helpJob) run() {
+	if j.fn != nil {
+		j.fn()
+		return
+	}
 	if j.glu {
 		swiGLU(j.x, j.w, j.up, j.down, j.act, j.upv, j.ex, j.out)
 		return

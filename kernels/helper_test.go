@@ -66,22 +66,36 @@ func TestHelperRunsEachJobOnce(t *testing.T) {
 	t.Logf("%d of %d jobs ran on the helper", helped.Load(), n)
 }
 
-// TestHelpedKernelsSame: every sample launch of every family gives bit-identical outputs
-// when a helper serves it; the kernels that offer work (the MoE block its shared expert,
-// the ungrouped GatedDeltaNet block its z projection) run until the helper has taken
-// their work at least once.
+// TestHelpedKernelsSame: every sample launch of every family, and sdpa launches deep
+// enough to share their heads, give bit-identical outputs when a helper serves them; the
+// kernels that offer work (the MoE block its shared expert, the ungrouped GatedDeltaNet
+// block its z projection, a deep sdpa half its key/value heads) run until the helper
+// has taken their work at least once.
 func TestHelpedKernelsSame(t *testing.T) {
 	var h Helper
 	stop, helped := serveHelper(&h)
 	defer stop()
 	offers := func(l *Launch) bool {
-		if p, ok := l.Params.(*GDNBlockParams); ok {
+		switch p := l.Params.(type) {
+		case *GDNBlockParams:
 			return l.Kernel == KGDNBlock && !p.Grouped
+		case *SDPAParams:
+			q, k := &l.Args[0], &l.Args[1]
+			return q.Shape[0]*k.Shape[1] >= 2 && q.Shape[1]*q.Shape[2]*k.Shape[2] >= sdpaSplitKeys
 		}
 		return l.Kernel == KMoEBlock
 	}
+	rng := rand.New(rand.NewSource(7))
+	all := Samples(rng)
+	for _, c := range []sdpaCase{
+		{1, 4, 2, 1, 4100, 16, 16, 4200, ""},
+		{2, 4, 2, 1, 3000, 16, 16, 3000, "pad"},
+		{1, 6, 3, 3, 6000, 16, 8, 6000, "causal"},
+	} {
+		all["sdpa deep"] = append(all["sdpa deep"], sdpaSample(rng, c))
+	}
 	nOffering := 0
-	for fam, ls := range Samples(rand.New(rand.NewSource(7))) {
+	for fam, ls := range all {
 		for i, l := range ls {
 			Run(l)
 			want := append([]byte(nil), l.Out().Data...)

@@ -40,6 +40,22 @@ func sdpaArgs(l *Launch) (q, k, v, m, o *Arg) {
 // order, exactly as one pass over all keys would.
 const sdpaChunk = 256
 
+// sdpaSplitKeys is the fewest keys per launch (query rows x keys, over all heads) at
+// which sdpaCPU shares its key/value heads with a helper: from there on a launch
+// streams megabytes of cache, against a round trip of microseconds.
+const sdpaSplitKeys = 16384
+
+// sdpaRun is one sdpa launch, split into units (batch row, key/value head) that read
+// their own keys and write their own output rows.
+type sdpaRun struct {
+	qa, ka, va, ma      *Arg
+	q, o, k, v          []float32
+	B, Hq, Sq, D        int
+	Hkv, Skv, Dv, group int
+	ks, vs              int
+	scale               float32
+}
+
 func sdpaCPU(l *Launch) {
 	qa, ka, va, ma, oa := sdpaArgs(l)
 	mustFloat32("sdpa", qa, ka, va, oa)
@@ -48,87 +64,101 @@ func sdpaCPU(l *Launch) {
 	if B*Hq*Sq*Dv == 0 {
 		return
 	}
-	q := F32(qa.Data)[qa.Offset : qa.Offset+B*Hq*Sq*D]
-	o := F32(oa.Data)[oa.Offset : oa.Offset+B*Hq*Sq*Dv]
-	k, v := F32(ka.Data), F32(va.Data)
-	scale := float32(l.Params.(*SDPAParams).Scale)
-	group := Hq / Hkv
-	ks, vs := ka.Strides[2], va.Strides[2]
+	r := &sdpaRun{ka: ka, va: va, ma: ma,
+		q: F32(qa.Data)[qa.Offset : qa.Offset+B*Hq*Sq*D], o: F32(oa.Data)[oa.Offset : oa.Offset+B*Hq*Sq*Dv],
+		k: F32(ka.Data), v: F32(va.Data), Hq: Hq, Sq: Sq, D: D, Hkv: Hkv, Skv: Skv, Dv: Dv,
+		group: Hq / Hkv, ks: ka.Strides[2], vs: va.Strides[2], scale: float32(l.Params.(*SDPAParams).Scale)}
+	// With a helper waiting, the second half of the units runs on it: a deep cache is
+	// read from memory, and two cores read it about twice as fast as one.
+	n := B * Hkv
+	if half := n / 2; half > 0 && Hq*Sq*Skv >= sdpaSplitKeys &&
+		l.Helper.post(helpJob{fn: func() { r.units(half, n) }}) {
+		r.units(0, half)
+		l.Helper.join()
+		return
+	}
+	r.units(0, n)
+}
+
+// units computes units lo..hi-1 (unit u is batch row u / Hkv, key/value head u % Hkv)
+// with scratch of its own.
+func (r *sdpaRun) units(lo, hi int) {
+	Hq, Sq, D, Skv, Dv, group := r.Hq, r.Sq, r.D, r.Skv, r.Dv, r.group
+	q, o, k, v, ka, va, ma, ks, vs, scale := r.q, r.o, r.k, r.v, r.ka, r.va, r.ma, r.ks, r.vs, r.scale
 	// The scores of the group's query rows, then each row's 1/sum (0: every key masked).
 	sp := getScratchDirty(group*Skv + group) // every score and 1/sum is written before use
 	defer putScratch(sp)
 	scores, inv := (*sp)[:group*Skv], (*sp)[group*Skv:]
 	negInf := float32(math.Inf(-1))
-	for b := 0; b < B; b++ {
-		for kh := 0; kh < Hkv; kh++ {
-			kb := ka.Offset + b*ka.Strides[0] + kh*ka.Strides[1]
-			vb := va.Offset + b*va.Strides[0] + kh*va.Strides[1]
-			for i := 0; i < Sq; i++ {
-				// row(g) is query row i of head kh*group+g.
-				row := func(g int) int { return (b*Hq+kh*group+g)*Sq + i }
-				for c := 0; c < Skv; c += sdpaChunk {
-					n := min(sdpaChunk, Skv-c)
-					kc := k[kb+c*ks : kb+(c+n-1)*ks+D]
-					for g := 0; g < group; g++ {
-						r := row(g)
-						gemvF32(q[r*D:r*D+D], kc, ks, scores[g*Skv+c:g*Skv+c+n])
-					}
-				}
-				for g := 0; g < group; g++ {
-					sc, or := scores[g*Skv:(g+1)*Skv], o[row(g)*Dv:row(g)*Dv+Dv]
-					clear(or)
-					inv[g] = 0
-					var mrow []byte
-					mst := 0
-					if ma != nil {
-						mrow = ma.Data[ma.Offset+b*ma.Strides[0]+(kh*group+g)*ma.Strides[1]+i*ma.Strides[2]:]
-						mst = ma.Strides[3]
-					}
-					mx, any := negInf, false
-					if mrow == nil { // the loop without the mask's branch
-						for j, d := range sc {
-							s := d * scale
-							sc[j] = s
-							if s > mx {
-								mx = s
-							}
-						}
-						any = len(sc) > 0
-					} else {
-						for j, d := range sc {
-							if mrow[j*mst] == 0 {
-								sc[j] = negInf
-								continue
-							}
-							s := d * scale
-							sc[j] = s
-							if s > mx {
-								mx = s
-							}
-							any = true
-						}
-					}
-					if !any {
-						continue // every key masked: the output row stays zero
-					}
-					expArray(sc, sc, 1, mx)
-					inv[g] = float32(1 / sumRow(sc)) // sum >= 1 (the max's term), so inv > 0
-				}
-				for c := 0; c < Skv; c += sdpaChunk {
-					n := min(sdpaChunk, Skv-c)
-					vc := v[vb+c*vs : vb+(c+n-1)*vs+Dv]
-					for g := 0; g < group; g++ {
-						if inv[g] != 0 {
-							r := row(g)
-							axpyRows(o[r*Dv:r*Dv+Dv], scores[g*Skv+c:g*Skv+c+n], vc, vs)
-						}
-					}
-				}
+	for u := lo; u < hi; u++ {
+		b, kh := u/r.Hkv, u%r.Hkv
+		kb := ka.Offset + b*ka.Strides[0] + kh*ka.Strides[1]
+		vb := va.Offset + b*va.Strides[0] + kh*va.Strides[1]
+		for i := 0; i < Sq; i++ {
+			// row(g) is query row i of head kh*group+g.
+			row := func(g int) int { return (b*Hq+kh*group+g)*Sq + i }
+			for c := 0; c < Skv; c += sdpaChunk {
+				n := min(sdpaChunk, Skv-c)
+				kc := k[kb+c*ks : kb+(c+n-1)*ks+D]
 				for g := 0; g < group; g++ {
 					r := row(g)
-					for d := range o[r*Dv : r*Dv+Dv] {
-						o[r*Dv+d] *= inv[g]
+					gemvF32(q[r*D:r*D+D], kc, ks, scores[g*Skv+c:g*Skv+c+n])
+				}
+			}
+			for g := 0; g < group; g++ {
+				sc, or := scores[g*Skv:(g+1)*Skv], o[row(g)*Dv:row(g)*Dv+Dv]
+				clear(or)
+				inv[g] = 0
+				var mrow []byte
+				mst := 0
+				if ma != nil {
+					mrow = ma.Data[ma.Offset+b*ma.Strides[0]+(kh*group+g)*ma.Strides[1]+i*ma.Strides[2]:]
+					mst = ma.Strides[3]
+				}
+				mx, any := negInf, false
+				if mrow == nil { // the loop without the mask's branch
+					for j, d := range sc {
+						s := d * scale
+						sc[j] = s
+						if s > mx {
+							mx = s
+						}
 					}
+					any = len(sc) > 0
+				} else {
+					for j, d := range sc {
+						if mrow[j*mst] == 0 {
+							sc[j] = negInf
+							continue
+						}
+						s := d * scale
+						sc[j] = s
+						if s > mx {
+							mx = s
+						}
+						any = true
+					}
+				}
+				if !any {
+					continue // every key masked: the output row stays zero
+				}
+				expArray(sc, sc, 1, mx)
+				inv[g] = float32(1 / sumRow(sc)) // sum >= 1 (the max's term), so inv > 0
+			}
+			for c := 0; c < Skv; c += sdpaChunk {
+				n := min(sdpaChunk, Skv-c)
+				vc := v[vb+c*vs : vb+(c+n-1)*vs+Dv]
+				for g := 0; g < group; g++ {
+					if inv[g] != 0 {
+						r := row(g)
+						axpyRows(o[r*Dv:r*Dv+Dv], scores[g*Skv+c:g*Skv+c+n], vc, vs)
+					}
+				}
+			}
+			for g := 0; g < group; g++ {
+				r := row(g)
+				for d := range o[r*Dv : r*Dv+Dv] {
+					o[r*Dv+d] *= inv[g]
 				}
 			}
 		}
@@ -180,56 +210,65 @@ func sdpaEncode(l *Launch, e Encoder) {
 // padding mask that blanks every key of one row.
 func sdpaSamples(rng *rand.Rand) []*Launch {
 	var out []*Launch
-	for _, c := range []struct {
-		B, Hq, Hkv, Sq, Skv, D, Dv, MaxS int
-		mask                             string
-	}{
+	for _, c := range []sdpaCase{
 		{1, 4, 2, 1, 128, 32, 32, 128, ""},
 		{2, 4, 2, 1, 9, 16, 16, 16, "pad"},
 		{1, 4, 2, 7, 7, 32, 32, 7, "causal"},
 		{2, 2, 1, 3, 40, 20, 12, 64, "pad"},
 	} {
-		l := &Launch{Kernel: KSDPA, Params: &SDPAParams{Scale: 1 / math.Sqrt(float64(c.D))}}
-		q := NewArg(Contiguous(Float32, c.B, c.Hq, c.Sq, c.D))
-		Fill(rng, &q, -1, 1)
-		cache := func(d int) Arg {
-			full := Contiguous(Float32, c.B, c.Hkv, c.MaxS, d)
-			a := NewArg(full)
-			Fill(rng, &a, -1, 1)
-			a.Shape[2] = c.Skv // a window of the cache, from position 1 when it fits
-			if c.MaxS > c.Skv {
-				a.Offset = d
-			}
-			return a
-		}
-		l.Args[0], l.Args[1], l.Args[2], l.NArgs = q, cache(c.D), cache(c.Dv), 3
-		switch c.mask {
-		case "causal": // [Sq, Skv] broadcast over batch and heads
-			ml := Contiguous(Bool, 1, 1, c.Sq, c.Skv)
-			m := NewArg(ml)
-			for i := 0; i < c.Sq; i++ {
-				for j := 0; j < c.Skv; j++ {
-					if j <= i+c.Skv-c.Sq {
-						m.Data[i*c.Skv+j] = byte(1 + j%2) // any non-zero byte is true, on both twins
-					}
-				}
-			}
-			m.Layout = BroadcastLayout(&ml, &Layout{NDim: 4, Shape: [MaxDims]int{c.B, c.Hq, c.Sq, c.Skv}})
-			l.Args[3], l.NArgs = m, 4
-		case "pad": // left padding per batch row, [B, 1, 1, Skv]; row 1 fully padded
-			ml := Contiguous(Bool, c.B, 1, 1, c.Skv)
-			m := NewArg(ml)
-			for j := 2; j < c.Skv; j++ {
-				m.Data[j] = 1
-			}
-			m.Layout = BroadcastLayout(&ml, &Layout{NDim: 4, Shape: [MaxDims]int{c.B, c.Hq, c.Sq, c.Skv}})
-			l.Args[3], l.NArgs = m, 4
-		}
-		o := NewArg(Contiguous(Float32, c.B, c.Hq, c.Sq, c.Dv))
-		Poison(&o)
-		l.Args[l.NArgs] = o
-		l.NArgs++
-		out = append(out, l)
+		out = append(out, sdpaSample(rng, c))
 	}
 	return out
+}
+
+// sdpaCase is the shape of an sdpa sample: keys Skv of a cache of MaxS positions, and
+// its mask ("", "causal" or "pad").
+type sdpaCase struct {
+	B, Hq, Hkv, Sq, Skv, D, Dv, MaxS int
+	mask                             string
+}
+
+// sdpaSample builds a launch of shape c with inputs from rng.
+func sdpaSample(rng *rand.Rand, c sdpaCase) *Launch {
+	l := &Launch{Kernel: KSDPA, Params: &SDPAParams{Scale: 1 / math.Sqrt(float64(c.D))}}
+	q := NewArg(Contiguous(Float32, c.B, c.Hq, c.Sq, c.D))
+	Fill(rng, &q, -1, 1)
+	cache := func(d int) Arg {
+		full := Contiguous(Float32, c.B, c.Hkv, c.MaxS, d)
+		a := NewArg(full)
+		Fill(rng, &a, -1, 1)
+		a.Shape[2] = c.Skv // a window of the cache, from position 1 when it fits
+		if c.MaxS > c.Skv {
+			a.Offset = d
+		}
+		return a
+	}
+	l.Args[0], l.Args[1], l.Args[2], l.NArgs = q, cache(c.D), cache(c.Dv), 3
+	switch c.mask {
+	case "causal": // [Sq, Skv] broadcast over batch and heads
+		ml := Contiguous(Bool, 1, 1, c.Sq, c.Skv)
+		m := NewArg(ml)
+		for i := 0; i < c.Sq; i++ {
+			for j := 0; j < c.Skv; j++ {
+				if j <= i+c.Skv-c.Sq {
+					m.Data[i*c.Skv+j] = byte(1 + j%2) // any non-zero byte is true, on both twins
+				}
+			}
+		}
+		m.Layout = BroadcastLayout(&ml, &Layout{NDim: 4, Shape: [MaxDims]int{c.B, c.Hq, c.Sq, c.Skv}})
+		l.Args[3], l.NArgs = m, 4
+	case "pad": // left padding per batch row, [B, 1, 1, Skv]; row 1 fully padded
+		ml := Contiguous(Bool, c.B, 1, 1, c.Skv)
+		m := NewArg(ml)
+		for j := 2; j < c.Skv; j++ {
+			m.Data[j] = 1
+		}
+		m.Layout = BroadcastLayout(&ml, &Layout{NDim: 4, Shape: [MaxDims]int{c.B, c.Hq, c.Sq, c.Skv}})
+		l.Args[3], l.NArgs = m, 4
+	}
+	o := NewArg(Contiguous(Float32, c.B, c.Hq, c.Sq, c.Dv))
+	Poison(&o)
+	l.Args[l.NArgs] = o
+	l.NArgs++
+	return l
 }
