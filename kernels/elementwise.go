@@ -149,6 +149,11 @@ func maskRow(op *BinaryOp, a, b, o *Arg) func(n int, off, inc [4]int) {
 		ge := op == OpGreatEq // x >= y is !(x < y) for integers
 		return func(n int, off, inc [4]int) {
 			ia, ib, io := off[0], off[1], off[2]
+			if inc[2] == 1 && inc[0] <= 1 && inc[1] <= 1 && inc[0]+inc[1] > 0 {
+				// A decode mask's rows: both dense, or one side a single value.
+				cmpRowI32(ov[io:io+n], av[ia:], inc[0], bv[ib:], inc[1], ge)
+				return
+			}
 			for i := 0; i < n; i++ {
 				ov[io] = boolByte((av[ia] < bv[ib]) != ge)
 				ia += inc[0]
@@ -161,6 +166,13 @@ func maskRow(op *BinaryOp, a, b, o *Arg) func(n int, off, inc [4]int) {
 		av, bv := a.Data, b.Data
 		return func(n int, off, inc [4]int) {
 			ia, ib, io := off[0], off[1], off[2]
+			if inc == [4]int{1, 1, 1} {
+				x, y, dst := av[ia:ia+n], bv[ib:ib+n], ov[io:io+n]
+				for i := range dst {
+					dst[i] = boolByte(x[i] != 0) & boolByte(y[i] != 0) // no branch per element
+				}
+				return
+			}
 			for i := 0; i < n; i++ {
 				ov[io] = boolByte(av[ia] != 0 && bv[ib] != 0)
 				ia += inc[0]
@@ -170,6 +182,29 @@ func maskRow(op *BinaryOp, a, b, o *Arg) func(n int, off, inc [4]int) {
 		}
 	}
 	return nil
+}
+
+// cmpRowI32 writes dst[i] = (a[i*sa] < b[i*sb]) != ge for strides sa, sb of 0 or 1,
+// not both 0: a loop per case, so the compiler drops the index arithmetic.
+func cmpRowI32(dst []byte, a []int32, sa int, b []int32, sb int, ge bool) {
+	n := len(dst)
+	switch {
+	case sa == 1 && sb == 1:
+		a, b = a[:n], b[:n]
+		for i := range dst {
+			dst[i] = boolByte((a[i] < b[i]) != ge)
+		}
+	case sa == 1:
+		a, y := a[:n], b[0]
+		for i := range dst {
+			dst[i] = boolByte((a[i] < y) != ge)
+		}
+	default:
+		x, b := a[0], b[:n]
+		for i := range dst {
+			dst[i] = boolByte((x < b[i]) != ge)
+		}
+	}
 }
 
 func boolByte(v bool) byte {
