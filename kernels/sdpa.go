@@ -64,18 +64,21 @@ func sdpaCPU(l *Launch) {
 	if B*Hq*Sq*Dv == 0 {
 		return
 	}
-	r := &sdpaRun{ka: ka, va: va, ma: ma,
+	r := sdpaRun{ka: ka, va: va, ma: ma,
 		q: F32(qa.Data)[qa.Offset : qa.Offset+B*Hq*Sq*D], o: F32(oa.Data)[oa.Offset : oa.Offset+B*Hq*Sq*Dv],
 		k: F32(ka.Data), v: F32(va.Data), Hq: Hq, Sq: Sq, D: D, Hkv: Hkv, Skv: Skv, Dv: Dv,
 		group: Hq / Hkv, ks: ka.Strides[2], vs: va.Strides[2], scale: float32(l.Params.(*SDPAParams).Scale)}
 	// With a helper waiting, the second half of the units runs on it: a deep cache is
 	// read from memory, and two cores read it about twice as fast as one.
 	n := B * Hkv
-	if half := n / 2; half > 0 && Hq*Sq*Skv >= sdpaSplitKeys &&
-		l.Helper.post(helpJob{fn: func() { r.units(half, n) }}) {
-		r.units(0, half)
-		l.Helper.join()
-		return
+	if half := n / 2; half > 0 && Hq*Sq*Skv >= sdpaSplitKeys && l.Helper != nil {
+		h := new(sdpaRun) // only a launch that may split pays for the allocations
+		*h = r
+		if l.Helper.post(helpJob{fn: func() { h.units(half, n) }}) {
+			h.units(0, half)
+			l.Helper.join()
+			return
+		}
 	}
 	r.units(0, n)
 }
