@@ -103,5 +103,11 @@ summary() {
 summary "$tmp/ba" >"$tmp/sa"
 summary "$tmp/bb" >"$tmp/sb"
 printf '%-44s %-10s %14s %14s %8s\n' benchmark unit A B A/B
-join -j1 <(awk '{print $1"|"$2, $3}' "$tmp/sa" | sort) <(awk '{print $1"|"$2, $3}' "$tmp/sb" | sort) |
-	awk '{split($1, k, "|"); r = ($3 != 0) ? $2/$3 : 0; printf "%-44s %-10s %14.6g %14.6g %8.3f\n", k[1], k[2], $2, $3, r}'
+# A unit only B reports for a benchmark A has too (a metric added since REV, such as
+# nodes/token) prints with A "-"; benchmarks only B has are left out.
+join -a 2 -e - -o 0,1.2,2.2 <(awk '{print $1"|"$2, $3}' "$tmp/sa" | sort) <(awk '{print $1"|"$2, $3}' "$tmp/sb" | sort) |
+	awk -v names="$(cut -d' ' -f1 "$tmp/sa" | sort -u | tr '\n' ' ')" '
+		BEGIN {n = split(names, a, " "); for (i = 1; i <= n; i++) inA[a[i]] = 1}
+		{split($1, k, "|")
+		if ($2 == "-") { if (k[1] in inA) printf "%-44s %-10s %14s %14.6g %8s\n", k[1], k[2], "-", $3, "-"; next }
+		r = ($3 != 0) ? $2/$3 : 0; printf "%-44s %-10s %14.6g %14.6g %8.3f\n", k[1], k[2], $2, $3, r}'
