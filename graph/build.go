@@ -113,7 +113,7 @@ func (g *Graph) Bytes(h *Handle) ([]byte, kernels.Layout, error) {
 		return nil, h.n.layout, err
 	}
 	g.exec.flushWait()
-	g.exec.wait(h.n.seq)
+	g.waitFor(h.n.seq)
 	g.freeDeferred()
 	g.syncFailures()
 	g.settle(h.n) // never hand out a buffer its failed batch did not write

@@ -31,7 +31,7 @@ func (g *Graph) eval(outs []*Handle) error {
 			last = h.n.seq
 		}
 	}
-	g.exec.wait(last)
+	g.waitFor(last)
 	g.syncFailures()
 	for _, h := range outs {
 		g.settle(h.n)
@@ -92,6 +92,9 @@ func (g *Graph) scheduleOuts(outs []*Handle, wait bool) error {
 		g.exec.flushWait()
 	} else {
 		g.exec.flush()
+	}
+	if g.exec.sync {
+		g.doneSeq = g.exec.submitted // a synchronous executor ran the batch at its flush
 	}
 	for _, h := range outs {
 		if h.n.hasErr && firstErr == nil {

@@ -183,13 +183,6 @@ func (e *executor) run(b *batch) {
 	e.mu.Unlock()
 }
 
-// completed returns the newest completed batch.
-func (e *executor) completed() uint64 {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.done
-}
-
 // wait blocks until batch seq has completed.
 func (e *executor) wait(seq uint64) {
 	if e.inline && !e.sync {

@@ -41,7 +41,7 @@ type Graph struct {
 	hchunk                []Handle // the rest of the current chunk of scope-held handles
 	spare                 []*scope // closed scopes, kept for their slices
 	deferred              []dataID // owner-less buffers still bound by launches in flight
-	doneSeq               uint64   // newest completed batch, as last read
+	doneSeq               uint64   // newest batch the graph has waited for (see waitFor)
 
 	exec    *executor
 	fails   []failure // failed batch ranges, as last learned from the executor
@@ -286,13 +286,19 @@ func (g *Graph) release(id dataID) {
 		return
 	}
 	if d.lastUse > g.doneSeq {
-		g.doneSeq = g.exec.completed()
-		if d.lastUse > g.doneSeq {
-			g.deferred = append(g.deferred, id)
-			return
-		}
+		g.deferred = append(g.deferred, id)
+		return
 	}
 	g.freeData(id)
+}
+
+// waitFor waits for batch seq and records that it is done. Owner-less buffers return to
+// the allocator only at these waits (release, freeDeferred), never because the worker
+// happened to finish a batch sooner: which cached buffer the allocator hands out next,
+// and so its counts and the sizes of live buffers, do not depend on timing.
+func (g *Graph) waitFor(seq uint64) {
+	g.exec.wait(seq)
+	g.doneSeq = max(g.doneSeq, seq)
 }
 
 // freeData frees the buffer of an owner-less data and returns its slot.
@@ -303,12 +309,11 @@ func (g *Graph) freeData(id dataID) {
 	g.ds.put(uint32(id))
 }
 
-// freeDeferred frees the deferred buffers whose batches have completed.
+// freeDeferred frees the deferred buffers whose batches the graph has waited for.
 func (g *Graph) freeDeferred() {
 	if len(g.deferred) == 0 {
 		return
 	}
-	g.doneSeq = g.exec.completed()
 	keep := g.deferred[:0]
 	for _, id := range g.deferred {
 		if g.ds.get(uint32(id)).lastUse > g.doneSeq {
@@ -433,7 +438,7 @@ func (g *Graph) collect() {
 // still reach the limit, collect dead handles (a full garbage collection).
 func (g *Graph) reclaim() {
 	g.exec.flushWait()
-	g.exec.wait(g.exec.submitted)
+	g.waitFor(g.exec.submitted)
 	g.freeDeferred()
 	if g.alloc.LiveBufferCount() < g.alloc.ResourceLimit() {
 		return // the allocator's purge of the cache is now enough: no collection needed
@@ -449,7 +454,7 @@ func (g *Graph) Synchronize() error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.exec.flushWait()
-	g.exec.wait(g.exec.submitted)
+	g.waitFor(g.exec.submitted)
 	g.freeDeferred()
 	g.collect()
 	g.freeDeferred()
