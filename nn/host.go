@@ -53,17 +53,3 @@ func (h Host) Float32s() []float32 {
 func (h Host) Array(g *graph.Graph) tensor.Array {
 	return tensor.Wrap(g.FromBytes(kernels.Contiguous(h.DType, h.Shape...), h.Data))
 }
-
-// EngineDType maps a safetensors float dtype to the engine's; ok is false for the
-// others (integers, float64, float8), which no float weight here may use.
-func EngineDType(d DType) (dt tensor.DType, ok bool) {
-	switch d {
-	case F32:
-		return tensor.Float32, true
-	case F16:
-		return tensor.Float16, true
-	case BF16:
-		return tensor.BFloat16, true
-	}
-	return 0, false
-}

@@ -1,7 +1,6 @@
 package nn
 
 import (
-	"encoding/binary"
 	"fmt"
 	"slices"
 
@@ -158,50 +157,4 @@ func (s *QuantizedSwitchGLU) Forward(x, idx, scores tensor.Array) tensor.Array {
 	return apply(x.Graph(), kernels.KQSwitchGLU, p, xs, f(x),
 		s.Gate.Weight, s.Gate.Scales, s.Gate.Biases, s.Up.Weight, s.Up.Scales, s.Up.Biases,
 		s.Down.Weight, s.Down.Scales, s.Down.Biases, tensor.Contiguous(idx), f(scores))
-}
-
-// Upload places the host tensor's packed weight, scales and biases on g's device (one
-// copy of the packed bytes into device buffers; nothing is dequantized).
-func (t *QuantizedTensor) Upload(g *graph.Graph) (QuantizedWeight, error) {
-	words, groups, err := kernels.CheckQuant(t.Shape[len(t.Shape)-1], t.Bits, t.GroupSize)
-	if err != nil {
-		return QuantizedWeight{}, err
-	}
-	dt, err := kernelDType(t.ScaleType)
-	if err != nil {
-		return QuantizedWeight{}, err
-	}
-	lead := t.Shape[:len(t.Shape)-1]
-	ws := append(slices.Clone(lead), words)
-	ss := append(slices.Clone(lead), groups)
-	w := tensor.Wrap(g.FromBytes(kernels.Contiguous(tensor.UInt32, ws...), wordBytes(t.Weight)))
-	s := tensor.Wrap(g.FromBytes(kernels.Contiguous(dt, ss...), t.Scales))
-	b := tensor.Wrap(g.FromBytes(kernels.Contiguous(dt, ss...), t.Biases))
-	return NewQuantizedWeight(w, s, b, t.Bits, t.GroupSize)
-}
-
-// kernelDType maps a safetensors float dtype to the engine's.
-func kernelDType(d DType) (kernels.DType, error) {
-	switch d {
-	case F32:
-		return kernels.Float32, nil
-	case F16:
-		return kernels.Float16, nil
-	case BF16:
-		return kernels.BFloat16, nil
-	case U32:
-		return kernels.UInt32, nil
-	case I32:
-		return kernels.Int32, nil
-	}
-	return 0, fmt.Errorf("dtype %s has no engine equivalent", d)
-}
-
-// wordBytes returns the little-endian bytes of words.
-func wordBytes(words []uint32) []byte {
-	b := make([]byte, 4*len(words))
-	for i, w := range words {
-		binary.LittleEndian.PutUint32(b[4*i:], w)
-	}
-	return b
 }

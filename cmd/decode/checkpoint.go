@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ingotml/ingot/nn/checkpoint"
+
 	"github.com/ingotml/ingot/alloc"
 	"github.com/ingotml/ingot/cache"
 	"github.com/ingotml/ingot/graph"
@@ -56,7 +58,7 @@ func inspectCheckpoint(dir string) (*checkpointInfo, error) {
 	if !st.IsDir() {
 		return nil, bad(errors.New("not a directory"))
 	}
-	ck, err := nn.OpenCheckpoint(dir)
+	ck, err := checkpoint.OpenCheckpoint(dir)
 	if err != nil {
 		return nil, fmt.Errorf("%w: --model: %w", errUsage, err)
 	}
@@ -100,7 +102,7 @@ func inspectCheckpoint(dir string) (*checkpointInfo, error) {
 // usedTensors returns the names of the tensors the text model loads: everything under
 // the body prefix's embed_tokens, layers and norm, and the untied head. A multimodal
 // checkpoint's vision tower and an MTP head are not loaded.
-func usedTensors(ck *nn.Checkpoint, cfg *qwen35.Config) []string {
+func usedTensors(ck *checkpoint.Checkpoint, cfg *qwen35.Config) []string {
 	body := "model."
 	for _, p := range []string{"model.language_model.", "language_model.model.", "model."} {
 		if _, _, ok := ck.Info(p + "embed_tokens.weight"); ok {
@@ -122,7 +124,7 @@ func usedTensors(ck *nn.Checkpoint, cfg *qwen35.Config) []string {
 
 // describeWeights names how the loaded tensors are stored: "float (bfloat16)", or the
 // quantization, e.g. "4-bit g32 affine, routers 8-bit g64, 4 modules float".
-func describeWeights(ck *nn.Checkpoint, used []string) string {
+func describeWeights(ck *checkpoint.Checkpoint, used []string) string {
 	var quantized []string
 	floats := map[string]int{}
 	floatModules := 0
@@ -160,7 +162,7 @@ func describeWeights(ck *nn.Checkpoint, used []string) string {
 	}
 	def := ck.Quant.Default
 	s := fmt.Sprintf("%d-bit g%d affine", def.Bits, def.GroupSize)
-	routers, others := map[nn.QuantSpec]int{}, map[nn.QuantSpec]int{}
+	routers, others := map[checkpoint.QuantSpec]int{}, map[checkpoint.QuantSpec]int{}
 	for _, m := range quantized {
 		spec, _ := ck.Quant.For(m)
 		switch {
@@ -171,7 +173,7 @@ func describeWeights(ck *nn.Checkpoint, used []string) string {
 			others[spec]++
 		}
 	}
-	spec := func(q nn.QuantSpec) string {
+	spec := func(q checkpoint.QuantSpec) string {
 		if q.GroupSize == def.GroupSize {
 			return fmt.Sprintf("%d-bit", q.Bits)
 		}
@@ -189,8 +191,8 @@ func describeWeights(ck *nn.Checkpoint, used []string) string {
 	return s
 }
 
-func sortedSpecs(m map[nn.QuantSpec]int) []nn.QuantSpec {
-	out := make([]nn.QuantSpec, 0, len(m))
+func sortedSpecs(m map[checkpoint.QuantSpec]int) []checkpoint.QuantSpec {
+	out := make([]checkpoint.QuantSpec, 0, len(m))
 	for q := range m {
 		out = append(out, q)
 	}
@@ -204,8 +206,8 @@ func sortedSpecs(m map[nn.QuantSpec]int) []nn.QuantSpec {
 }
 
 // dtypeName is a float dtype's name as MLX prints it ("" for other dtypes).
-func dtypeName(d nn.DType) string {
-	return map[nn.DType]string{nn.F32: "float32", nn.F16: "float16", nn.BF16: "bfloat16"}[d]
+func dtypeName(d checkpoint.DType) string {
+	return map[checkpoint.DType]string{checkpoint.F32: "float32", checkpoint.F16: "float16", checkpoint.BF16: "bfloat16"}[d]
 }
 
 // modelSummary is the [model] line's description of a checkpoint, up to the buffer

@@ -15,11 +15,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ingotml/ingot/nn/checkpoint"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/ingotml/ingot/internal/golden"
 	"github.com/ingotml/ingot/kernels"
-	"github.com/ingotml/ingot/nn"
 	"github.com/ingotml/ingot/nn/qwen35"
 )
 
@@ -51,7 +52,7 @@ func goldenMoE(t *testing.T) (string, *qwen35.Config) {
 func quantizedFixture(t *testing.T) (string, *qwen35.Config) {
 	t.Helper()
 	src, cfg := goldenMoE(t)
-	hf, err := nn.OpenCheckpoint(src)
+	hf, err := checkpoint.OpenCheckpoint(src)
 	require.NoError(t, err)
 	defer hf.Close()
 	st, err := os.Stat(filepath.Join(src, "model.safetensors"))
@@ -61,14 +62,14 @@ func quantizedFixture(t *testing.T) (string, *qwen35.Config) {
 	ts, err := qwen35.MLXLayout(hf)
 	require.NoError(t, err)
 	mlx := filepath.Join(t.TempDir(), "mlx")
-	require.NoError(t, nn.WriteCheckpoint(mlx, hf.Config, ts, nn.WriteOptions{}))
-	ck, err := nn.OpenCheckpoint(mlx)
+	require.NoError(t, checkpoint.WriteCheckpoint(mlx, hf.Config, ts, checkpoint.WriteOptions{}))
+	ck, err := checkpoint.OpenCheckpoint(mlx)
 	require.NoError(t, err)
 	defer ck.Close()
 	dir := filepath.Join(t.TempDir(), "q4")
-	require.NoError(t, nn.QuantizeCheckpoint(ck, dir, nn.QuantizeOptions{
-		Default: nn.QuantSpec{Bits: 4, GroupSize: 32}, Modules: nn.RouterOverrides(ck.Names()),
-		ScaleType: nn.BF16, Write: nn.WriteOptions{ShardBytes: st.Size() / 32}}))
+	require.NoError(t, checkpoint.QuantizeCheckpoint(ck, dir, checkpoint.QuantizeOptions{
+		Default: checkpoint.QuantSpec{Bits: 4, GroupSize: 32}, Modules: checkpoint.RouterOverrides(ck.Names()),
+		ScaleType: checkpoint.BF16, Write: checkpoint.WriteOptions{ShardBytes: st.Size() / 32}}))
 	shards, err := filepath.Glob(filepath.Join(dir, "model-*-of-*.safetensors"))
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, len(shards), 2, "a sharded fixture")
@@ -233,26 +234,26 @@ func TestPredictOnlyMatchesRun(t *testing.T) {
 // dtype: the activations are then bfloat16 too).
 func bfloat16Copy(t *testing.T, src string) string {
 	t.Helper()
-	ck, err := nn.OpenCheckpoint(src)
+	ck, err := checkpoint.OpenCheckpoint(src)
 	require.NoError(t, err)
 	defer ck.Close()
-	var ts []nn.WriteTensor
+	var ts []checkpoint.WriteTensor
 	for _, name := range ck.Names() {
 		b, info, err := ck.Bytes(name)
 		require.NoError(t, err)
-		if info.DType == nn.F32 {
+		if info.DType == checkpoint.F32 {
 			v, _, err := ck.Float32(name)
 			require.NoError(t, err)
 			b = make([]byte, 2*len(v))
 			for i, x := range v {
 				binary.LittleEndian.PutUint16(b[2*i:], kernels.F32ToBF16(x))
 			}
-			info.DType = nn.BF16
+			info.DType = checkpoint.BF16
 		}
-		ts = append(ts, nn.WriteTensor{Name: name, DType: info.DType, Shape: info.Shape, Data: b})
+		ts = append(ts, checkpoint.WriteTensor{Name: name, DType: info.DType, Shape: info.Shape, Data: b})
 	}
 	dir := filepath.Join(t.TempDir(), "bf16")
-	require.NoError(t, nn.WriteCheckpoint(dir, ck.Config, ts, nn.WriteOptions{}))
+	require.NoError(t, checkpoint.WriteCheckpoint(dir, ck.Config, ts, checkpoint.WriteOptions{}))
 	return dir
 }
 
@@ -344,7 +345,7 @@ func TestCheckpointErrors(t *testing.T) {
 	require.NoError(t, err)
 	gone := shards[len(shards)-1]
 	require.NoError(t, os.Remove(gone))
-	idx, err := os.ReadFile(filepath.Join(sharded, nn.IndexFile))
+	idx, err := os.ReadFile(filepath.Join(sharded, checkpoint.IndexFile))
 	require.NoError(t, err)
 	var index struct {
 		WeightMap map[string]string `json:"weight_map"`
@@ -358,19 +359,19 @@ func TestCheckpointErrors(t *testing.T) {
 	}
 
 	// A tensor whose header is sound but whose shape the config rules out.
-	ck, err := nn.OpenCheckpoint(src)
+	ck, err := checkpoint.OpenCheckpoint(src)
 	require.NoError(t, err)
-	var ts []nn.WriteTensor
+	var ts []checkpoint.WriteTensor
 	for _, name := range ck.Names() {
 		b, info, err := ck.Bytes(name)
 		require.NoError(t, err)
 		if name == "model.norm.weight" {
 			info.Shape, b = []int{cfg.HiddenSize / 2}, b[:len(b)/2]
 		}
-		ts = append(ts, nn.WriteTensor{Name: name, DType: info.DType, Shape: info.Shape, Data: b})
+		ts = append(ts, checkpoint.WriteTensor{Name: name, DType: info.DType, Shape: info.Shape, Data: b})
 	}
 	misshapen := filepath.Join(tmp, "misshapen")
-	require.NoError(t, nn.WriteCheckpoint(misshapen, raw, ts, nn.WriteOptions{}))
+	require.NoError(t, checkpoint.WriteCheckpoint(misshapen, raw, ts, checkpoint.WriteOptions{}))
 	ck.Close() // after the write: the tensors' bytes alias the mapping
 
 	// A truncated weight file.

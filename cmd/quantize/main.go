@@ -2,7 +2,7 @@
 // as mlx-lm's convert does: the text model's tensors in mlx-lm's layout (experts
 // stacked as switch_mlp, norms holding 1 + w, conv1d [C, K, 1]), every module whose
 // input width is a multiple of the group size quantized with MLX's affine rule
-// (nn.QuantizeCheckpoint), the routers (mlp.gate, mlp.shared_expert_gate) at
+// (checkpoint.QuantizeCheckpoint), the routers (mlp.gate, mlp.shared_expert_gate) at
 // -router-bits with group 64, and config.json's quantization block.
 //
 //	quantize -in DIR -out DIR [-bits 4] [-group 64] [-router-bits 8] [-shard-size 5GB] [-scale-dtype auto]
@@ -21,8 +21,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ingotml/ingot/nn/checkpoint"
+
 	"github.com/ingotml/ingot/kernels"
-	"github.com/ingotml/ingot/nn"
 	"github.com/ingotml/ingot/nn/qwen35"
 )
 
@@ -131,26 +132,26 @@ func parseSize(s string) (int64, error) {
 
 // scaleDType maps -scale-dtype to a dtype; "auto" takes the float weights' most common
 // dtype in ck (nil ck: only the name is checked).
-func scaleDType(name string, ck *nn.Checkpoint) (nn.DType, error) {
+func scaleDType(name string, ck *checkpoint.Checkpoint) (checkpoint.DType, error) {
 	switch name {
 	case "float32":
-		return nn.F32, nil
+		return checkpoint.F32, nil
 	case "float16":
-		return nn.F16, nil
+		return checkpoint.F16, nil
 	case "bfloat16":
-		return nn.BF16, nil
+		return checkpoint.BF16, nil
 	case "auto":
 	default:
 		return "", fmt.Errorf("-scale-dtype must be float32, float16, bfloat16 or auto, not %q", name)
 	}
 	if ck == nil {
-		return nn.F32, nil
+		return checkpoint.F32, nil
 	}
-	count := map[nn.DType]int{}
-	best := nn.F32
+	count := map[checkpoint.DType]int{}
+	best := checkpoint.F32
 	for _, n := range ck.Names() {
 		t, _, _ := ck.Info(n)
-		if t.DType == nn.F32 || t.DType == nn.F16 || t.DType == nn.BF16 {
+		if t.DType == checkpoint.F32 || t.DType == checkpoint.F16 || t.DType == checkpoint.BF16 {
 			count[t.DType]++
 			if count[t.DType] > count[best] {
 				best = t.DType
@@ -171,7 +172,7 @@ func quantize(o *options, stdout io.Writer) (err error) {
 			os.RemoveAll(o.out) // empty or absent before: no half-written checkpoint stays
 		}
 	}()
-	src, err := nn.OpenCheckpoint(o.in)
+	src, err := checkpoint.OpenCheckpoint(o.in)
 	if err != nil {
 		return fmt.Errorf("%w: -in: %w", errUsage, err)
 	}
@@ -195,23 +196,23 @@ func quantize(o *options, stdout io.Writer) (err error) {
 		return err
 	}
 	defer os.RemoveAll(scratch)
-	write := nn.WriteOptions{ShardBytes: o.shardBytes}
-	if err := nn.WriteCheckpoint(scratch, src.Config, tensors, write); err != nil {
+	write := checkpoint.WriteOptions{ShardBytes: o.shardBytes}
+	if err := checkpoint.WriteCheckpoint(scratch, src.Config, tensors, write); err != nil {
 		return err
 	}
-	mlx, err := nn.OpenCheckpoint(scratch)
+	mlx, err := checkpoint.OpenCheckpoint(scratch)
 	if err != nil {
 		return err
 	}
 	defer mlx.Close()
-	opt := nn.QuantizeOptions{Default: nn.QuantSpec{Bits: o.bits, GroupSize: o.group}, ScaleType: st, Write: write}
+	opt := checkpoint.QuantizeOptions{Default: checkpoint.QuantSpec{Bits: o.bits, GroupSize: o.group}, ScaleType: st, Write: write}
 	if o.routerBits != 0 {
-		opt.Modules = map[string]*nn.QuantSpec{}
-		for m := range nn.RouterOverrides(mlx.Names()) {
-			opt.Modules[m] = &nn.QuantSpec{Bits: o.routerBits, GroupSize: routerGroup}
+		opt.Modules = map[string]*checkpoint.QuantSpec{}
+		for m := range checkpoint.RouterOverrides(mlx.Names()) {
+			opt.Modules[m] = &checkpoint.QuantSpec{Bits: o.routerBits, GroupSize: routerGroup}
 		}
 	}
-	if err := nn.QuantizeCheckpoint(mlx, o.out, opt); err != nil {
+	if err := checkpoint.QuantizeCheckpoint(mlx, o.out, opt); err != nil {
 		return err
 	}
 	return summarize(o.out, stdout)
@@ -233,7 +234,7 @@ func checkOut(dir string) error {
 
 // summarize prints what was written: quantized and float tensors, files and bytes.
 func summarize(dir string, out io.Writer) error {
-	ck, err := nn.OpenCheckpoint(dir)
+	ck, err := checkpoint.OpenCheckpoint(dir)
 	if err != nil {
 		return fmt.Errorf("reopening the output: %w", err)
 	}

@@ -8,12 +8,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ingotml/ingot/nn/checkpoint"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/ingotml/ingot/cache"
 	"github.com/ingotml/ingot/graph"
 	"github.com/ingotml/ingot/internal/golden"
-	"github.com/ingotml/ingot/nn"
 	"github.com/ingotml/ingot/nn/models"
 	"github.com/ingotml/ingot/nn/qwen35"
 	"github.com/ingotml/ingot/tensor"
@@ -57,12 +58,12 @@ func TestQuantizeGolden(t *testing.T) {
 			code, stdout, stderr := cmd("-in", src, "-out", out, "-bits", "4", "-group", "32", "-shard-size", shard)
 			require.Equal(t, exitOK, code, stderr)
 			require.True(t, strings.HasPrefix(stdout, "quantize: wrote "+out+": "), stdout)
-			ck, err := nn.OpenCheckpoint(out)
+			ck, err := checkpoint.OpenCheckpoint(out)
 			require.NoError(t, err)
 			defer ck.Close()
 			require.Greater(t, len(ck.Files()), 1, "sharded")
 			require.Equal(t, "mlx", ck.Format())
-			require.Equal(t, nn.QuantSpec{Bits: 4, GroupSize: 32}, ck.Quant.Default)
+			require.Equal(t, checkpoint.QuantSpec{Bits: 4, GroupSize: 32}, ck.Quant.Default)
 			cfg, err := qwen35.ParseModelArgs(ck.Config)
 			require.NoError(t, err)
 			for i := range cfg.NumLayers {
@@ -82,7 +83,7 @@ func TestQuantizeGolden(t *testing.T) {
 					if ck.Quantized(p + router) {
 						spec, ok := ck.Quant.For(p + router)
 						require.True(t, ok)
-						require.Equal(t, nn.QuantSpec{Bits: 8, GroupSize: 64}, spec, p+router)
+						require.Equal(t, checkpoint.QuantSpec{Bits: 8, GroupSize: 64}, spec, p+router)
 					}
 				}
 			}
@@ -91,7 +92,7 @@ func TestQuantizeGolden(t *testing.T) {
 
 			// The norms hold 1 + w, as mlx-lm's sanitize leaves them (the loader adds
 			// nothing to a file in mlx-lm's layout).
-			in, err := nn.OpenCheckpoint(src)
+			in, err := checkpoint.OpenCheckpoint(src)
 			require.NoError(t, err)
 			defer in.Close()
 			w, _, err := in.Float32("model.norm.weight")

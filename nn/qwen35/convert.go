@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ingotml/ingot/nn/checkpoint"
+
 	"github.com/ingotml/ingot/nn"
 )
 
@@ -34,11 +36,11 @@ func zeroCentred(rest string) bool {
 // An MTP head and a vision tower are dropped. A checkpoint already in mlx-lm's layout
 // has its text-model tensors returned unchanged. Unchanged tensors alias ck's
 // mappings: write them before closing ck.
-func MLXLayout(ck *nn.Checkpoint) ([]nn.WriteTensor, error) {
+func MLXLayout(ck *checkpoint.Checkpoint) ([]checkpoint.WriteTensor, error) {
 	s := newFileSource(ck)
-	var out []nn.WriteTensor
+	var out []checkpoint.WriteTensor
 	// Per-expert tensors, by output name, then expert index.
-	stacks := map[string]map[int]nn.WriteTensor{}
+	stacks := map[string]map[int]checkpoint.WriteTensor{}
 	for _, name := range ck.Names() {
 		rest, ok := strings.CutPrefix(name, s.body)
 		target := "model." + rest
@@ -54,7 +56,7 @@ func MLXLayout(ck *nn.Checkpoint) ([]nn.WriteTensor, error) {
 		if err != nil {
 			return nil, fmt.Errorf("qwen35: %w", err)
 		}
-		t := nn.WriteTensor{Name: target, DType: info.DType, Shape: slices.Clone(info.Shape), Data: raw}
+		t := checkpoint.WriteTensor{Name: target, DType: info.DType, Shape: slices.Clone(info.Shape), Data: raw}
 		if s.mlx {
 			out = append(out, t)
 			continue
@@ -63,9 +65,9 @@ func MLXLayout(ck *nn.Checkpoint) ([]nn.WriteTensor, error) {
 		case strings.HasSuffix(rest, "conv1d.weight") && len(t.Shape) == 3 && t.Shape[1] == 1:
 			t.Shape = []int{t.Shape[0], t.Shape[2], 1} // the same values in the same order
 		case zeroCentred(rest):
-			dt, ok := nn.EngineDType(info.DType)
+			dt, ok := checkpoint.EngineDType(info.DType)
 			if !ok {
-				return nil, s.fail(name, nn.ErrDTypeMismatch, "unsupported dtype %s (want F32, F16 or BF16)", info.DType)
+				return nil, s.fail(name, checkpoint.ErrDTypeMismatch, "unsupported dtype %s (want F32, F16 or BF16)", info.DType)
 			}
 			t.Data = nn.Host{DType: dt, Shape: t.Shape, Data: raw}.Map(func(w float64) float64 { return 1 + w }).Data
 		case strings.HasSuffix(rest, "experts.gate_up_proj"):
@@ -82,7 +84,7 @@ func MLXLayout(ck *nn.Checkpoint) ([]nn.WriteTensor, error) {
 		default:
 			if stack, e, ok := perExpert(target); ok {
 				if stacks[stack] == nil {
-					stacks[stack] = map[int]nn.WriteTensor{}
+					stacks[stack] = map[int]checkpoint.WriteTensor{}
 				}
 				stacks[stack][e] = t
 				continue
@@ -121,12 +123,12 @@ func perExpert(name string) (string, int, bool) {
 }
 
 // stackExperts stacks experts 0..E-1 (each [out, in], one dtype) into [E, out, in].
-func stackExperts(name string, experts map[int]nn.WriteTensor) (nn.WriteTensor, error) {
+func stackExperts(name string, experts map[int]checkpoint.WriteTensor) (checkpoint.WriteTensor, error) {
 	first, ok := experts[0]
 	if !ok {
-		return nn.WriteTensor{}, fmt.Errorf("%d experts but no expert 0", len(experts))
+		return checkpoint.WriteTensor{}, fmt.Errorf("%d experts but no expert 0", len(experts))
 	}
-	t := nn.WriteTensor{Name: name, DType: first.DType, Shape: append([]int{len(experts)}, first.Shape...)}
+	t := checkpoint.WriteTensor{Name: name, DType: first.DType, Shape: append([]int{len(experts)}, first.Shape...)}
 	for e := range len(experts) {
 		x, ok := experts[e]
 		switch {
@@ -142,11 +144,11 @@ func stackExperts(name string, experts map[int]nn.WriteTensor) (nn.WriteTensor, 
 
 // splitGateUp splits HF's fused [E, 2I, H] gate_up_proj (each expert's gate rows,
 // then its up rows) into the [E, I, H] gate and up stacks.
-func splitGateUp(t nn.WriteTensor) (gate, up nn.WriteTensor) {
+func splitGateUp(t checkpoint.WriteTensor) (gate, up checkpoint.WriteTensor) {
 	e, two, h := t.Shape[0], t.Shape[1], t.Shape[2]
 	half := two / 2 * h * t.DType.Size()
-	gate = nn.WriteTensor{DType: t.DType, Shape: []int{e, two / 2, h}, Data: make([]byte, 0, e*half)}
-	up = nn.WriteTensor{DType: t.DType, Shape: []int{e, two / 2, h}, Data: make([]byte, 0, e*half)}
+	gate = checkpoint.WriteTensor{DType: t.DType, Shape: []int{e, two / 2, h}, Data: make([]byte, 0, e*half)}
+	up = checkpoint.WriteTensor{DType: t.DType, Shape: []int{e, two / 2, h}, Data: make([]byte, 0, e*half)}
 	for x := range e {
 		gate.Data = append(gate.Data, t.Data[2*x*half:(2*x+1)*half]...)
 		up.Data = append(up.Data, t.Data[(2*x+1)*half:(2*x+2)*half]...)

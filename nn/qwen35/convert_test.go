@@ -6,12 +6,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ingotml/ingot/nn/checkpoint"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/ingotml/ingot/cache"
 	"github.com/ingotml/ingot/graph"
 	"github.com/ingotml/ingot/internal/golden"
-	"github.com/ingotml/ingot/nn"
 )
 
 // TestMLXLayoutRoundTrip: every golden model, from HF's runtime layout (fused experts)
@@ -27,7 +28,7 @@ func TestMLXLayoutRoundTrip(t *testing.T) {
 				continue
 			}
 			t.Run(gm.name+"/"+layout, func(t *testing.T) {
-				ck, err := nn.OpenCheckpoint(src)
+				ck, err := checkpoint.OpenCheckpoint(src)
 				require.NoError(t, err)
 				defer ck.Close()
 				ts, err := MLXLayout(ck)
@@ -37,8 +38,8 @@ func TestMLXLayoutRoundTrip(t *testing.T) {
 					require.True(t, strings.HasPrefix(x.Name, "model.") || x.Name == "lm_head.weight", x.Name)
 				}
 				dst := filepath.Join(t.TempDir(), "mlx")
-				require.NoError(t, nn.WriteCheckpoint(dst, ck.Config, ts, nn.WriteOptions{}))
-				out, err := nn.OpenCheckpoint(dst)
+				require.NoError(t, checkpoint.WriteCheckpoint(dst, ck.Config, ts, checkpoint.WriteOptions{}))
+				out, err := checkpoint.OpenCheckpoint(dst)
 				require.NoError(t, err)
 				require.Equal(t, "mlx", out.Format())
 				require.NoError(t, out.Close())
@@ -62,7 +63,7 @@ func TestMLXLayoutRoundTrip(t *testing.T) {
 				pt := filepath.Join(t.TempDir(), "pt")
 				require.NoError(t, os.MkdirAll(pt, 0o755))
 				require.NoError(t, os.WriteFile(filepath.Join(pt, "config.json"), ck.Config, 0o644))
-				require.NoError(t, nn.WriteSafetensors(filepath.Join(pt, "model.safetensors"), map[string]string{"format": "pt"}, ts))
+				require.NoError(t, checkpoint.WriteSafetensors(filepath.Join(pt, "model.safetensors"), map[string]string{"format": "pt"}, ts))
 				mp := loadModel(t, g, pt, Options{})
 				require.Equal(t, want, run(t, mp, [][]int32{ids}, mp.MakeCache(cache.Eager)))
 				require.LessOrEqual(t, maxDiff(t, want, got), 2e-4) // measured worst: 8.0e-5
@@ -85,9 +86,9 @@ func TestMLXLayoutKeepsMLX(t *testing.T) {
 	}
 }
 
-func mustOpen(t *testing.T, dir string) *nn.Checkpoint {
+func mustOpen(t *testing.T, dir string) *checkpoint.Checkpoint {
 	t.Helper()
-	ck, err := nn.OpenCheckpoint(dir)
+	ck, err := checkpoint.OpenCheckpoint(dir)
 	require.NoError(t, err)
 	t.Cleanup(func() { ck.Close() })
 	return ck

@@ -16,7 +16,7 @@ import (
 
 	"github.com/ingotml/ingot/cache"
 	"github.com/ingotml/ingot/graph"
-	"github.com/ingotml/ingot/nn"
+	"github.com/ingotml/ingot/nn/checkpoint"
 )
 
 // stTensor is one tensor to write: raw little-endian data of dtype.
@@ -59,7 +59,7 @@ func writeSafetensors(t *testing.T, path string, ts map[string]stTensor) {
 // readAll reads every tensor of a golden checkpoint as float32.
 func readAll(t *testing.T, path string) map[string]stTensor {
 	t.Helper()
-	st, err := nn.ReadSafetensors(path)
+	st, err := checkpoint.ReadSafetensors(path)
 	require.NoError(t, err)
 	out := map[string]stTensor{}
 	for _, n := range st.Names() {
@@ -71,7 +71,7 @@ func readAll(t *testing.T, path string) map[string]stTensor {
 }
 
 // checkpoint writes config.json (copied from src) and tensors into a fresh directory.
-func checkpoint(t *testing.T, src string, ts map[string]stTensor) string {
+func writeCheckpoint(t *testing.T, src string, ts map[string]stTensor) string {
 	t.Helper()
 	dir := t.TempDir()
 	cfg, err := os.ReadFile(filepath.Join(src, "config.json"))
@@ -151,7 +151,7 @@ func TestLoadLayouts(t *testing.T) {
 			ids := c.tokens(t, gm.dir, "input_ids")
 			want := run(t, ref, [][]int32{ids}, ref.MakeCache(cache.Eager))
 			for name, ts := range map[string]map[string]stTensor{"published": published, "mlx": mlxLayout(hf)} {
-				m := loadModel(t, g, checkpoint(t, gm.dir, ts), Options{})
+				m := loadModel(t, g, writeCheckpoint(t, gm.dir, ts), Options{})
 				require.Equal(t, want, run(t, m, [][]int32{ids}, m.MakeCache(cache.Eager)), name)
 			}
 		})
@@ -201,7 +201,7 @@ func TestLoadErrors(t *testing.T) {
 			ts[n] = x
 		}
 		f(ts)
-		return checkpoint(t, moe.dir, ts)
+		return writeCheckpoint(t, moe.dir, ts)
 	}
 
 	t.Run("missing config", func(t *testing.T) {
@@ -228,7 +228,7 @@ func TestLoadErrors(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(path, b[:len(b)/2], 0o644))
 		err = load(dir)
-		var fe *nn.FormatError
+		var fe *checkpoint.FormatError
 		require.ErrorAs(t, err, &fe)
 		require.Equal(t, path, fe.File)
 		require.True(t, strings.HasPrefix(err.Error(), "qwen35: safetensors "+path+": "), err.Error())
@@ -241,13 +241,13 @@ func TestLoadErrors(t *testing.T) {
 		is     error
 	}{
 		{"missing tensor", func(ts map[string]stTensor) { delete(ts, gLast+"linear_attn.A_log") },
-			gLast + "linear_attn.A_log", "not found", nn.ErrTensorNotFound},
+			gLast + "linear_attn.A_log", "not found", checkpoint.ErrTensorNotFound},
 		{"missing lm_head", func(ts map[string]stTensor) { delete(ts, "lm_head.weight") },
-			"lm_head.weight", "not found", nn.ErrTensorNotFound},
+			"lm_head.weight", "not found", checkpoint.ErrTensorNotFound},
 		{"missing experts", func(ts map[string]stTensor) { delete(ts, s0+"mlp.experts.gate_up_proj") },
 			s0 + "mlp.experts.gate_up_proj",
 			fmt.Sprintf("not found (nor %smlp.switch_mlp.gate_proj.weight, %smlp.experts.0.gate_proj.weight)", s0, s0),
-			nn.ErrTensorNotFound},
+			checkpoint.ErrTensorNotFound},
 		{"wrong shape", func(ts map[string]stTensor) {
 			x := ts[g0+"linear_attn.in_proj_z.weight"]
 			ts[g0+"linear_attn.in_proj_z.weight"] = stTensor{"F32", []int{vd / 2, h}, x.data[:len(x.data)/2]}
@@ -264,7 +264,7 @@ func TestLoadErrors(t *testing.T) {
 		{"unsupported dtype", func(ts map[string]stTensor) {
 			n := cfg.LinearNumValueHeads
 			ts[g0+"linear_attn.dt_bias"] = stTensor{"I32", []int{n}, make([]byte, 4*n)}
-		}, g0 + "linear_attn.dt_bias", "unsupported dtype I32 (want F32, F16 or BF16)", nn.ErrDTypeMismatch},
+		}, g0 + "linear_attn.dt_bias", "unsupported dtype I32 (want F32, F16 or BF16)", checkpoint.ErrDTypeMismatch},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -284,7 +284,7 @@ func TestLoadErrors(t *testing.T) {
 // withConfig writes a checkpoint whose config.json has the given keys overridden.
 func withConfig(t *testing.T, src string, ts map[string]stTensor, set map[string]any) string {
 	t.Helper()
-	dir := checkpoint(t, src, ts)
+	dir := writeCheckpoint(t, src, ts)
 	path := filepath.Join(dir, "config.json")
 	raw, err := os.ReadFile(path)
 	require.NoError(t, err)
@@ -331,14 +331,14 @@ func TestLoadTiedAndBias(t *testing.T) {
 		m := loadModel(t, g, dir, Options{})
 		return run(t, m, [][]int32{ids}, m.MakeCache(cache.Eager))
 	}
-	want := logits(checkpoint(t, gm.dir, copied))
+	want := logits(writeCheckpoint(t, gm.dir, copied))
 	require.Equal(t, want, logits(withConfig(t, gm.dir, tied, map[string]any{"tie_word_embeddings": true})))
 	require.Greater(t, maxDiff(t, want, logits(gm.dir)), 1e-2, "the golden lm_head is not the embedding")
 
 	plain := logits(gm.dir)
 	require.Equal(t, plain, logits(withConfig(t, gm.dir, biased, map[string]any{"attention_bias": true})))
 	_, err := Load(withConfig(t, gm.dir, hf, map[string]any{"attention_bias": true}), g, Options{})
-	require.ErrorIs(t, err, nn.ErrTensorNotFound)
+	require.ErrorIs(t, err, checkpoint.ErrTensorNotFound)
 	require.Contains(t, err.Error(), "self_attn.q_proj.bias: not found")
 }
 

@@ -11,12 +11,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ingotml/ingot/nn/checkpoint"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/ingotml/ingot/cache"
 	"github.com/ingotml/ingot/graph"
 	"github.com/ingotml/ingot/internal/golden"
-	"github.com/ingotml/ingot/nn"
 	"github.com/ingotml/ingot/tensor"
 )
 
@@ -75,10 +76,10 @@ func TestMLXCheckpointReproducesMLX(t *testing.T) {
 // float32 (the values the quantized layers stand for) and no quantization block.
 func dequantizedCopy(t *testing.T, dir string) string {
 	t.Helper()
-	ck, err := nn.OpenCheckpoint(dir)
+	ck, err := checkpoint.OpenCheckpoint(dir)
 	require.NoError(t, err)
 	defer ck.Close()
-	var out []nn.WriteTensor
+	var out []checkpoint.WriteTensor
 	for _, name := range ck.Names() {
 		module, q := strings.CutSuffix(name, ".weight")
 		if !q || !ck.Quantized(module) {
@@ -87,18 +88,18 @@ func dequantizedCopy(t *testing.T, dir string) string {
 			}
 			b, info, err := ck.Bytes(name)
 			require.NoError(t, err)
-			out = append(out, nn.WriteTensor{Name: name, DType: info.DType, Shape: info.Shape, Data: b})
+			out = append(out, checkpoint.WriteTensor{Name: name, DType: info.DType, Shape: info.Shape, Data: b})
 			continue
 		}
 		spec, _ := ck.Quant.For(module)
-		qt := &nn.QuantizedTensor{Bits: spec.Bits, GroupSize: spec.GroupSize}
+		qt := &checkpoint.QuantizedTensor{Bits: spec.Bits, GroupSize: spec.GroupSize}
 		wb, winfo, err := ck.Bytes(module + ".weight")
 		require.NoError(t, err)
 		qt.Weight = make([]uint32, len(wb)/4)
 		for i := range qt.Weight {
 			qt.Weight[i] = binary.LittleEndian.Uint32(wb[4*i:])
 		}
-		var sinfo nn.TensorInfo
+		var sinfo checkpoint.TensorInfo
 		qt.Scales, sinfo, err = ck.Bytes(module + ".scales")
 		require.NoError(t, err)
 		qt.Biases, _, err = ck.Bytes(module + ".biases")
@@ -111,7 +112,7 @@ func dequantizedCopy(t *testing.T, dir string) string {
 		for i, x := range v {
 			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
 		}
-		out = append(out, nn.WriteTensor{Name: name, DType: nn.F32, Shape: qt.Shape, Data: b})
+		out = append(out, checkpoint.WriteTensor{Name: name, DType: checkpoint.F32, Shape: qt.Shape, Data: b})
 	}
 	var cfg map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal(ck.Config, &cfg))
@@ -122,9 +123,9 @@ func dequantizedCopy(t *testing.T, dir string) string {
 	dst := filepath.Join(t.TempDir(), "dequantized")
 	format := ck.Format() // the source's layout tag, kept
 	if format == "" {
-		format = nn.KeepFormat
+		format = checkpoint.KeepFormat
 	}
-	require.NoError(t, nn.WriteCheckpoint(dst, raw, out, nn.WriteOptions{Format: format}))
+	require.NoError(t, checkpoint.WriteCheckpoint(dst, raw, out, checkpoint.WriteOptions{Format: format}))
 	return dst
 }
 
@@ -148,7 +149,7 @@ func requireDequantizedMatch(t *testing.T, gm goldenModel, dir string) float64 {
 	return worst
 }
 
-// TestQuantizeHFLayout: nn.QuantizeCheckpoint on a golden set as Hugging Face stores it
+// TestQuantizeHFLayout: checkpoint.QuantizeCheckpoint on a golden set as Hugging Face stores it
 // (zero-centred norms, [C, 1, K] conv, per-expert MLPs) keeps the source's format tag,
 // and the quantized model equals the float model of the dequantized weights. (The
 // output was once tagged "mlx" and .scales taken as mlx-lm's layout: the loader read
@@ -156,13 +157,13 @@ func requireDequantizedMatch(t *testing.T, gm goldenModel, dir string) float64 {
 func TestQuantizeHFLayout(t *testing.T) {
 	for _, gm := range goldenModels(t) {
 		t.Run(gm.name, func(t *testing.T) {
-			src, err := nn.OpenCheckpoint(gm.dir)
+			src, err := checkpoint.OpenCheckpoint(gm.dir)
 			require.NoError(t, err)
 			defer src.Close()
 			dir := filepath.Join(t.TempDir(), "q")
-			require.NoError(t, nn.QuantizeCheckpoint(src, dir, nn.QuantizeOptions{
-				Default: nn.QuantSpec{Bits: 8, GroupSize: 32}, ScaleType: nn.F32}))
-			ck, err := nn.OpenCheckpoint(dir)
+			require.NoError(t, checkpoint.QuantizeCheckpoint(src, dir, checkpoint.QuantizeOptions{
+				Default: checkpoint.QuantSpec{Bits: 8, GroupSize: 32}, ScaleType: checkpoint.F32}))
+			ck, err := checkpoint.OpenCheckpoint(dir)
 			require.NoError(t, err)
 			require.Equal(t, src.Format(), ck.Format(), "the layout tag is the source's")
 			require.NoError(t, ck.Close())
@@ -173,16 +174,16 @@ func TestQuantizeHFLayout(t *testing.T) {
 
 // quantizedGolden writes a golden set in mlx-lm's layout (switch_mlp experts, norms
 // 1 + w, [C, K, 1] conv) and quantizes it with opt.
-func quantizedGolden(t *testing.T, gm goldenModel, opt nn.QuantizeOptions) string {
+func quantizedGolden(t *testing.T, gm goldenModel, opt checkpoint.QuantizeOptions) string {
 	t.Helper()
-	src, err := nn.OpenCheckpoint(checkpoint(t, gm.dir, mlxLayout(readAll(t, filepath.Join(gm.dir, "model.safetensors")))))
+	src, err := checkpoint.OpenCheckpoint(writeCheckpoint(t, gm.dir, mlxLayout(readAll(t, filepath.Join(gm.dir, "model.safetensors")))))
 	require.NoError(t, err)
 	defer src.Close()
 	if opt.Modules != nil {
-		opt.Modules = nn.RouterOverrides(src.Names())
+		opt.Modules = checkpoint.RouterOverrides(src.Names())
 	}
 	dir := filepath.Join(t.TempDir(), "q")
-	require.NoError(t, nn.QuantizeCheckpoint(src, dir, opt))
+	require.NoError(t, checkpoint.QuantizeCheckpoint(src, dir, opt))
 	return dir
 }
 
@@ -196,17 +197,17 @@ func TestQuantizedGolden(t *testing.T) {
 	for _, gm := range goldenModels(t) {
 		for _, c := range []struct {
 			bits, group int
-			st          nn.DType
+			st          checkpoint.DType
 			routers     bool
-		}{{4, 64, nn.F32, false}, {6, 64, nn.BF16, false}, {8, 32, nn.F16, false}, {3, 128, nn.F32, false}, {4, 32, nn.BF16, true}} {
+		}{{4, 64, checkpoint.F32, false}, {6, 64, checkpoint.BF16, false}, {8, 32, checkpoint.F16, false}, {3, 128, checkpoint.F32, false}, {4, 32, checkpoint.BF16, true}} {
 			name := fmt.Sprintf("%s/%d-%d-%s-routers%v", gm.name, c.bits, c.group, c.st, c.routers)
 			t.Run(name, func(t *testing.T) {
-				opt := nn.QuantizeOptions{Default: nn.QuantSpec{Bits: c.bits, GroupSize: c.group}, ScaleType: c.st}
+				opt := checkpoint.QuantizeOptions{Default: checkpoint.QuantSpec{Bits: c.bits, GroupSize: c.group}, ScaleType: c.st}
 				if c.routers {
-					opt.Modules = map[string]*nn.QuantSpec{}
+					opt.Modules = map[string]*checkpoint.QuantSpec{}
 				}
 				dir := quantizedGolden(t, gm, opt)
-				ck, err := nn.OpenCheckpoint(dir)
+				ck, err := checkpoint.OpenCheckpoint(dir)
 				require.NoError(t, err)
 				quantized, experts := 0, false
 				for _, n := range ck.Names() {
@@ -229,8 +230,8 @@ func TestQuantizedGolden(t *testing.T) {
 func TestQuantizedShardedEqualsSingle(t *testing.T) {
 	gm := goldenModels(t)[0]
 	var logits [][]float32
-	for _, w := range []nn.WriteOptions{{}, {ShardBytes: 50_000}, {ShardBytes: 80_000, NoIndex: true}} {
-		dir := quantizedGolden(t, gm, nn.QuantizeOptions{Default: nn.QuantSpec{Bits: 4, GroupSize: 32}, ScaleType: nn.BF16, Write: w})
+	for _, w := range []checkpoint.WriteOptions{{}, {ShardBytes: 50_000}, {ShardBytes: 80_000, NoIndex: true}} {
+		dir := quantizedGolden(t, gm, checkpoint.QuantizeOptions{Default: checkpoint.QuantSpec{Bits: 4, GroupSize: 32}, ScaleType: checkpoint.BF16, Write: w})
 		files, _ := filepath.Glob(filepath.Join(dir, "model*.safetensors"))
 		if w.ShardBytes > 0 {
 			require.Greater(t, len(files), 2)
@@ -250,12 +251,12 @@ func TestQuantizedShardedEqualsSingle(t *testing.T) {
 // 128), re-quantized from its dequantized weights with 8-bit routers.
 func TestQuantizedWiderModel3Bit128(t *testing.T) {
 	float := dequantizedCopy(t, filepath.Join(golden.MLXRoot(), "mlx_q4g32_12l"))
-	src, err := nn.OpenCheckpoint(float)
+	src, err := checkpoint.OpenCheckpoint(float)
 	require.NoError(t, err)
 	defer src.Close()
 	dir := filepath.Join(t.TempDir(), "q3")
-	require.NoError(t, nn.QuantizeCheckpoint(src, dir, nn.QuantizeOptions{Default: nn.QuantSpec{Bits: 3, GroupSize: 128},
-		Modules: nn.RouterOverrides(src.Names()), ScaleType: nn.F32}))
+	require.NoError(t, checkpoint.QuantizeCheckpoint(src, dir, checkpoint.QuantizeOptions{Default: checkpoint.QuantSpec{Bits: 3, GroupSize: 128},
+		Modules: checkpoint.RouterOverrides(src.Names()), ScaleType: checkpoint.F32}))
 	g := graph.NewCPU(graph.Options{})
 	q := loadModel(t, g, dir, Options{})
 	f := loadModel(t, g, dequantizedCopy(t, dir), Options{})

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ingotml/ingot/nn/checkpoint"
+
 	"github.com/ingotml/ingot/graph"
 	"github.com/ingotml/ingot/nn"
 	"github.com/ingotml/ingot/tensor"
@@ -134,7 +136,7 @@ func (b *builder) mlp(p string, h, inter int) *nn.MLP {
 var ErrShape = errors.New("wrong shape")
 
 // WeightError reports a checkpoint tensor that is missing, misshapen or of an
-// unsupported dtype. Err is nn.ErrTensorNotFound, ErrShape or nn.ErrDTypeMismatch.
+// unsupported dtype. Err is checkpoint.ErrTensorNotFound, ErrShape or checkpoint.ErrDTypeMismatch.
 type WeightError struct {
 	File   string
 	Tensor string
@@ -152,7 +154,7 @@ func (e *WeightError) Unwrap() error { return e.Err }
 
 // Load reads a model from dir: config.json (HF layout) and its weights, in
 // model.safetensors, in shards listed by model.safetensors.index.json or in every
-// model*.safetensors (nn.OpenCheckpoint: memory-mapped). Modules stored with MLX's
+// model*.safetensors (checkpoint.OpenCheckpoint: memory-mapped). Modules stored with MLX's
 // affine quantization (<module>.scales present, config's quantization block) load as
 // quantized layers and stay packed on the device. Tensors
 // may use HF runtime names (fused experts), save_pretrained's per-expert names, the
@@ -166,7 +168,7 @@ func Load(dir string, g *graph.Graph, opt Options) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	ck, err := nn.OpenCheckpoint(dir)
+	ck, err := checkpoint.OpenCheckpoint(dir)
 	if err != nil {
 		return nil, fmt.Errorf("qwen35: %w", err)
 	}
@@ -186,7 +188,7 @@ func Load(dir string, g *graph.Graph, opt Options) (*Model, error) {
 
 // fileSource maps the model's parameter names onto one checkpoint's naming scheme.
 type fileSource struct {
-	st   *nn.Checkpoint
+	st   *checkpoint.Checkpoint
 	body string // what "model." becomes: "model.", "model.language_model." or "language_model.model."
 	head string // the lm_head tensor's name
 	mlx  bool   // mlx-lm's layout (files it wrote, switch_mlp experts or a [C, K, 1] conv): norms already 1 + w
@@ -195,9 +197,9 @@ type fileSource struct {
 	writtenByMLX bool
 }
 
-func newFileSource(st *nn.Checkpoint) *fileSource {
+func newFileSource(st *checkpoint.Checkpoint) *fileSource {
 	s := &fileSource{st: st, body: "model.", head: "lm_head.weight", writtenByMLX: st.Format() == "mlx"}
-	// Quantized modules say nothing of the layout: nn.QuantizeCheckpoint quantizes a
+	// Quantized modules say nothing of the layout: checkpoint.QuantizeCheckpoint quantizes a
 	// Hugging Face layout as it stands (zero-centred norms), so .scales is no evidence.
 	s.mlx = s.writtenByMLX
 	for _, p := range []string{"model.language_model.", "language_model.model.", "model."} {
@@ -255,7 +257,7 @@ func (s *fileSource) quantized(g *graph.Graph, module string, shape []int) (nn.Q
 	if !s.st.Quantized(name) {
 		return nn.QuantizedWeight{}, false, nil
 	}
-	q, err := s.st.QuantizedWeight(g, name)
+	q, err := nn.LoadQuantizedWeight(g, s.st, name)
 	if err != nil {
 		return q, false, fmt.Errorf("qwen35: %w", err)
 	}
@@ -299,10 +301,10 @@ func (s *fileSource) load(p param) (nn.Host, error) {
 
 // check returns a tensor's info after checking it exists, has one of the shapes and a
 // float dtype; nothing is read.
-func (s *fileSource) check(name string, shapes ...[]int) (nn.TensorInfo, tensor.DType, error) {
+func (s *fileSource) check(name string, shapes ...[]int) (checkpoint.TensorInfo, tensor.DType, error) {
 	t, _, ok := s.st.Info(name)
 	if !ok {
-		return t, 0, s.fail(name, nn.ErrTensorNotFound, "not found")
+		return t, 0, s.fail(name, checkpoint.ErrTensorNotFound, "not found")
 	}
 	if !slices.ContainsFunc(shapes, func(sh []int) bool { return slices.Equal(sh, t.Shape) }) {
 		want := fmt.Sprint(shapes[0])
@@ -311,9 +313,9 @@ func (s *fileSource) check(name string, shapes ...[]int) (nn.TensorInfo, tensor.
 		}
 		return t, 0, s.fail(name, ErrShape, "shape %v, want %s", t.Shape, want)
 	}
-	dt, ok := nn.EngineDType(t.DType)
+	dt, ok := checkpoint.EngineDType(t.DType)
 	if !ok {
-		return t, 0, s.fail(name, nn.ErrDTypeMismatch, "unsupported dtype %s (want F32, F16 or BF16)", t.DType)
+		return t, 0, s.fail(name, checkpoint.ErrDTypeMismatch, "unsupported dtype %s (want F32, F16 or BF16)", t.DType)
 	}
 	return t, dt, nil
 }
@@ -375,7 +377,7 @@ func (s *fileSource) experts(p param) (nn.Host, error) {
 		return nn.Host{DType: v.DType, Shape: p.shape, Data: res}, nil
 	}
 	if !s.has(fmt.Sprintf("%sexperts.0.%s.weight", mlp, proj)) {
-		return nn.Host{}, s.fail(fused, nn.ErrTensorNotFound, "not found (nor %sswitch_mlp.%s.weight, %sexperts.0.%s.weight)", mlp, proj, mlp, proj)
+		return nn.Host{}, s.fail(fused, checkpoint.ErrTensorNotFound, "not found (nor %sswitch_mlp.%s.weight, %sexperts.0.%s.weight)", mlp, proj, mlp, proj)
 	}
 	names := make([]string, e)
 	var dt tensor.DType
@@ -386,7 +388,7 @@ func (s *fileSource) experts(p param) (nn.Host, error) {
 			return nn.Host{}, err
 		}
 		if x > 0 && d != dt {
-			return nn.Host{}, s.fail(names[x], nn.ErrDTypeMismatch, "dtype %s differs from expert 0's %s", d, dt)
+			return nn.Host{}, s.fail(names[x], checkpoint.ErrDTypeMismatch, "dtype %s differs from expert 0's %s", d, dt)
 		}
 		dt = d
 	}

@@ -1,4 +1,4 @@
-package nn_test
+package checkpoint_test
 
 import (
 	"encoding/binary"
@@ -12,14 +12,14 @@ import (
 
 	"github.com/ingotml/ingot/internal/golden"
 	"github.com/ingotml/ingot/kernels"
-	"github.com/ingotml/ingot/nn"
+	"github.com/ingotml/ingot/nn/checkpoint"
 )
 
 // qkaCase is one bits x group x dtype case of MLX's known answers.
 type qkaCase struct {
 	bits, group int
 	dtype       string
-	st          nn.DType
+	st          checkpoint.DType
 }
 
 func qkaCases() []qkaCase {
@@ -28,8 +28,8 @@ func qkaCases() []qkaCase {
 		for _, g := range []int{32, 64, 128} {
 			for _, d := range []struct {
 				name string
-				st   nn.DType
-			}{{"float32", nn.F32}, {"float16", nn.F16}, {"bfloat16", nn.BF16}} {
+				st   checkpoint.DType
+			}{{"float32", checkpoint.F32}, {"float16", checkpoint.F16}, {"bfloat16", checkpoint.BF16}} {
 				out = append(out, qkaCase{b, g, d.name, d.st})
 			}
 		}
@@ -37,19 +37,19 @@ func qkaCases() []qkaCase {
 	return out
 }
 
-func qkaOpen(t *testing.T) *nn.Safetensors {
+func qkaOpen(t *testing.T) *checkpoint.Safetensors {
 	t.Helper()
-	s, err := nn.ReadSafetensors(filepath.Join(golden.MLXRoot(), "mlx_quantize_known_answers.safetensors"))
+	s, err := checkpoint.ReadSafetensors(filepath.Join(golden.MLXRoot(), "mlx_quantize_known_answers.safetensors"))
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
 	return s
 }
 
-func qkaWords(t *testing.T, s *nn.Safetensors, name string) []uint32 {
+func qkaWords(t *testing.T, s *checkpoint.Safetensors, name string) []uint32 {
 	t.Helper()
 	b, info, err := s.Bytes(name)
 	require.NoError(t, err)
-	require.Equal(t, nn.U32, info.DType, name)
+	require.Equal(t, checkpoint.U32, info.DType, name)
 	out := make([]uint32, len(b)/4)
 	for i := range out {
 		out[i] = binary.LittleEndian.Uint32(b[4*i:])
@@ -66,7 +66,7 @@ func TestQuantizeMatchesMLX(t *testing.T) {
 		t.Run(p, func(t *testing.T) {
 			w, shape, err := s.Float32(p + "w")
 			require.NoError(t, err)
-			qt, err := nn.Quantize(w, shape, c.bits, c.group, c.st)
+			qt, err := checkpoint.Quantize(w, shape, c.bits, c.group, c.st)
 			require.NoError(t, err)
 			assert.Equal(t, qkaWords(t, s, p+"q"), qt.Weight, "packed words")
 			scales, biases := qkaScalesBiases(t, s, p, c.st)
@@ -77,7 +77,7 @@ func TestQuantizeMatchesMLX(t *testing.T) {
 }
 
 // qkaScalesBiases reads case p's scales and biases (raw bytes of dtype st).
-func qkaScalesBiases(t *testing.T, s *nn.Safetensors, p string, st nn.DType) (scales, biases []byte) {
+func qkaScalesBiases(t *testing.T, s *checkpoint.Safetensors, p string, st checkpoint.DType) (scales, biases []byte) {
 	t.Helper()
 	scales, sinfo, err := s.Bytes(p + "scales")
 	require.NoError(t, err)
@@ -88,11 +88,11 @@ func qkaScalesBiases(t *testing.T, s *nn.Safetensors, p string, st nn.DType) (sc
 }
 
 // qkaULP is the spacing of dtype's values near 1 (float32, float16, bfloat16).
-func qkaULP(dt nn.DType) float64 {
+func qkaULP(dt checkpoint.DType) float64 {
 	switch dt {
-	case nn.F16:
+	case checkpoint.F16:
 		return math.Ldexp(1, -10)
-	case nn.BF16:
+	case checkpoint.BF16:
 		return math.Ldexp(1, -7)
 	}
 	return math.Ldexp(1, -23)
@@ -108,7 +108,7 @@ func TestDequantizeMatchesMLX(t *testing.T) {
 			want, shape, err := s.Float32(p + "dequantized")
 			require.NoError(t, err)
 			scales, biases := qkaScalesBiases(t, s, p, c.st)
-			qt := &nn.QuantizedTensor{Shape: shape, Bits: c.bits, GroupSize: c.group,
+			qt := &checkpoint.QuantizedTensor{Shape: shape, Bits: c.bits, GroupSize: c.group,
 				Weight: qkaWords(t, s, p+"q"), Scales: scales, Biases: biases, ScaleType: c.st}
 			got, err := qt.Dequantize()
 			require.NoError(t, err)

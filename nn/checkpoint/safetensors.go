@@ -1,4 +1,4 @@
-package nn
+package checkpoint
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/ingotml/ingot/tensor"
 	"github.com/x448/float16"
 )
 
@@ -563,4 +564,18 @@ func (s *Safetensors) Int64(name string) ([]int64, []int, error) {
 
 func (s *Safetensors) mismatch(t TensorInfo, want string) error {
 	return fmt.Errorf("safetensors %s: tensor %s: %s to %s: %w", s.file, t.Name, t.DType, want, ErrDTypeMismatch)
+}
+
+// EngineDType maps a safetensors float dtype to the engine's; ok is false for the
+// others (integers, float64, float8), which no float weight here may use.
+func EngineDType(d DType) (dt tensor.DType, ok bool) {
+	switch d {
+	case F32:
+		return tensor.Float32, true
+	case F16:
+		return tensor.Float16, true
+	case BF16:
+		return tensor.BFloat16, true
+	}
+	return 0, false
 }

@@ -1,14 +1,13 @@
-package nn_test
+package checkpoint_test
 
 import (
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/ingotml/ingot/nn/checkpoint"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/ingotml/ingot/nn"
 )
 
 // TestQuantizeCheckpoint quantizes every golden float model with router overrides, one
@@ -17,7 +16,7 @@ func TestQuantizeCheckpoint(t *testing.T) {
 	for set, dir := range stGoldenSets(t) {
 		t.Run(set, func(t *testing.T) {
 			src := ckOpen(t, dir)
-			modules := nn.RouterOverrides(src.Names())
+			modules := checkpoint.RouterOverrides(src.Names())
 			const kept = "model.layers.0.input_layernorm" // a vector: never quantized anyway
 			floatModule := ""
 			for _, n := range src.Names() {
@@ -29,9 +28,9 @@ func TestQuantizeCheckpoint(t *testing.T) {
 			require.NotEmpty(t, floatModule)
 			modules[floatModule] = nil
 			out := filepath.Join(t.TempDir(), "q")
-			opt := nn.QuantizeOptions{Default: nn.QuantSpec{Bits: 4, GroupSize: 64}, Modules: modules,
-				ScaleType: nn.F16, Write: nn.WriteOptions{ShardBytes: 200_000}}
-			require.NoError(t, nn.QuantizeCheckpoint(src, out, opt))
+			opt := checkpoint.QuantizeOptions{Default: checkpoint.QuantSpec{Bits: 4, GroupSize: 64}, Modules: modules,
+				ScaleType: checkpoint.F16, Write: checkpoint.WriteOptions{ShardBytes: 200_000}}
+			require.NoError(t, checkpoint.QuantizeCheckpoint(src, out, opt))
 			q := ckOpen(t, out)
 			require.NotNil(t, q.Quant)
 			assert.Equal(t, opt.Default, q.Quant.Default)
@@ -57,7 +56,7 @@ func TestQuantizeCheckpoint(t *testing.T) {
 				}
 				w, _, err := src.Float32(name)
 				require.NoError(t, err)
-				want, err := nn.Quantize(w, info.Shape, spec.Bits, spec.GroupSize, nn.F16)
+				want, err := checkpoint.Quantize(w, info.Shape, spec.Bits, spec.GroupSize, checkpoint.F16)
 				require.NoError(t, err)
 				packed, _, err := q.Bytes(module + ".weight")
 				require.NoError(t, err)

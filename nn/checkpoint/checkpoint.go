@@ -1,4 +1,4 @@
-package nn
+package checkpoint
 
 import (
 	"encoding/json"
@@ -216,7 +216,7 @@ func (c *Checkpoint) Tensor(g *graph.Graph, name string) (tensor.Array, error) {
 	if err != nil {
 		return tensor.Array{}, err
 	}
-	dt, err := kernelDType(info.DType)
+	dt, err := KernelDType(info.DType)
 	if err != nil {
 		_, file, _ := c.Info(name)
 		return tensor.Array{}, &CheckpointError{Path: file, Tensor: name, Reason: "unsupported dtype", Err: err}
@@ -249,4 +249,21 @@ func (c *Checkpoint) Format() string {
 		format = v
 	}
 	return format
+}
+
+// KernelDType maps a safetensors dtype to the engine's (the float dtypes, U32 and I32).
+func KernelDType(d DType) (kernels.DType, error) {
+	switch d {
+	case F32:
+		return kernels.Float32, nil
+	case F16:
+		return kernels.Float16, nil
+	case BF16:
+		return kernels.BFloat16, nil
+	case U32:
+		return kernels.UInt32, nil
+	case I32:
+		return kernels.Int32, nil
+	}
+	return 0, fmt.Errorf("dtype %s has no engine equivalent", d)
 }

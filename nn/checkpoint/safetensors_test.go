@@ -1,4 +1,4 @@
-package nn_test
+package checkpoint_test
 
 import (
 	"encoding/binary"
@@ -12,11 +12,10 @@ import (
 	"testing"
 
 	"github.com/ingotml/ingot/internal/golden"
+	"github.com/ingotml/ingot/nn/checkpoint"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/ingotml/ingot/nn"
 )
 
 // Helpers are prefixed "st" because other files of package nn_test are
@@ -25,7 +24,7 @@ import (
 // stTensor is one tensor for stBuild: raw little-endian bytes plus header fields.
 type stTensor struct {
 	name  string
-	dtype nn.DType
+	dtype checkpoint.DType
 	shape []int
 	data  []byte
 }
@@ -111,24 +110,24 @@ func TestSafetensorsRoundTrip(t *testing.T) {
 	i64 := []int64{-1, 0, math.MaxInt64, math.MinInt64, 1 << 40, 7}
 
 	file := stBuild(t, map[string]string{"format": "pt", "note": "x"},
-		stTensor{"a.f32", nn.F32, []int{2, 3}, stF32(f32...)},
-		stTensor{"b.f16", nn.F16, []int{5}, stU16(f16Bits...)},
-		stTensor{"c.bf16", nn.BF16, []int{5, 1}, stU16(bf16Bits...)},
-		stTensor{"d.i32", nn.I32, []int{2, 2}, stI32(i32...)},
-		stTensor{"e.i64", nn.I64, []int{3, 2}, stI64(i64...)},
-		stTensor{"f.scalar", nn.F32, []int{}, stF32(42)},
-		stTensor{"g.empty", nn.F32, []int{0, 4}, nil},
-		stTensor{"h.u8", nn.U8, []int{3}, []byte{1, 2, 3}},
+		stTensor{"a.f32", checkpoint.F32, []int{2, 3}, stF32(f32...)},
+		stTensor{"b.f16", checkpoint.F16, []int{5}, stU16(f16Bits...)},
+		stTensor{"c.bf16", checkpoint.BF16, []int{5, 1}, stU16(bf16Bits...)},
+		stTensor{"d.i32", checkpoint.I32, []int{2, 2}, stI32(i32...)},
+		stTensor{"e.i64", checkpoint.I64, []int{3, 2}, stI64(i64...)},
+		stTensor{"f.scalar", checkpoint.F32, []int{}, stF32(42)},
+		stTensor{"g.empty", checkpoint.F32, []int{0, 4}, nil},
+		stTensor{"h.u8", checkpoint.U8, []int{3}, []byte{1, 2, 3}},
 	)
 	path := stWrite(t, "round.safetensors", file)
-	fromFile, err := nn.ReadSafetensors(path)
+	fromFile, err := checkpoint.ReadSafetensors(path)
 	require.NoError(t, err)
-	fromMem, err := nn.ParseSafetensors("mem", file)
+	fromMem, err := checkpoint.ParseSafetensors("mem", file)
 	require.NoError(t, err)
 
 	assert.Equal(t, path, fromFile.File())
 	assert.Equal(t, "mem", fromMem.File())
-	for _, s := range []*nn.Safetensors{fromFile, fromMem} {
+	for _, s := range []*checkpoint.Safetensors{fromFile, fromMem} {
 		assert.Equal(t, []string{"a.f32", "b.f16", "c.bf16", "d.i32", "e.i64", "f.scalar", "g.empty", "h.u8"}, s.Names())
 		assert.Equal(t, map[string]string{"format": "pt", "note": "x"}, s.Metadata())
 
@@ -170,7 +169,7 @@ func TestSafetensorsRoundTrip(t *testing.T) {
 		info, ok := s.Info("e.i64")
 		require.True(t, ok)
 		// Offsets follow stBuild's back-to-back layout: 24+10+10+16 bytes precede it.
-		assert.Equal(t, nn.TensorInfo{Name: "e.i64", DType: nn.I64, Shape: []int{3, 2}, Begin: 60, End: 108}, info)
+		assert.Equal(t, checkpoint.TensorInfo{Name: "e.i64", DType: checkpoint.I64, Shape: []int{3, 2}, Begin: 60, End: 108}, info)
 		info.Shape[0] = 99 // Info hands out a copy
 		again, _ := s.Info("e.i64")
 		assert.Equal(t, []int{3, 2}, again.Shape)
@@ -181,30 +180,30 @@ func TestSafetensorsRoundTrip(t *testing.T) {
 
 func TestSafetensorsLookupErrors(t *testing.T) {
 	file := stBuild(t, nil,
-		stTensor{"w", nn.F32, []int{1}, stF32(1)},
-		stTensor{"ids", nn.I64, []int{1}, stI64(1)},
-		stTensor{"flags", nn.Bool, []int{2}, []byte{0, 1}},
+		stTensor{"w", checkpoint.F32, []int{1}, stF32(1)},
+		stTensor{"ids", checkpoint.I64, []int{1}, stI64(1)},
+		stTensor{"flags", checkpoint.Bool, []int{2}, []byte{0, 1}},
 	)
-	s, err := nn.ParseSafetensors("lookup.st", file)
+	s, err := checkpoint.ParseSafetensors("lookup.st", file)
 	require.NoError(t, err)
 	assert.Empty(t, s.Metadata())
 
 	_, _, err = s.Float32("missing")
-	require.ErrorIs(t, err, nn.ErrTensorNotFound)
+	require.ErrorIs(t, err, checkpoint.ErrTensorNotFound)
 	assert.EqualError(t, err, "safetensors lookup.st: tensor missing: tensor not found")
 	_, _, err = s.Int64("missing")
-	require.ErrorIs(t, err, nn.ErrTensorNotFound)
+	require.ErrorIs(t, err, checkpoint.ErrTensorNotFound)
 
 	_, _, err = s.Float32("ids")
-	require.ErrorIs(t, err, nn.ErrDTypeMismatch)
+	require.ErrorIs(t, err, checkpoint.ErrDTypeMismatch)
 	assert.EqualError(t, err, "safetensors lookup.st: tensor ids: I64 to float32: dtype not convertible")
 	_, _, err = s.Int64("w")
-	require.ErrorIs(t, err, nn.ErrDTypeMismatch)
+	require.ErrorIs(t, err, checkpoint.ErrDTypeMismatch)
 	assert.EqualError(t, err, "safetensors lookup.st: tensor w: F32 to int64: dtype not convertible")
 	_, _, err = s.Float32("flags")
-	require.ErrorIs(t, err, nn.ErrDTypeMismatch)
+	require.ErrorIs(t, err, checkpoint.ErrDTypeMismatch)
 
-	_, err = nn.ReadSafetensors(filepath.Join(t.TempDir(), "absent.safetensors"))
+	_, err = checkpoint.ReadSafetensors(filepath.Join(t.TempDir(), "absent.safetensors"))
 	require.ErrorIs(t, err, os.ErrNotExist)
 	assert.Contains(t, err.Error(), "absent.safetensors")
 }
@@ -222,7 +221,7 @@ func TestSafetensorsAcceptsLenientLayouts(t *testing.T) {
 	}
 	for name, file := range cases {
 		t.Run(name, func(t *testing.T) {
-			_, err := nn.ParseSafetensors("ok.st", file)
+			_, err := checkpoint.ParseSafetensors("ok.st", file)
 			require.NoError(t, err)
 		})
 	}
@@ -239,11 +238,11 @@ type stCorruption struct {
 // stCorruptions lists hostile inputs; the fuzz test uses them as seeds.
 func stCorruptions(t testing.TB) []stCorruption {
 	valid := stBuild(t, map[string]string{"format": "pt"},
-		stTensor{"w", nn.F32, []int{2, 2}, stF32(1, 2, 3, 4)},
-		stTensor{"b", nn.BF16, []int{2}, stU16(0x3F80, 0x4000)},
+		stTensor{"w", checkpoint.F32, []int{2, 2}, stF32(1, 2, 3, 4)},
+		stTensor{"b", checkpoint.BF16, []int{2}, stU16(0x3F80, 0x4000)},
 	)
 	hugeLen := binary.LittleEndian.AppendUint64(nil, 1<<40)
-	capLen := append(binary.LittleEndian.AppendUint64(nil, nn.MaxHeaderSize+1), "{}"...)
+	capLen := append(binary.LittleEndian.AppendUint64(nil, checkpoint.MaxHeaderSize+1), "{}"...)
 	entry := func(body string) []byte { return stRaw(`{"w":`+body+`}`, make([]byte, 16)) }
 	return []stCorruption{
 		{"empty file", nil, "", "file too short for the 8-byte header length (0 bytes)"},
@@ -288,7 +287,7 @@ func stCorruptions(t testing.TB) []stCorruption {
 		{"nested shape", entry(`{"dtype":"F32","shape":[[4]],"data_offsets":[0,16]}`), "w", "shape is not an array of integers"},
 		{"dim beyond int64", entry(`{"dtype":"F32","shape":[9223372036854775808],"data_offsets":[0,16]}`), "w",
 			"shape value 9223372036854775808 is not a 64-bit integer"},
-		{"rank too large", entry(`{"dtype":"F32","shape":[` + strings.Repeat("1,", nn.MaxRank) + `4],"data_offsets":[0,16]}`), "w",
+		{"rank too large", entry(`{"dtype":"F32","shape":[` + strings.Repeat("1,", checkpoint.MaxRank) + `4],"data_offsets":[0,16]}`), "w",
 			"shape has more than 64 values"},
 		{"three offsets", entry(`{"dtype":"F32","shape":[4],"data_offsets":[0,16,16]}`), "w", "data_offsets has more than 2 values"},
 		{"one offset", entry(`{"dtype":"F32","shape":[4],"data_offsets":[0]}`), "w", "data_offsets has 1 values, want 2"},
@@ -318,16 +317,16 @@ func TestSafetensorsCorruptions(t *testing.T) {
 	for _, c := range stCorruptions(t) {
 		t.Run(c.name, func(t *testing.T) {
 			path := stWrite(t, "bad.safetensors", c.file)
-			for file, parse := range map[string]func() (*nn.Safetensors, error){
-				"mem.st": func() (*nn.Safetensors, error) { return nn.ParseSafetensors("mem.st", c.file) },
-				path:     func() (*nn.Safetensors, error) { return nn.ReadSafetensors(path) },
+			for file, parse := range map[string]func() (*checkpoint.Safetensors, error){
+				"mem.st": func() (*checkpoint.Safetensors, error) { return checkpoint.ParseSafetensors("mem.st", c.file) },
+				path:     func() (*checkpoint.Safetensors, error) { return checkpoint.ReadSafetensors(path) },
 			} {
 				s, err := parse()
 				require.Error(t, err)
 				assert.Nil(t, s)
-				var fe *nn.FormatError
+				var fe *checkpoint.FormatError
 				require.ErrorAs(t, err, &fe, "error %v", err)
-				assert.Equal(t, nn.FormatError{File: file, Tensor: c.tensor, Reason: c.reason}, *fe)
+				assert.Equal(t, checkpoint.FormatError{File: file, Tensor: c.tensor, Reason: c.reason}, *fe)
 				want := "safetensors " + file + ": " + c.reason
 				if c.tensor != "" {
 					want = "safetensors " + file + ": tensor " + c.tensor + ": " + c.reason
@@ -370,7 +369,7 @@ func TestSafetensorsGolden(t *testing.T) {
 			require.NoError(t, json.Unmarshal(raw, &manifest))
 			require.NotEmpty(t, manifest.StateDict)
 
-			s, err := nn.ReadSafetensors(filepath.Join(dir, "model.safetensors"))
+			s, err := checkpoint.ReadSafetensors(filepath.Join(dir, "model.safetensors"))
 			require.NoError(t, err)
 			defer s.Close()
 			want := make([]string, 0, len(manifest.StateDict))
@@ -383,7 +382,7 @@ func TestSafetensorsGolden(t *testing.T) {
 				info, ok := s.Info(name)
 				require.True(t, ok, name)
 				assert.Equal(t, shape, info.Shape, name)
-				assert.Equal(t, nn.F32, info.DType, name)
+				assert.Equal(t, checkpoint.F32, info.DType, name)
 				vals, got, err := s.Float32(name)
 				require.NoError(t, err, name)
 				assert.Equal(t, shape, got, name)
@@ -401,13 +400,13 @@ func TestSafetensorsGolden(t *testing.T) {
 func TestSafetensorsGoldenExpertsMatchSavePretrained(t *testing.T) {
 	for set, dir := range stGoldenSets(t) {
 		t.Run(set, func(t *testing.T) {
-			fused, err := nn.ReadSafetensors(filepath.Join(dir, "model.safetensors"))
+			fused, err := checkpoint.ReadSafetensors(filepath.Join(dir, "model.safetensors"))
 			require.NoError(t, err)
 			defer fused.Close()
-			split, err := nn.ReadSafetensors(filepath.Join(dir, "hf_save_pretrained", "model.safetensors"))
+			split, err := checkpoint.ReadSafetensors(filepath.Join(dir, "hf_save_pretrained", "model.safetensors"))
 			require.NoError(t, err)
 			defer split.Close()
-			load := func(s *nn.Safetensors, name string) ([]float32, []int) {
+			load := func(s *checkpoint.Safetensors, name string) ([]float32, []int) {
 				v, shape, err := s.Float32(name)
 				require.NoError(t, err, name)
 				return v, shape
@@ -455,7 +454,7 @@ func TestSafetensorsGoldenExpertsMatchSavePretrained(t *testing.T) {
 }
 
 func TestFormatErrorWithoutTensor(t *testing.T) {
-	err := &nn.FormatError{File: "f", Reason: "r"}
+	err := &checkpoint.FormatError{File: "f", Reason: "r"}
 	assert.Equal(t, "safetensors f: r", err.Error())
 	err.Tensor = "t"
 	assert.Equal(t, "safetensors f: tensor t: r", err.Error())

@@ -1,4 +1,4 @@
-package nn_test
+package checkpoint_test
 
 import (
 	"encoding/json"
@@ -14,14 +14,15 @@ import (
 	"github.com/ingotml/ingot/graph"
 	"github.com/ingotml/ingot/internal/golden"
 	"github.com/ingotml/ingot/nn"
+	"github.com/ingotml/ingot/nn/checkpoint"
 	"github.com/ingotml/ingot/tensor"
 )
 
 func ckMLXDir() string { return filepath.Join(golden.MLXRoot(), "mlx_q4g32_12l") }
 
-func ckOpen(t *testing.T, dir string) *nn.Checkpoint {
+func ckOpen(t *testing.T, dir string) *checkpoint.Checkpoint {
 	t.Helper()
-	c, err := nn.OpenCheckpoint(dir)
+	c, err := checkpoint.OpenCheckpoint(dir)
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
 	return c
@@ -43,14 +44,14 @@ func TestCheckpointMLXWritten(t *testing.T) {
 		spec, ok := c.Quant.For(module)
 		require.True(t, ok, module)
 		if strings.HasSuffix(module, "mlp.gate") || strings.HasSuffix(module, "shared_expert_gate") {
-			assert.Equal(t, nn.QuantSpec{Bits: 8, GroupSize: 64}, spec, module)
+			assert.Equal(t, checkpoint.QuantSpec{Bits: 8, GroupSize: 64}, spec, module)
 		} else {
 			assert.Equal(t, c.Quant.Default, spec, module)
 		}
 		if strings.Contains(module, "switch_mlp") {
 			continue // stacked experts: loaded as QuantizedSwitchGLU below
 		}
-		l, err := c.Linear(g, module)
+		l, err := nn.LoadLinear(g, c, module)
 		require.NoError(t, err, module)
 		ql, ok := l.(*nn.QuantizedLinear)
 		require.True(t, ok, module)
@@ -59,18 +60,18 @@ func TestCheckpointMLXWritten(t *testing.T) {
 	assert.Positive(t, quantized)
 	for _, name := range c.Names() {
 		if strings.HasSuffix(name, "norm.weight") {
-			l, err := c.Linear(g, strings.TrimSuffix(name, ".weight"))
+			l, err := nn.LoadLinear(g, c, strings.TrimSuffix(name, ".weight"))
 			require.NoError(t, err)
 			_, float := l.(*nn.Linear)
 			assert.True(t, float, "%s has no .scales, so it is not quantized", name)
 			break
 		}
 	}
-	e, err := c.Embedding(g, "language_model.model.embed_tokens")
+	e, err := nn.LoadEmbedding(g, c, "language_model.model.embed_tokens")
 	require.NoError(t, err)
 	_, ok := e.(*nn.QuantizedEmbedding)
 	assert.True(t, ok)
-	x, err := c.Experts(g, "language_model.model.layers.0.mlp.switch_mlp")
+	x, err := nn.LoadExperts(g, c, "language_model.model.layers.0.mlp.switch_mlp")
 	require.NoError(t, err)
 	_, ok = x.(*nn.QuantizedSwitchGLU)
 	assert.True(t, ok)
@@ -78,21 +79,21 @@ func TestCheckpointMLXWritten(t *testing.T) {
 
 // ckCopies writes the MLX checkpoint again as one file, as shards with an index, and as
 // shards without one.
-func ckCopies(t *testing.T, src *nn.Checkpoint) map[string]string {
+func ckCopies(t *testing.T, src *checkpoint.Checkpoint) map[string]string {
 	t.Helper()
-	var ts []nn.WriteTensor
+	var ts []checkpoint.WriteTensor
 	for _, name := range src.Names() {
 		b, info, err := src.Bytes(name)
 		require.NoError(t, err)
-		ts = append(ts, nn.WriteTensor{Name: name, DType: info.DType, Shape: info.Shape, Data: b})
+		ts = append(ts, checkpoint.WriteTensor{Name: name, DType: info.DType, Shape: info.Shape, Data: b})
 	}
 	root := t.TempDir()
 	dirs := map[string]string{}
-	for kind, opt := range map[string]nn.WriteOptions{
+	for kind, opt := range map[string]checkpoint.WriteOptions{
 		"single": {}, "sharded": {ShardBytes: 400_000}, "sharded-no-index": {ShardBytes: 300_000, NoIndex: true},
 	} {
 		dir := filepath.Join(root, kind)
-		require.NoError(t, nn.WriteCheckpoint(dir, src.Config, ts, opt))
+		require.NoError(t, checkpoint.WriteCheckpoint(dir, src.Config, ts, opt))
 		dirs[kind] = dir
 	}
 	return dirs
@@ -105,7 +106,7 @@ func TestCheckpointShardedEqualsSingle(t *testing.T) {
 	dirs := ckCopies(t, src)
 	shards, _ := filepath.Glob(filepath.Join(dirs["sharded"], "model-*-of-*.safetensors"))
 	assert.Greater(t, len(shards), 2)
-	_, err := os.Stat(filepath.Join(dirs["sharded-no-index"], nn.IndexFile))
+	_, err := os.Stat(filepath.Join(dirs["sharded-no-index"], checkpoint.IndexFile))
 	require.ErrorIs(t, err, os.ErrNotExist)
 	g := graph.NewCPU(graph.Options{})
 	xv := make([]float32, 3*128)
@@ -114,8 +115,8 @@ func TestCheckpointShardedEqualsSingle(t *testing.T) {
 	}
 	x := tensor.FromFloat32(g, xv, 3, 128)
 	const module = "language_model.model.layers.0.linear_attn.in_proj_qkv"
-	want := func(c *nn.Checkpoint) []float32 {
-		l, err := c.Linear(g, module)
+	want := func(c *checkpoint.Checkpoint) []float32 {
+		l, err := nn.LoadLinear(g, c, module)
 		require.NoError(t, err)
 		return qtValues(t, l.Forward(x))
 	}(src)
@@ -134,7 +135,7 @@ func TestCheckpointShardedEqualsSingle(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, a, b, "%s: %s", kind, name)
 		}
-		l, err := c.Linear(g, module)
+		l, err := nn.LoadLinear(g, c, module)
 		require.NoError(t, err)
 		require.Equal(t, want, qtValues(t, l.Forward(x)), kind)
 	}
@@ -154,10 +155,10 @@ func TestCheckpointErrors(t *testing.T) {
 		}, []string{"shard named by model.safetensors.index.json is missing: file does not exist"}},
 		{"index names a missing tensor", func(t *testing.T, dir string) {
 			shard := ckShardOf(t, dir, gate+".weight")
-			ckEdit(t, filepath.Join(dir, nn.IndexFile), `"weight_map": {`, `"weight_map": {"language_model.model.ghost.weight": "`+shard+`", `)
+			ckEdit(t, filepath.Join(dir, checkpoint.IndexFile), `"weight_map": {`, `"weight_map": {"language_model.model.ghost.weight": "`+shard+`", `)
 		}, []string{"tensor language_model.model.ghost.weight: model.safetensors.index.json places the tensor here, but the file does not hold it"}},
 		{"scales without weight", func(t *testing.T, dir string) {
-			ckRewrite(t, dir, func(ts []nn.WriteTensor) []nn.WriteTensor { return ckDrop(ts, gate+".weight") })
+			ckRewrite(t, dir, func(ts []checkpoint.WriteTensor) []checkpoint.WriteTensor { return ckDrop(ts, gate+".weight") })
 		}, []string{"tensor " + gate + ".scales: quantized module has scales but no " + gate + ".weight"}},
 		{"shapes do not fit bits", func(t *testing.T, dir string) {
 			ckQuantBlock(t, dir, func(q map[string]any) { q[gate] = map[string]any{"group_size": 64, "bits": 6} })
@@ -178,10 +179,10 @@ func TestCheckpointErrors(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			dir := ckCopies(t, src)["sharded"]
 			c.edit(t, dir)
-			ck, err := nn.OpenCheckpoint(dir)
+			ck, err := checkpoint.OpenCheckpoint(dir)
 			require.Error(t, err)
 			assert.Nil(t, ck)
-			var ce *nn.CheckpointError
+			var ce *checkpoint.CheckpointError
 			require.True(t, errors.As(err, &ce), "%T %v", err, err)
 			for _, m := range c.match {
 				assert.Contains(t, err.Error(), m)
@@ -194,7 +195,7 @@ func TestCheckpointErrors(t *testing.T) {
 // ckShardOf is the shard the index places name in.
 func ckShardOf(t *testing.T, dir, name string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, nn.IndexFile))
+	b, err := os.ReadFile(filepath.Join(dir, checkpoint.IndexFile))
 	require.NoError(t, err)
 	var idx struct {
 		WeightMap map[string]string `json:"weight_map"`
@@ -229,7 +230,7 @@ func ckEdit(t *testing.T, path, old, new string) {
 	require.NoError(t, os.WriteFile(path, []byte(strings.ReplaceAll(s, old, new)), 0o644))
 }
 
-func ckDrop(ts []nn.WriteTensor, name string) []nn.WriteTensor {
+func ckDrop(ts []checkpoint.WriteTensor, name string) []checkpoint.WriteTensor {
 	out := ts[:0]
 	for _, x := range ts {
 		if x.Name != name {
@@ -240,14 +241,14 @@ func ckDrop(ts []nn.WriteTensor, name string) []nn.WriteTensor {
 }
 
 // ckRewrite rewrites dir as one model.safetensors after edit.
-func ckRewrite(t *testing.T, dir string, edit func([]nn.WriteTensor) []nn.WriteTensor) {
+func ckRewrite(t *testing.T, dir string, edit func([]checkpoint.WriteTensor) []checkpoint.WriteTensor) {
 	t.Helper()
 	c := ckOpen(t, dir)
-	var ts []nn.WriteTensor
+	var ts []checkpoint.WriteTensor
 	for _, name := range c.Names() {
 		b, info, err := c.Bytes(name)
 		require.NoError(t, err)
-		ts = append(ts, nn.WriteTensor{Name: name, DType: info.DType, Shape: info.Shape, Data: append([]byte(nil), b...)})
+		ts = append(ts, checkpoint.WriteTensor{Name: name, DType: info.DType, Shape: info.Shape, Data: append([]byte(nil), b...)})
 	}
 	cfg := c.Config
 	require.NoError(t, c.Close())
@@ -255,22 +256,22 @@ func ckRewrite(t *testing.T, dir string, edit func([]nn.WriteTensor) []nn.WriteT
 	for _, m := range matches {
 		require.NoError(t, os.Remove(m))
 	}
-	require.NoError(t, nn.WriteCheckpoint(dir, cfg, edit(ts), nn.WriteOptions{}))
+	require.NoError(t, checkpoint.WriteCheckpoint(dir, cfg, edit(ts), checkpoint.WriteOptions{}))
 }
 
 func TestParseQuantConfig(t *testing.T) {
 	for _, c := range []struct {
 		name, config string
-		want         *nn.QuantConfig
+		want         *checkpoint.QuantConfig
 		err          string
 	}{
 		{"none", `{"model_type": "x"}`, nil, ""},
 		{"top level", `{"quantization": {"group_size": 64, "bits": 6, "mode": "affine", "m.gate": {"group_size": 64, "bits": 8}, "m.skip": false}}`,
-			&nn.QuantConfig{Default: nn.QuantSpec{Bits: 6, GroupSize: 64}, Modules: map[string]*nn.QuantSpec{"m.gate": {Bits: 8, GroupSize: 64}, "m.skip": nil}}, ""},
+			&checkpoint.QuantConfig{Default: checkpoint.QuantSpec{Bits: 6, GroupSize: 64}, Modules: map[string]*checkpoint.QuantSpec{"m.gate": {Bits: 8, GroupSize: 64}, "m.skip": nil}}, ""},
 		{"quantization_config only", `{"quantization_config": {"group_size": 32, "bits": 4}}`,
-			&nn.QuantConfig{Default: nn.QuantSpec{Bits: 4, GroupSize: 32}, Modules: map[string]*nn.QuantSpec{}}, ""},
+			&checkpoint.QuantConfig{Default: checkpoint.QuantSpec{Bits: 4, GroupSize: 32}, Modules: map[string]*checkpoint.QuantSpec{}}, ""},
 		{"inside text_config", `{"text_config": {"quantization": {"group_size": 128, "bits": 3}}}`,
-			&nn.QuantConfig{Default: nn.QuantSpec{Bits: 3, GroupSize: 128}, Modules: map[string]*nn.QuantSpec{}}, ""},
+			&checkpoint.QuantConfig{Default: checkpoint.QuantSpec{Bits: 3, GroupSize: 128}, Modules: map[string]*checkpoint.QuantSpec{}}, ""},
 		{"mxfp4", `{"quantization": {"group_size": 32, "bits": 4, "mode": "mxfp4"}}`, nil,
 			`quantization: mode "mxfp4": unsupported quantization (only affine)`},
 		{"nvfp4 module", `{"quantization": {"group_size": 32, "bits": 4, "a": {"group_size": 16, "bits": 4, "mode": "nvfp4"}}}`, nil,
@@ -281,11 +282,11 @@ func TestParseQuantConfig(t *testing.T) {
 			"quantization: bits 7, group_size 64: want bits 2, 3, 4, 5, 6 or 8 and group_size 32, 64 or 128"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := nn.ParseQuantConfig([]byte(c.config))
+			got, err := checkpoint.ParseQuantConfig([]byte(c.config))
 			if c.err != "" {
 				require.EqualError(t, err, c.err)
 				if strings.Contains(c.err, "unsupported") {
-					require.ErrorIs(t, err, nn.ErrUnsupportedQuantization)
+					require.ErrorIs(t, err, checkpoint.ErrUnsupportedQuantization)
 				}
 				return
 			}
@@ -293,10 +294,10 @@ func TestParseQuantConfig(t *testing.T) {
 			assert.Equal(t, c.want, got)
 		})
 	}
-	q := &nn.QuantConfig{Default: nn.QuantSpec{Bits: 4, GroupSize: 32}, Modules: map[string]*nn.QuantSpec{
+	q := &checkpoint.QuantConfig{Default: checkpoint.QuantSpec{Bits: 4, GroupSize: 32}, Modules: map[string]*checkpoint.QuantSpec{
 		"language_model.model.layers.0.mlp.gate": {Bits: 8, GroupSize: 64}, "model.norm": nil}}
 	s, ok := q.For("model.layers.0.mlp.gate") // HF names match mlx-lm's prefixed entries
-	assert.Equal(t, nn.QuantSpec{Bits: 8, GroupSize: 64}, s)
+	assert.Equal(t, checkpoint.QuantSpec{Bits: 8, GroupSize: 64}, s)
 	assert.True(t, ok)
 	_, ok = q.For("language_model.model.norm")
 	assert.False(t, ok)

@@ -1,6 +1,6 @@
 //go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
 
-package nn
+package checkpoint
 
 import (
 	"fmt"

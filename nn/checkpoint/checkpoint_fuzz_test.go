@@ -1,10 +1,10 @@
-package nn_test
+package checkpoint_test
 
 import (
 	"testing"
 
 	"github.com/ingotml/ingot/kernels"
-	"github.com/ingotml/ingot/nn"
+	"github.com/ingotml/ingot/nn/checkpoint"
 )
 
 // FuzzParseQuantConfig feeds arbitrary config.json bytes to the quantization parser:
@@ -21,7 +21,7 @@ func FuzzParseQuantConfig(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		q, err := nn.ParseQuantConfig(data)
+		q, err := checkpoint.ParseQuantConfig(data)
 		if err != nil {
 			if q != nil {
 				t.Fatalf("config and error both returned: %v", err)
@@ -31,7 +31,7 @@ func FuzzParseQuantConfig(f *testing.F) {
 		if q == nil {
 			return
 		}
-		check := func(s nn.QuantSpec) {
+		check := func(s checkpoint.QuantSpec) {
 			if !kernels.QuantBits(s.Bits) || !kernels.QuantGroup(s.GroupSize) {
 				t.Fatalf("unsupported spec %+v accepted", s)
 			}

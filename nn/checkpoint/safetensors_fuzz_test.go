@@ -1,10 +1,10 @@
-package nn_test
+package checkpoint_test
 
 import (
 	"errors"
 	"testing"
 
-	"github.com/ingotml/ingot/nn"
+	"github.com/ingotml/ingot/nn/checkpoint"
 )
 
 // FuzzParseSafetensors feeds arbitrary bytes to the parser. Any input must
@@ -12,20 +12,20 @@ import (
 // nothing may panic.
 func FuzzParseSafetensors(f *testing.F) {
 	f.Add(stBuild(f, map[string]string{"format": "pt"},
-		stTensor{"w", nn.F32, []int{2, 2}, stF32(1, 2, 3, 4)},
-		stTensor{"h", nn.F16, []int{2}, stU16(0x3C00, 0xC000)},
-		stTensor{"b", nn.BF16, []int{1, 2}, stU16(0x3F80, 0x4049)},
-		stTensor{"i", nn.I32, []int{1}, stI32(-7)},
-		stTensor{"l", nn.I64, []int{}, stI64(1 << 40)},
-		stTensor{"e", nn.U8, []int{0}, nil},
+		stTensor{"w", checkpoint.F32, []int{2, 2}, stF32(1, 2, 3, 4)},
+		stTensor{"h", checkpoint.F16, []int{2}, stU16(0x3C00, 0xC000)},
+		stTensor{"b", checkpoint.BF16, []int{1, 2}, stU16(0x3F80, 0x4049)},
+		stTensor{"i", checkpoint.I32, []int{1}, stI32(-7)},
+		stTensor{"l", checkpoint.I64, []int{}, stI64(1 << 40)},
+		stTensor{"e", checkpoint.U8, []int{0}, nil},
 	))
 	for _, c := range stCorruptions(f) {
 		f.Add(c.file)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s, err := nn.ParseSafetensors("fuzz.st", data)
+		s, err := checkpoint.ParseSafetensors("fuzz.st", data)
 		if err != nil {
-			var fe *nn.FormatError
+			var fe *checkpoint.FormatError
 			if !errors.As(err, &fe) || fe.File != "fuzz.st" {
 				t.Fatalf("error is not a FormatError naming the file: %v", err)
 			}
@@ -45,18 +45,18 @@ func FuzzParseSafetensors(f *testing.F) {
 			checkConversion(t, name, info, func() (int, error) {
 				v, _, err := s.Float32(name)
 				return len(v), err
-			}, nn.F32, nn.F16, nn.BF16)
+			}, checkpoint.F32, checkpoint.F16, checkpoint.BF16)
 			checkConversion(t, name, info, func() (int, error) {
 				v, _, err := s.Int64(name)
 				return len(v), err
-			}, nn.I32, nn.I64)
+			}, checkpoint.I32, checkpoint.I64)
 		}
 	})
 }
 
 // checkConversion asserts a converter succeeds with one value per element for
 // the dtypes it supports and reports ErrDTypeMismatch for all others.
-func checkConversion(t *testing.T, name string, info nn.TensorInfo, convert func() (int, error), supported ...nn.DType) {
+func checkConversion(t *testing.T, name string, info checkpoint.TensorInfo, convert func() (int, error), supported ...checkpoint.DType) {
 	t.Helper()
 	n, err := convert()
 	for _, d := range supported {
@@ -67,7 +67,7 @@ func checkConversion(t *testing.T, name string, info nn.TensorInfo, convert func
 			return
 		}
 	}
-	if !errors.Is(err, nn.ErrDTypeMismatch) {
+	if !errors.Is(err, checkpoint.ErrDTypeMismatch) {
 		t.Fatalf("tensor %q (%s): want ErrDTypeMismatch, got %v", name, info.DType, err)
 	}
 }

@@ -1,4 +1,4 @@
-package nn
+package checkpoint
 
 import (
 	"encoding/binary"
@@ -89,4 +89,16 @@ func (t *QuantizedTensor) Dequantize() ([]float32, error) {
 		rows *= d
 	}
 	return kernels.Dequantize(t.Weight, decodeFloats(t.Scales, t.ScaleType), decodeFloats(t.Biases, t.ScaleType), rows, cols, t.Bits, t.GroupSize)
+}
+
+// WeightBytes returns the packed weight as little-endian bytes, as a file stores it.
+func (t *QuantizedTensor) WeightBytes() []byte { return wordBytes(t.Weight) }
+
+// wordBytes returns the little-endian bytes of words.
+func wordBytes(words []uint32) []byte {
+	b := make([]byte, 4*len(words))
+	for i, w := range words {
+		binary.LittleEndian.PutUint32(b[4*i:], w)
+	}
+	return b
 }

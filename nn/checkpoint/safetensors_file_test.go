@@ -1,4 +1,4 @@
-package nn_test
+package checkpoint_test
 
 import (
 	"os"
@@ -7,10 +7,9 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/ingotml/ingot/nn/checkpoint"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/ingotml/ingot/nn"
 )
 
 // TestSafetensorsReadsOnlyTensorRanges: a valid file whose data section ends in a
@@ -19,7 +18,7 @@ func TestSafetensorsReadsOnlyTensorRanges(t *testing.T) {
 	if strconv.IntSize < 64 {
 		t.Skip("a 1 TiB file cannot be mapped on a 32-bit platform")
 	}
-	path := stWrite(t, "sparse.safetensors", stBuild(t, nil, stTensor{"w", nn.F32, []int{1}, stF32(2.5)}))
+	path := stWrite(t, "sparse.safetensors", stBuild(t, nil, stTensor{"w", checkpoint.F32, []int{1}, stF32(2.5)}))
 	const tail = 1 << 40
 	info, err := os.Stat(path)
 	require.NoError(t, err)
@@ -28,7 +27,7 @@ func TestSafetensorsReadsOnlyTensorRanges(t *testing.T) {
 	}
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	s, err := nn.ReadSafetensors(path)
+	s, err := checkpoint.ReadSafetensors(path)
 	require.NoError(t, err)
 	defer s.Close()
 	v, shape, err := s.Float32("w")
@@ -41,8 +40,8 @@ func TestSafetensorsReadsOnlyTensorRanges(t *testing.T) {
 }
 
 func TestSafetensorsCloseReleasesTheFile(t *testing.T) {
-	path := stWrite(t, "c.safetensors", stBuild(t, nil, stTensor{"w", nn.F32, []int{2}, stF32(1, 2)}))
-	s, err := nn.ReadSafetensors(path)
+	path := stWrite(t, "c.safetensors", stBuild(t, nil, stTensor{"w", checkpoint.F32, []int{2}, stF32(1, 2)}))
+	s, err := checkpoint.ReadSafetensors(path)
 	require.NoError(t, err)
 	b, _, err := s.Bytes("w")
 	require.NoError(t, err)
@@ -50,15 +49,15 @@ func TestSafetensorsCloseReleasesTheFile(t *testing.T) {
 	require.NoError(t, s.Close())
 	require.NoError(t, s.Close(), "a second Close is a no-op")
 	_, _, err = s.Float32("w")
-	require.ErrorIs(t, err, nn.ErrClosed)
+	require.ErrorIs(t, err, checkpoint.ErrClosed)
 	assert.EqualError(t, err, "safetensors "+path+": tensor w: file closed")
 
 	// A parsed in-memory file has nothing to release, but obeys the same rule.
-	m, err := nn.ParseSafetensors("mem", stBuild(t, nil, stTensor{"w", nn.F32, []int{1}, stF32(1)}))
+	m, err := checkpoint.ParseSafetensors("mem", stBuild(t, nil, stTensor{"w", checkpoint.F32, []int{1}, stF32(1)}))
 	require.NoError(t, err)
 	require.NoError(t, m.Close())
 	_, _, err = m.Bytes("w")
-	require.ErrorIs(t, err, nn.ErrClosed)
+	require.ErrorIs(t, err, checkpoint.ErrClosed)
 }
 
 // TestSafetensorsNotAFile: directories and devices are named as such, not reported as
@@ -71,10 +70,10 @@ func TestSafetensorsNotAFile(t *testing.T) {
 		cases["/dev/zero"] = "is a device, not a regular file"
 	}
 	for path, reason := range cases {
-		s, err := nn.ReadSafetensors(path)
+		s, err := checkpoint.ReadSafetensors(path)
 		assert.Nil(t, s)
-		var fe *nn.FormatError
+		var fe *checkpoint.FormatError
 		require.ErrorAs(t, err, &fe, path)
-		assert.Equal(t, nn.FormatError{File: path, Reason: reason}, *fe)
+		assert.Equal(t, checkpoint.FormatError{File: path, Reason: reason}, *fe)
 	}
 }

@@ -1,4 +1,4 @@
-package nn
+package checkpoint
 
 import (
 	"bytes"
@@ -8,9 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ingotml/ingot/graph"
 	"github.com/ingotml/ingot/kernels"
-	"github.com/ingotml/ingot/tensor"
 )
 
 // QuantSpec is the quantization of one module: affine, Bits per code, GroupSize values
@@ -139,15 +137,15 @@ func (c *Checkpoint) checkQuantized() error {
 		if !ok {
 			continue
 		}
-		if _, err := c.quantSpec(module); err != nil {
+		if _, err := c.QuantSpecOf(module); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// quantSpec validates the quantized module's tensors and returns its quantization.
-func (c *Checkpoint) quantSpec(module string) (QuantSpec, error) {
+// QuantSpecOf validates the quantized module's tensors and returns its quantization.
+func (c *Checkpoint) QuantSpecOf(module string) (QuantSpec, error) {
 	_, file, _ := c.Info(module + ".scales")
 	fail := func(tensor, format string, args ...any) error {
 		return &CheckpointError{Path: file, Tensor: tensor, Reason: fmt.Sprintf(format, args...)}
@@ -178,84 +176,4 @@ func (c *Checkpoint) quantSpec(module string) (QuantSpec, error) {
 		return spec, fail(module+".weight", "weight %v and scales %v do not fit %d bits, group %d (from config.json)", ws, ss, spec.Bits, spec.GroupSize)
 	}
 	return spec, nil
-}
-
-// QuantizedWeight places a quantized module's packed weight, scales and biases on g.
-func (c *Checkpoint) QuantizedWeight(g *graph.Graph, module string) (QuantizedWeight, error) {
-	spec, err := c.quantSpec(module)
-	if err != nil {
-		return QuantizedWeight{}, err
-	}
-	var arrs [3]tensor.Array
-	for i, suffix := range []string{".weight", ".scales", ".biases"} {
-		if arrs[i], err = c.Tensor(g, module+suffix); err != nil {
-			return QuantizedWeight{}, err
-		}
-	}
-	return NewQuantizedWeight(arrs[0], arrs[1], arrs[2], spec.Bits, spec.GroupSize)
-}
-
-// Linear loads module as a LinearLayer: a QuantizedLinear when <module>.scales exists,
-// else a Linear; <module>.bias is used when present.
-func (c *Checkpoint) Linear(g *graph.Graph, module string) (LinearLayer, error) {
-	var bias tensor.Array
-	if _, _, ok := c.Info(module + ".bias"); ok {
-		var err error
-		if bias, err = c.Tensor(g, module+".bias"); err != nil {
-			return nil, err
-		}
-	}
-	if c.Quantized(module) {
-		w, err := c.QuantizedWeight(g, module)
-		if err != nil {
-			return nil, err
-		}
-		return &QuantizedLinear{QuantizedWeight: w, Bias: bias}, nil
-	}
-	w, err := c.Tensor(g, module+".weight")
-	if err != nil {
-		return nil, err
-	}
-	return &Linear{Weight: w, Bias: bias}, nil
-}
-
-// Embedding loads module as an EmbeddingLayer: quantized when <module>.scales exists.
-func (c *Checkpoint) Embedding(g *graph.Graph, module string) (EmbeddingLayer, error) {
-	if c.Quantized(module) {
-		w, err := c.QuantizedWeight(g, module)
-		if err != nil {
-			return nil, err
-		}
-		return &QuantizedEmbedding{QuantizedWeight: w}, nil
-	}
-	w, err := c.Tensor(g, module+".weight")
-	if err != nil {
-		return nil, err
-	}
-	return &Embedding{Weight: w}, nil
-}
-
-// Experts loads the stacked experts under prefix (mlx-lm's "...mlp.switch_mlp" holding
-// gate_proj, up_proj [E, I, H] and down_proj [E, H, I]): quantized when their .scales
-// exist.
-func (c *Checkpoint) Experts(g *graph.Graph, prefix string) (ExpertsLayer, error) {
-	names := [3]string{prefix + ".gate_proj", prefix + ".up_proj", prefix + ".down_proj"}
-	if c.Quantized(names[0]) {
-		var w [3]QuantizedWeight
-		for i, m := range names {
-			var err error
-			if w[i], err = c.QuantizedWeight(g, m); err != nil {
-				return nil, err
-			}
-		}
-		return &QuantizedSwitchGLU{Gate: w[0], Up: w[1], Down: w[2]}, nil
-	}
-	var w [3]tensor.Array
-	for i, m := range names {
-		var err error
-		if w[i], err = c.Tensor(g, m+".weight"); err != nil {
-			return nil, err
-		}
-	}
-	return &SwitchGLU{Gate: w[0], Up: w[1], Down: w[2]}, nil
 }

@@ -1,0 +1,111 @@
+package nn
+
+import (
+	"slices"
+
+	"github.com/ingotml/ingot/graph"
+	"github.com/ingotml/ingot/kernels"
+	"github.com/ingotml/ingot/nn/checkpoint"
+	"github.com/ingotml/ingot/tensor"
+)
+
+// LoadQuantizedWeight places a quantized module's packed weight, scales and biases on
+// g, after checking them against the checkpoint's quantization (QuantSpecOf).
+func LoadQuantizedWeight(g *graph.Graph, c *checkpoint.Checkpoint, module string) (QuantizedWeight, error) {
+	spec, err := c.QuantSpecOf(module)
+	if err != nil {
+		return QuantizedWeight{}, err
+	}
+	var arrs [3]tensor.Array
+	for i, suffix := range []string{".weight", ".scales", ".biases"} {
+		if arrs[i], err = c.Tensor(g, module+suffix); err != nil {
+			return QuantizedWeight{}, err
+		}
+	}
+	return NewQuantizedWeight(arrs[0], arrs[1], arrs[2], spec.Bits, spec.GroupSize)
+}
+
+// LoadLinear loads module as a LinearLayer: a QuantizedLinear when <module>.scales
+// exists, else a Linear; <module>.bias is used when present.
+func LoadLinear(g *graph.Graph, c *checkpoint.Checkpoint, module string) (LinearLayer, error) {
+	var bias tensor.Array
+	if _, _, ok := c.Info(module + ".bias"); ok {
+		var err error
+		if bias, err = c.Tensor(g, module+".bias"); err != nil {
+			return nil, err
+		}
+	}
+	if c.Quantized(module) {
+		w, err := LoadQuantizedWeight(g, c, module)
+		if err != nil {
+			return nil, err
+		}
+		return &QuantizedLinear{QuantizedWeight: w, Bias: bias}, nil
+	}
+	w, err := c.Tensor(g, module+".weight")
+	if err != nil {
+		return nil, err
+	}
+	return &Linear{Weight: w, Bias: bias}, nil
+}
+
+// LoadEmbedding loads module as an EmbeddingLayer: quantized when <module>.scales exists.
+func LoadEmbedding(g *graph.Graph, c *checkpoint.Checkpoint, module string) (EmbeddingLayer, error) {
+	if c.Quantized(module) {
+		w, err := LoadQuantizedWeight(g, c, module)
+		if err != nil {
+			return nil, err
+		}
+		return &QuantizedEmbedding{QuantizedWeight: w}, nil
+	}
+	w, err := c.Tensor(g, module+".weight")
+	if err != nil {
+		return nil, err
+	}
+	return &Embedding{Weight: w}, nil
+}
+
+// LoadExperts loads the stacked experts under prefix (mlx-lm's "...mlp.switch_mlp"
+// holding gate_proj, up_proj [E, I, H] and down_proj [E, H, I]): quantized when their
+// .scales exist.
+func LoadExperts(g *graph.Graph, c *checkpoint.Checkpoint, prefix string) (ExpertsLayer, error) {
+	names := [3]string{prefix + ".gate_proj", prefix + ".up_proj", prefix + ".down_proj"}
+	if c.Quantized(names[0]) {
+		var w [3]QuantizedWeight
+		for i, m := range names {
+			var err error
+			if w[i], err = LoadQuantizedWeight(g, c, m); err != nil {
+				return nil, err
+			}
+		}
+		return &QuantizedSwitchGLU{Gate: w[0], Up: w[1], Down: w[2]}, nil
+	}
+	var w [3]tensor.Array
+	for i, m := range names {
+		var err error
+		if w[i], err = c.Tensor(g, m+".weight"); err != nil {
+			return nil, err
+		}
+	}
+	return &SwitchGLU{Gate: w[0], Up: w[1], Down: w[2]}, nil
+}
+
+// UploadQuantized places a host-quantized tensor's packed weight, scales and biases on
+// g's device (one copy of the packed bytes into device buffers; nothing is dequantized).
+func UploadQuantized(g *graph.Graph, t *checkpoint.QuantizedTensor) (QuantizedWeight, error) {
+	words, groups, err := kernels.CheckQuant(t.Shape[len(t.Shape)-1], t.Bits, t.GroupSize)
+	if err != nil {
+		return QuantizedWeight{}, err
+	}
+	dt, err := checkpoint.KernelDType(t.ScaleType)
+	if err != nil {
+		return QuantizedWeight{}, err
+	}
+	lead := t.Shape[:len(t.Shape)-1]
+	ws := append(slices.Clone(lead), words)
+	ss := append(slices.Clone(lead), groups)
+	w := tensor.Wrap(g.FromBytes(kernels.Contiguous(tensor.UInt32, ws...), t.WeightBytes()))
+	s := tensor.Wrap(g.FromBytes(kernels.Contiguous(dt, ss...), t.Scales))
+	b := tensor.Wrap(g.FromBytes(kernels.Contiguous(dt, ss...), t.Biases))
+	return NewQuantizedWeight(w, s, b, t.Bits, t.GroupSize)
+}
