@@ -7,6 +7,7 @@ import (
 	"github.com/ingotml/ingot/cache"
 	"github.com/ingotml/ingot/generate"
 	"github.com/ingotml/ingot/graph"
+	"github.com/ingotml/ingot/nn"
 	"github.com/ingotml/ingot/nn/qwen35"
 )
 
@@ -16,12 +17,12 @@ import (
 func BenchmarkDecode(b *testing.B) {
 	for _, p := range []cache.Policy{cache.Lazy, cache.Eager} {
 		b.Run(p.String(), func(b *testing.B) {
-			cfg, err := qwen35.ReproConfig(qwen35.ReproOptions{})
+			cfg, err := qwen35.ReproConfig(nn.ReproOptions{})
 			if err != nil {
 				b.Fatal(err)
 			}
 			g := graph.NewCPU(graph.Options{Sync: os.Getenv("SYNC") != ""})
-			m, err := qwen35.NewRandom(cfg, g, 0, qwen35.Options{})
+			m, err := qwen35.NewRandom(cfg, g, 0, nn.Options{})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/ingotml/ingot/cache"
 	"github.com/ingotml/ingot/generate"
 	"github.com/ingotml/ingot/graph"
+	"github.com/ingotml/ingot/nn"
 	"github.com/ingotml/ingot/nn/qwen35"
 )
 
@@ -41,12 +42,12 @@ func (d flakyDevice) Provider() alloc.Provider { return d.p }
 // admitted at step 21 too; the generator then goes on, and the request admitted after
 // the failure gets exactly the tokens it gets alone.
 func TestTransientAllocationFailure(t *testing.T) {
-	cfg, err := qwen35.ReproConfig(qwen35.ReproOptions{Layers: 6, Interval: 3})
+	cfg, err := qwen35.ReproConfig(nn.ReproOptions{Layers: 6, Interval: 3})
 	require.NoError(t, err)
 	for _, p := range []cache.Policy{cache.Lazy, cache.Eager} {
 		var fail atomic.Bool
 		g := graph.New(flakyDevice{graph.CPU(), flakyProvider{alloc.CPUProvider(), &fail}}, graph.Options{})
-		m, err := qwen35.NewRandom(cfg, g, 3, qwen35.Options{})
+		m, err := qwen35.NewRandom(cfg, g, 3, nn.Options{})
 		require.NoError(t, err)
 		g.Allocator().SetCacheLimit(0) // every malloc reaches the provider
 
@@ -98,10 +99,10 @@ func TestLimitNeedsOneCollection(t *testing.T) {
 		unfused  bool
 		reclaims int
 	}{{true, 1}, {false, 2}} {
-		cfg, err := qwen35.ReproConfig(qwen35.ReproOptions{Layers: 9, Interval: 3})
+		cfg, err := qwen35.ReproConfig(nn.ReproOptions{Layers: 9, Interval: 3})
 		require.NoError(t, err)
 		g := graph.NewCPU(graph.Options{Alloc: alloc.Config{ResourceLimit: 600}})
-		m, err := qwen35.NewRandom(cfg, g, 3, qwen35.Options{Unfused: c.unfused})
+		m, err := qwen35.NewRandom(cfg, g, 3, nn.Options{Unfused: c.unfused})
 		require.NoError(t, err)
 		b := generate.NewBatchGenerator(m, cache.Lazy, 0)
 		require.NoError(t, b.Insert(generate.Request{Prompt: []int32{1, 2, 3}, MaxTokens: 100000}))

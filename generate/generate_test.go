@@ -17,10 +17,10 @@ import (
 
 func tinyModel(t *testing.T, layers int) (*graph.Graph, *qwen35.Model) {
 	t.Helper()
-	cfg, err := qwen35.ReproConfig(qwen35.ReproOptions{Layers: layers, Interval: 3})
+	cfg, err := qwen35.ReproConfig(nn.ReproOptions{Layers: layers, Interval: 3})
 	require.NoError(t, err)
 	g := graph.NewCPU(graph.Options{})
-	m, err := qwen35.NewRandom(cfg, g, 3, qwen35.Options{})
+	m, err := qwen35.NewRandom(cfg, g, 3, nn.Options{})
 	require.NoError(t, err)
 	return g, m
 }
@@ -28,12 +28,12 @@ func tinyModel(t *testing.T, layers int) (*graph.Graph, *qwen35.Model) {
 // reproModel builds the repro's random model of a model type through the registry.
 func reproModel(t *testing.T, typ string, layers int) (*graph.Graph, nn.Model) {
 	t.Helper()
-	cfg, err := qwen35.ReproConfig(qwen35.ReproOptions{ModelType: typ, Layers: layers, Interval: 3})
+	cfg, err := qwen35.ReproConfig(nn.ReproOptions{ModelType: typ, Layers: layers, Interval: 3})
 	require.NoError(t, err)
 	raw, err := cfg.MarshalHF()
 	require.NoError(t, err)
 	g := graph.NewCPU(graph.Options{})
-	m, err := models.Random(raw, g, 3, models.Options{})
+	m, err := models.Random(raw, g, 3, nn.Options{})
 	require.NoError(t, err)
 	return g, m
 }

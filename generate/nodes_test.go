@@ -8,6 +8,7 @@ import (
 	"github.com/ingotml/ingot/cache"
 	"github.com/ingotml/ingot/generate"
 	"github.com/ingotml/ingot/graph"
+	"github.com/ingotml/ingot/nn"
 	"github.com/ingotml/ingot/nn/qwen35"
 )
 
@@ -28,10 +29,10 @@ func TestNodesPerToken(t *testing.T) {
 		{"", true, cache.Lazy, 2620}, {"", true, cache.Eager, 2523},
 		{qwen35.TypeQwen35, false, cache.Eager, 299}, {qwen35.TypeQwen35, true, cache.Eager, 1923},
 	} {
-		cfg, err := qwen35.ReproConfig(qwen35.ReproOptions{ModelType: c.typ})
+		cfg, err := qwen35.ReproConfig(nn.ReproOptions{ModelType: c.typ})
 		require.NoError(t, err)
 		g := graph.NewCPU(graph.Options{})
-		m, err := qwen35.NewRandom(cfg, g, 0, qwen35.Options{Unfused: c.unfused})
+		m, err := qwen35.NewRandom(cfg, g, 0, nn.Options{Unfused: c.unfused})
 		require.NoError(t, err)
 		b := generate.NewBatchGenerator(m, c.policy, 0)
 		require.NoError(t, b.Insert(generate.Request{Prompt: []int32{1, 2, 3, 4, 5, 6, 7, 8}, MaxTokens: 100}))

@@ -16,6 +16,7 @@ import (
 	"github.com/ingotml/ingot/internal/golden"
 	"github.com/ingotml/ingot/kernels/msltest"
 	"github.com/ingotml/ingot/metal"
+	"github.com/ingotml/ingot/nn"
 	"github.com/ingotml/ingot/nn/qwen35"
 	"github.com/ingotml/ingot/tensor"
 )
@@ -40,9 +41,9 @@ func TestGoldenModelsOnEmulatedMetal(t *testing.T) {
 			start := time.Now()
 			gpu := metal.NewEmulatedGPU(t, metal.GPUOptions{}, msltest.OrderForward)
 			cpu, emu := graph.NewCPU(graph.Options{}), graph.New(gpu, graph.Options{})
-			mc, err := qwen35.Load(dir, cpu, qwen35.Options{})
+			mc, err := qwen35.Load(dir, cpu, nn.Options{})
 			require.NoError(t, err)
-			me, err := qwen35.Load(dir, emu, qwen35.Options{})
+			me, err := qwen35.Load(dir, emu, nn.Options{})
 			require.NoError(t, err)
 			vocab := mc.Config().VocabSize
 			prompt := make([]int32, 6)

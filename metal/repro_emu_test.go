@@ -13,6 +13,7 @@ import (
 	"github.com/ingotml/ingot/graph"
 	"github.com/ingotml/ingot/kernels/msltest"
 	"github.com/ingotml/ingot/metal"
+	"github.com/ingotml/ingot/nn"
 	"github.com/ingotml/ingot/nn/qwen35"
 )
 
@@ -26,7 +27,7 @@ func TestReproOnEmulatedMetal(t *testing.T) {
 		t.Skip("decodes 200 tokens on the MSL emulator")
 	}
 	const tokens, every = 200, 50
-	cfg, err := qwen35.ReproConfig(qwen35.ReproOptions{Layers: 4, Interval: 2})
+	cfg, err := qwen35.ReproConfig(nn.ReproOptions{Layers: 4, Interval: 2})
 	require.NoError(t, err)
 	start := time.Now()
 	gpu := metal.NewEmulatedGPU(t, metal.GPUOptions{}, msltest.OrderForward)
@@ -39,7 +40,7 @@ func TestReproOnEmulatedMetal(t *testing.T) {
 	}
 	runs := []*run{{g: graph.NewCPU(graph.Options{})}, {g: graph.New(gpu, graph.Options{})}}
 	for _, r := range runs {
-		m, err := qwen35.NewRandom(cfg, r.g, 1, qwen35.Options{})
+		m, err := qwen35.NewRandom(cfg, r.g, 1, nn.Options{})
 		require.NoError(t, err)
 		r.b = generate.NewBatchGenerator(m, cache.Lazy, 0)
 		require.NoError(t, r.b.Insert(generate.Request{ID: 0, Prompt: []int32{1, 2, 3, 4, 5, 6, 7, 8}, MaxTokens: tokens + 1}))

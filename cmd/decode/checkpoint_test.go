@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/ingotml/ingot/nn/checkpoint"
+	"github.com/ingotml/ingot/nn/models"
 
 	"github.com/stretchr/testify/require"
 
@@ -260,6 +261,28 @@ func bfloat16Copy(t *testing.T, src string) string {
 // writeSparseCheckpoint writes a checkpoint whose header describes tensors of the
 // given shapes (float32) without their data: the file is extended to its full size
 // sparsely, so it takes no disk space.
+// storedShapes lists every tensor a checkpoint of config must hold, from the model's
+// description, in mlx-lm's layout (switch_mlp expert banks, a [C, K, 1] conv).
+func storedShapes(t *testing.T, config []byte) map[string][]int {
+	t.Helper()
+	cfg, err := models.ParseConfig(config)
+	require.NoError(t, err)
+	d, err := cfg.Describe()
+	require.NoError(t, err)
+	out := map[string][]int{}
+	for _, p := range d.Params {
+		name, shape := p.Name, p.Shape
+		if i := strings.LastIndex(name, ".experts."); i >= 0 {
+			name = name[:i] + ".switch_mlp." + name[i+len(".experts."):] + ".weight"
+		}
+		if strings.HasSuffix(name, "conv1d.weight") {
+			shape = []int{shape[0], shape[1], 1}
+		}
+		out[name] = shape
+	}
+	return out
+}
+
 func writeSparseCheckpoint(t *testing.T, dir string, config []byte, shapes map[string][]int) {
 	t.Helper()
 	require.NoError(t, os.MkdirAll(dir, 0o755))
@@ -438,12 +461,21 @@ func TestCheckpointMustFitMemory(t *testing.T) {
 	big, err := json.Marshal(m)
 	require.NoError(t, err)
 	dir := filepath.Join(t.TempDir(), "huge")
-	writeSparseCheckpoint(t, dir, big, map[string][]int{"model.embed_tokens.weight": {vocab, h}, "lm_head.weight": {vocab, h}})
+	shapes := storedShapes(t, big)
+	writeSparseCheckpoint(t, dir, big, shapes)
+	weights := int64(0)
+	for _, sh := range shapes {
+		n := int64(4)
+		for _, d := range sh {
+			n *= int64(d)
+		}
+		weights += n
+	}
 	code, out, errs := cmdRun("--model", dir, "--tokens", "8")
 	require.Equal(t, exitUsage, code, out+errs)
-	require.Regexp(t, `^decode: usage: the model needs ~\d+\.\d\d GB \(weights `+regexp.QuoteMeta(gb(2*vocab*h*4))+`, KV cache .*\), which exceeds this machine's memory limit of \d+\.\d\d GB; use a smaller checkpoint or --tokens\n$`, errs)
+	require.Regexp(t, `^decode: usage: the model needs ~\d+\.\d\d GB \(weights `+regexp.QuoteMeta(gb(weights))+`, KV cache .*\), which exceeds this machine's memory limit of \d+\.\d\d GB; use a smaller checkpoint or --tokens\n$`, errs)
 	pred := predictOnlyRun(t, "--model", dir)
-	require.Regexp(t, `\[memory\] a run needs ~\d+\.\d\d GB \(weights `+regexp.QuoteMeta(gb(2*vocab*h*4))+`\); this machine's memory limit is \d+\.\d+ [GM]B: it does NOT fit`, pred)
+	require.Regexp(t, `\[memory\] a run needs ~\d+\.\d\d GB \(weights `+regexp.QuoteMeta(gb(weights))+`\); this machine's memory limit is \d+\.\d+ [GM]B: it does NOT fit`, pred)
 }
 
 // TestCheckpointRunFlags: --compare (lazy and eager: a checkpoint has no

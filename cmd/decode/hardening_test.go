@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ingotml/ingot/alloc"
+	"github.com/ingotml/ingot/nn/models"
 )
 
 // usage runs the command and requires exit 64 with want in the message.
@@ -69,12 +70,12 @@ func TestModelMustFitMemory(t *testing.T) {
 	spec := runSpec{policy: o.cache}
 	cfg, err := modelConfig(o, spec)
 	require.NoError(t, err)
-	est := estimateMemory(o, spec, cfg, alloc.DefaultResourceLimit)
+	est := estimateOf(t, o, spec, cfg, alloc.DefaultResourceLimit)
 	require.Greater(t, est.weights, int64(50*3*512*32*4096*4)) // the experts alone
 	err = checkFits(est, 16<<30)
 	require.ErrorIs(t, err, errUsage)
 	require.Regexp(t, `^usage: the model needs ~\d+\.\d\d GB \(weights \d+\.\d\d GB, KV cache .*\), which exceeds this machine's memory limit of 17\.18 GB; use a smaller --hidden, --experts, --layers or --tokens$`, err.Error())
-	require.NoError(t, checkFits(estimateMemory(&options{mode: "batch", tokens: 12000, clearCacheEvery: 256}, spec, cfg, alloc.DefaultResourceLimit), est.total()))
+	require.NoError(t, checkFits(estimateOf(t, &options{mode: "batch", tokens: 12000, clearCacheEvery: 256}, spec, cfg, alloc.DefaultResourceLimit), est.total()))
 }
 
 // TestWeightEstimate: the estimate is close to what the built model holds.
@@ -87,7 +88,7 @@ func TestWeightEstimate(t *testing.T) {
 		spec := runSpec{policy: o.cache, attentionOnly: o.attentionOnly}
 		cfg, err := modelConfig(o, spec)
 		require.NoError(t, err)
-		est := estimateMemory(o, spec, cfg, alloc.DefaultResourceLimit)
+		est := estimateOf(t, o, spec, cfg, alloc.DefaultResourceLimit)
 		g, m, _, err := setup(o, spec, &bytes.Buffer{})
 		require.NoError(t, err)
 		got := g.Allocator().ActiveMemory()
@@ -208,4 +209,14 @@ func TestSlopeNeedsEnoughSamples(t *testing.T) {
 	require.False(t, math.IsNaN(s))
 	require.InDelta(t, 2.0, s, 1e-12)
 	_ = strings.TrimSpace
+}
+
+// estimateOf is the run's estimate of cfg's random model.
+func estimateOf(t *testing.T, o *options, spec runSpec, cfg models.Config, limit int) memEstimate {
+	t.Helper()
+	d, err := cfg.Describe()
+	require.NoError(t, err)
+	e, err := estimate(o, spec, d, limit)
+	require.NoError(t, err)
+	return e
 }

@@ -1,60 +1,59 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"os"
 
 	"github.com/ingotml/ingot/cache"
-	"github.com/ingotml/ingot/graph"
 	"github.com/ingotml/ingot/nn"
 	"github.com/ingotml/ingot/nn/models"
-	"github.com/ingotml/ingot/nn/qwen35"
 )
 
 // modelConfig is the run's model configuration: the structure of --config's file
 // (its width shrunk by --hidden and its expert count by --experts when given), or the
 // repro's random model of --model-type.
-func modelConfig(o *options, spec runSpec) (*qwen35.Config, error) {
+func modelConfig(o *options, spec runSpec) (models.Config, error) {
 	if o.configPath == "" {
-		cfg, err := qwen35.ReproConfig(qwen35.ReproOptions{ModelType: o.modelType, Layers: o.layers, Interval: o.interval,
+		cfg, err := models.ReproConfig(nn.ReproOptions{ModelType: o.modelType, Layers: o.layers, Interval: o.interval,
 			Experts: o.experts, Hidden: o.hidden, AttentionOnly: spec.attentionOnly})
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", errUsage, err)
 		}
 		return cfg, nil
 	}
-	cfg, err := qwen35.LoadConfig(o.configPath)
+	data, err := readConfigFile(o.configPath)
 	if err != nil {
 		return nil, fmt.Errorf("%w: --config: %v", errUsage, err)
 	}
+	cfg, err := models.ParseConfig(data)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --config: load config %s: %v", errUsage, o.configPath, err)
+	}
+	hidden, experts := 0, 0
 	if o.set["hidden"] {
-		cfg.HiddenSize = o.hidden
+		hidden = o.hidden
 	}
 	if o.set["experts"] {
-		if !cfg.IsMoE() {
-			return nil, fmt.Errorf("%w: --experts: %s describes a dense model", errUsage, o.configPath)
-		}
-		cfg.NumExperts = o.experts
+		experts = o.experts
 	}
-	if err := cfg.Validate(); err != nil {
+	if hidden == 0 && experts == 0 {
+		return cfg, nil
+	}
+	cfg, err = cfg.Resize(hidden, experts)
+	switch {
+	case errors.Is(err, models.ErrDense):
+		return nil, fmt.Errorf("%w: --experts: %s describes a dense model", errUsage, o.configPath)
+	case err != nil:
 		return nil, fmt.Errorf("%w: --config %s with --hidden/--experts: %v", errUsage, o.configPath, err)
 	}
 	return cfg, nil
 }
 
-// buildModel makes the model on g through the model registry, as a checkpoint's
-// config.json would (the one place a model is constructed).
-func buildModel(o *options, cfg *qwen35.Config, g *graph.Graph) (nn.Model, error) {
-	raw, err := cfg.MarshalHF()
-	if err != nil {
-		return nil, err
-	}
-	return models.Random(raw, g, o.seed, models.Options{OpsGatedDelta: o.ops})
-}
-
 // memEstimate is what a run will hold at its peak, in bytes.
 type memEstimate struct {
-	weights  int64 // the model's parameters (float32 device buffers)
-	arrays   int   // how many parameter arrays (buffer objects) the weights are
+	weights  int64 // the model's parameters
+	arrays   int   // how many buffer objects the weights are
 	kv       int64 // the attention layers' KV storage at the last token
 	retired  int64 // retired KV blocks the allocator cache keeps (no clearing)
 	heap     int64 // Go heap beyond the buffers: graph nodes, tokens, one parameter being drawn
@@ -62,6 +61,7 @@ type memEstimate struct {
 	kvPerTok int64 // KV bytes per token per batch row, all attention layers
 }
 
+// total is the sum of the parts; estimate checks that it cannot overflow.
 func (e memEstimate) total() int64 { return e.weights + e.kv + e.retired + e.heap }
 
 // Bytes per float32 element, and the KV growth quantum (mlx-lm's KVCache.step).
@@ -74,100 +74,56 @@ const (
 	runtimeSlack = 64 << 20
 )
 
-// estimateMemory adds up the parameters build will draw (the shapes in nn/qwen35), the
-// KV storage and the host memory the run will need, before anything is allocated.
-func estimateMemory(o *options, spec runSpec, cfg *qwen35.Config, limit int) memEstimate {
+// errTooLarge is wrapped by an estimate whose arithmetic overflows int64: such a
+// model cannot fit any machine.
+var errTooLarge = errors.New("the model's size overflows a 64-bit count")
+
+// estimate adds up what a run of the described model will hold: its parameters (as
+// the description says they are stored), the KV storage and the host memory, before
+// anything is allocated. Every product and sum is checked: a config whose sizes
+// overflow int64 is refused, never wrapped to a small number that "fits".
+func estimate(o *options, spec runSpec, d *nn.Description, limit int) (memEstimate, error) {
 	var e memEstimate
-	forEachParam(cfg, func(dims ...int) {
-		n := int64(f32)
-		for _, d := range dims {
-			n *= int64(d)
-		}
-		e.weights += n
-		e.arrays++
-		e.largest = max(e.largest, n)
-	})
-	return estimateRun(o, spec, cfg, limit, e)
-}
-
-// forEachParam calls add with the shape of every parameter array the model of cfg is
-// built from (one device buffer each when it is stored in float), in build order.
-func forEachParam(cfg *qwen35.Config, add func(dims ...int)) {
-	h, v := cfg.HiddenSize, cfg.VocabSize
-	add(v, h) // embed
-	for i := range cfg.NumLayers {
-		add(h) // input norm
-		add(h) // post-attention norm
-		if cfg.IsAttention(i) {
-			nh, nkv, hd := cfg.NumHeads, cfg.NumKVHeads, cfg.HeadDim
-			add(nh*hd*2, h)
-			add(nkv*hd, h)
-			add(nkv*hd, h)
-			add(h, nh*hd)
-			add(hd)
-			add(hd)
-		} else {
-			kd, vd := cfg.LinearNumKeyHeads*cfg.LinearKeyHeadDim, cfg.LinearNumValueHeads*cfg.LinearValueHeadDim
-			hv := cfg.LinearNumValueHeads
-			if cfg.FusedGDNProjections() {
-				add(2*kd+2*vd, h)
-				add(2*hv, h)
-			} else {
-				add(2*kd+vd, h)
-				add(vd, h)
-				add(hv, h)
-				add(hv, h)
-			}
-			add(2*kd+vd, cfg.LinearConvKernel)
-			add(hv) // -exp(A_log)
-			add(hv) // dt_bias
-			add(cfg.LinearValueHeadDim)
-			add(h, vd)
-		}
-		if cfg.IsSparse(i) {
-			ne, in, si := cfg.NumExperts, cfg.MoEIntermediateSize, cfg.SharedExpertIntermediateSize
-			add(ne, h)
-			add(ne, in, h)
-			add(ne, in, h)
-			add(ne, h, in)
-			add(si, h)
-			add(si, h)
-			add(h, si)
-			add(1, h)
-		} else {
-			add(cfg.IntermediateSize, h)
-			add(cfg.IntermediateSize, h)
-			add(h, cfg.IntermediateSize)
-		}
+	var err error
+	if e.weights, e.largest, err = d.WeightBytes(); err != nil {
+		return e, fmt.Errorf("%w: %w", errTooLarge, err)
 	}
-	add(h) // final norm
-	if !cfg.TieWordEmbeddings {
-		add(v, h)
-	}
-}
-
-// estimateRun completes e (whose weights, arrays and largest are filled in) with the
-// KV storage and the host memory the run will need.
-func estimateRun(o *options, spec runSpec, cfg *qwen35.Config, limit int, e memEstimate) memEstimate {
-	nAttn := cfg.NumLayers - cfg.NumGDN()
-	rows, length, tokens := 1, 8+o.tokens, o.tokens
+	e.arrays = d.WeightBuffers()
+	nAttn := int64(nn.CountKinds(d.Kinds, nn.Attention))
+	nGDN := int64(nn.CountKinds(d.Kinds, nn.Recurrent))
+	rows, length, tokens := int64(1), int64(8+o.tokens), int64(o.tokens)
 	if o.mode == "server" {
-		rows, length, tokens = o.concurrency, o.promptLen+o.reqTokens, o.requests*o.reqTokens
+		rows, length, tokens = int64(o.concurrency), int64(o.promptLen+o.reqTokens), int64(o.requests)*int64(o.reqTokens)
 	}
-	e.kvPerTok = int64(nAttn) * 2 * int64(cfg.NumKVHeads*cfg.HeadDim) * f32
-	blocks := int64((length + kvStep - 1) / kvStep)
-	e.kv = int64(rows) * blocks * kvStep * e.kvPerTok
+	blocks := (length + kvStep - 1) / kvStep
+	links := int64(0)
+	if spec.policy == cache.Lazy && o.mode != "plain" {
+		// The dead chain's nodes, while it can grow (the resource limit ends it).
+		links = min(tokens*nGDN, int64(limit))
+	}
+	ok := true
+	mul := func(a, b int64) int64 {
+		n, good := nn.MulInt64(a, b)
+		ok = ok && good
+		return n
+	}
+	add := func(a, b int64) int64 {
+		n, good := nn.AddInt64(a, b)
+		ok = ok && good
+		return n
+	}
+	e.kvPerTok = mul(mul(mul(nAttn, 2), int64(d.KVWidth)), f32)
+	e.kv = mul(mul(mul(rows, blocks), kvStep), e.kvPerTok)
 	if o.clearCacheEvery == 0 {
 		// Each growth retires the previous storage: blocks of 1, 2, ... n-1 steps.
-		e.retired = int64(rows) * e.kvPerTok * kvStep * blocks * (blocks - 1) / 2
+		e.retired = mul(mul(mul(rows, e.kvPerTok), kvStep), mul(blocks, max(blocks-1, 0))/2)
 	}
-	// The dead chain's nodes, while it can grow (the resource limit ends it).
-	var links int64
-	if spec.policy == cache.Lazy && o.mode != "plain" {
-		links = min(int64(tokens)*int64(cfg.NumGDN()), int64(limit))
+	e.heap = add(add(add(mul(links, hostPerLinkBound), mul(tokens, 4)), e.largest), runtimeSlack)
+	add(add(add(e.weights, e.kv), e.retired), e.heap)
+	if !ok {
+		return e, errTooLarge
 	}
-	e.heap = links*hostPerLinkBound + int64(tokens)*4 + e.largest + runtimeSlack
-	return e
+	return e, nil
 }
 
 // checkFits refuses a run whose estimate exceeds the allocator's memory limit (the
@@ -186,3 +142,6 @@ func checkFitsHint(e memEstimate, memLimit int64, hint string) error {
 }
 
 func gb(n int64) string { return fmt.Sprintf("%.2f GB", float64(n)/1e9) }
+
+// readConfigFile reads --config's file.
+func readConfigFile(path string) ([]byte, error) { return os.ReadFile(path) }

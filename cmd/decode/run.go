@@ -17,7 +17,7 @@ import (
 	"github.com/ingotml/ingot/generate"
 	"github.com/ingotml/ingot/graph"
 	"github.com/ingotml/ingot/nn"
-	"github.com/ingotml/ingot/nn/qwen35"
+	"github.com/ingotml/ingot/nn/models"
 	"github.com/ingotml/ingot/tensor"
 )
 
@@ -195,7 +195,7 @@ func (d batchDecoder) caches() []cache.Cache { return d.b.Caches() }
 // setup builds the graph and the model for a run (the random one, or --model's
 // checkpoint), after checking that the model fits the machine's memory.
 func setup(o *options, spec runSpec, out io.Writer) (*graph.Graph, nn.Model, *result, error) {
-	var cfg *qwen35.Config
+	var cfg models.Config
 	if o.modelDir == "" {
 		var err error
 		if cfg, err = modelConfig(o, spec); err != nil {
@@ -230,12 +230,16 @@ func setup(o *options, spec runSpec, out io.Writer) (*graph.Graph, nn.Model, *re
 		fmt.Fprintf(out, "[model] %s cache=%s device=%s limit=%d (%s)\n", info.modelSummary(buffers), spec.policy, name, r.limit, r.limitSource)
 		return g, m, r, nil
 	}
-	source := cfg.ModelType
+	d, err := cfg.Describe()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	source := d.ModelType
 	if o.configPath != "" {
-		source = fmt.Sprintf("%s from %s", cfg.ModelType, o.configPath)
+		source = fmt.Sprintf("%s from %s", d.ModelType, o.configPath)
 	}
 	fmt.Fprintf(out, "[model] %s: layers=%d (ssm=%d attn=%d) interval=%d experts=%d hidden=%d cache=%s device=%s limit=%d (%s)\n",
-		source, r.layers, r.nSSM, r.nAttn, r.interval, cfg.NumExperts, cfg.HiddenSize, spec.policy, name, r.limit, r.limitSource)
+		source, r.layers, r.nSSM, r.nAttn, r.interval, d.Experts, d.Hidden, spec.policy, name, r.limit, r.limitSource)
 	return g, m, r, nil
 }
 
@@ -263,13 +267,20 @@ func graphOptions(lim limit) graph.Options {
 
 // buildRandom checks that the random model of cfg fits the machine's memory and builds
 // it on a new graph.
-func buildRandom(o *options, spec runSpec, cfg *qwen35.Config, dev graph.Device, lim limit) (*graph.Graph, nn.Model, error) {
-	est := estimateMemory(o, spec, cfg, lim.n)
+func buildRandom(o *options, spec runSpec, cfg models.Config, dev graph.Device, lim limit) (*graph.Graph, nn.Model, error) {
+	d, err := cfg.Describe()
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	est, err := estimateFor(o, spec, d, lim.n)
+	if err != nil {
+		return nil, nil, err
+	}
 	if err := checkFits(est, alloc.New(dev.Provider(), alloc.Config{}).Stats().MemoryLimit); err != nil {
 		return nil, nil, err
 	}
 	g := graph.New(dev, graphOptions(lim))
-	m, err := buildModel(o, cfg, g)
+	m, err := cfg.Random(g, o.seed, nn.Options{OpsGatedDelta: o.ops})
 	if err == nil {
 		err = g.Synchronize() // the weights are uploaded: a limit below them fails here
 	}

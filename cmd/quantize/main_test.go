@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ingotml/ingot/nn"
 	"github.com/ingotml/ingot/nn/checkpoint"
 
 	"github.com/stretchr/testify/require"
@@ -38,7 +39,7 @@ func goldenSets(t *testing.T) []string {
 func logits(t *testing.T, dir string, prompt []int32) []float32 {
 	t.Helper()
 	g := graph.NewCPU(graph.Options{})
-	m, err := models.Load(dir, g, models.Options{})
+	m, err := models.Load(dir, g, nn.Options{})
 	require.NoError(t, err)
 	v, err := m.Forward(tensor.FromInt32(g, prompt, 1, len(prompt)), m.MakeCache(cache.Eager)).Float32s()
 	require.NoError(t, err)

@@ -7,6 +7,7 @@ import (
 	"github.com/ingotml/ingot/cache"
 	"github.com/ingotml/ingot/generate"
 	"github.com/ingotml/ingot/graph"
+	"github.com/ingotml/ingot/nn"
 	"github.com/ingotml/ingot/nn/qwen35"
 )
 
@@ -24,12 +25,12 @@ func decodeEager(n, clearEvery int) {
 	// Kernels run on the calling goroutine (graph.Options.Sync), so what is cached
 	// when is the same on every run. One attention layer is all the cache growth
 	// needs, and it decodes fast.
-	cfg, err := qwen35.ReproConfig(qwen35.ReproOptions{Layers: 1, AttentionOnly: true})
+	cfg, err := qwen35.ReproConfig(nn.ReproOptions{Layers: 1, AttentionOnly: true})
 	if err != nil {
 		panic(err)
 	}
 	g := graph.NewCPU(graph.Options{Sync: true})
-	m, err := qwen35.NewRandom(cfg, g, 0, qwen35.Options{})
+	m, err := qwen35.NewRandom(cfg, g, 0, nn.Options{})
 	if err != nil {
 		panic(err)
 	}

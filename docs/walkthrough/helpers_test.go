@@ -5,6 +5,7 @@ import (
 
 	"github.com/ingotml/ingot/alloc"
 	"github.com/ingotml/ingot/graph"
+	"github.com/ingotml/ingot/nn"
 	"github.com/ingotml/ingot/nn/qwen35"
 )
 
@@ -33,12 +34,12 @@ func tinyModelLimit(limit int) (*graph.Graph, *qwen35.Model) {
 // reproModel builds the repro's random Qwen3.5-MoE model with the given number of
 // layers and full_attention_interval, on a graph with the given resource limit.
 func reproModel(layers, interval, limit int) (*graph.Graph, *qwen35.Model) {
-	cfg, err := qwen35.ReproConfig(qwen35.ReproOptions{Layers: layers, Interval: interval})
+	cfg, err := qwen35.ReproConfig(nn.ReproOptions{Layers: layers, Interval: interval})
 	if err != nil {
 		panic(err)
 	}
 	g := graph.NewCPU(graph.Options{Alloc: alloc.Config{ResourceLimit: limit}})
-	m, err := qwen35.NewRandom(cfg, g, 0, qwen35.Options{})
+	m, err := qwen35.NewRandom(cfg, g, 0, nn.Options{})
 	if err != nil {
 		panic(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/ingotml/ingot/cache"
 	"github.com/ingotml/ingot/generate"
 	"github.com/ingotml/ingot/graph"
+	"github.com/ingotml/ingot/nn"
 	"github.com/ingotml/ingot/nn/qwen35"
 	"github.com/ingotml/ingot/tensor"
 )
@@ -159,12 +160,12 @@ func count(h []alloc.SizeClass, bytes int64) int {
 // attention), measured over its first tokens, and where the default limit puts the
 // crash (the prediction cmd/decode prints).
 func Example_qwen35ReproModel() {
-	cfg, err := qwen35.ReproConfig(qwen35.ReproOptions{})
+	cfg, err := qwen35.ReproConfig(nn.ReproOptions{})
 	if err != nil {
 		panic(err)
 	}
 	g := graph.NewCPU(graph.Options{Alloc: alloc.Config{ResourceLimit: alloc.DefaultResourceLimit}})
-	m, err := qwen35.NewRandom(cfg, g, 0, qwen35.Options{})
+	m, err := qwen35.NewRandom(cfg, g, 0, nn.Options{})
 	if err != nil {
 		panic(err)
 	}

@@ -65,11 +65,11 @@ type Checkpoint struct {
 // index's shards exist and hold the tensors it names, no tensor is in two files, the
 // quantization block is affine, and every quantized module's tensors fit it.
 func OpenCheckpoint(dir string) (*Checkpoint, error) {
-	cfgPath := filepath.Join(dir, "config.json")
-	cfg, err := os.ReadFile(cfgPath)
+	cfg, err := ReadConfig(dir)
 	if err != nil {
-		return nil, &CheckpointError{Path: cfgPath, Reason: "cannot read the model config", Err: err}
+		return nil, err
 	}
+	cfgPath := filepath.Join(dir, "config.json")
 	q, err := ParseQuantConfig(cfg)
 	if err != nil {
 		return nil, &CheckpointError{Path: cfgPath, Err: err}
@@ -84,6 +84,16 @@ func OpenCheckpoint(dir string) (*Checkpoint, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// ReadConfig reads dir's config.json; the error is a *CheckpointError naming it.
+func ReadConfig(dir string) ([]byte, error) {
+	path := filepath.Join(dir, "config.json")
+	cfg, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &CheckpointError{Path: path, Reason: "cannot read the model config", Err: err}
+	}
+	return cfg, nil
 }
 
 // open maps the weight files and builds the name index.

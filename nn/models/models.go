@@ -1,68 +1,63 @@
 // Package models maps a checkpoint's model_type to the package that builds it, so
-// loading a directory picks the model from its config.json.
+// loading a directory picks the model from its config.json, and gives the commands
+// everything they need about a model without naming its package: its configuration
+// (parsed, or the repro's random one), its description (every parameter, constant and
+// cache buffer: nn.Description), a random build and a checkpoint load.
 //
 // The registry sits above the model packages and imports them (cmd -> generate ->
 // nn/models -> nn/<family> -> nn): model packages stay free of any registry
-// dependency and of init-time side effects, and the table below is the one place that
-// lists what the engine can run. Adding a model is one package (nn/<family>) plus one
-// line in registry.
+// dependency and of init-time side effects, and the table in registry.go is the one
+// place that lists what the engine can run. Adding a model is one package
+// (nn/<family>) plus its lines there.
 package models
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/ingotml/ingot/graph"
 	"github.com/ingotml/ingot/nn"
-	"github.com/ingotml/ingot/nn/qwen35"
+	"github.com/ingotml/ingot/nn/checkpoint"
 )
 
-// Options choose between equivalent implementations of a model's ops.
-type Options struct {
-	// OpsGatedDelta runs recurrences as compositions of tensor ops instead of fused
-	// kernels (models without a recurrence ignore it).
-	OpsGatedDelta bool
+// Config is one model family's parsed configuration.
+type Config interface {
+	// Describe returns what the random model of this configuration is made of.
+	Describe() (*nn.Description, error)
+	// Random builds the model with deterministic random weights drawn from seed.
+	Random(g *graph.Graph, seed int64, opt nn.Options) (nn.Model, error)
+	// JSON returns the configuration as a Hugging Face config.json would hold it.
+	JSON() ([]byte, error)
+	// Resize returns a validated copy with the hidden size and the routed expert count
+	// changed (0 keeps either); experts on a dense model wrap ErrDense.
+	Resize(hidden, experts int) (Config, error)
 }
 
-// Constructor builds the models of one model_type.
-type Constructor struct {
+// Family is what a model package gives the registry.
+type Family struct {
+	// Parse reads config.json data (Hugging Face's rules).
+	Parse func(config []byte) (Config, error)
+	// Repro returns the leak repro's random model of the options' model type.
+	Repro func(o nn.ReproOptions) (Config, error)
 	// Load reads a checkpoint directory (config.json and its weights).
-	Load func(dir string, g *graph.Graph, opt Options) (nn.Model, error)
-	// Random builds the model config.json data describes with deterministic random
-	// weights drawn from seed.
-	Random func(config []byte, g *graph.Graph, seed int64, opt Options) (nn.Model, error)
-}
-
-// registry maps model_type (top level, or text_config's when the file nests one) to
-// its constructor.
-var registry = map[string]Constructor{
-	qwen35.TypeQwen35:        qwen35Family,
-	qwen35.TypeQwen35Text:    qwen35Family,
-	qwen35.TypeQwen35MoE:     qwen35Family,
-	qwen35.TypeQwen35MoEText: qwen35Family,
-	qwen35.TypeQwen3Next:     qwen35Family, // Qwen3.5's ancestor: the same layers
-}
-
-var qwen35Family = Constructor{
-	Load: func(dir string, g *graph.Graph, opt Options) (nn.Model, error) {
-		return qwen35.Load(dir, g, qwen35.Options{OpsGatedDelta: opt.OpsGatedDelta})
-	},
-	Random: func(config []byte, g *graph.Graph, seed int64, opt Options) (nn.Model, error) {
-		cfg, err := qwen35.ParseHFConfig(config)
-		if err != nil {
-			return nil, err
-		}
-		return qwen35.NewRandom(cfg, g, seed, qwen35.Options{OpsGatedDelta: opt.OpsGatedDelta})
-	},
+	Load func(dir string, g *graph.Graph, opt nn.Options) (nn.Model, error)
+	// Inspect checks a checkpoint exactly as Load would, from config.json and the
+	// safetensors headers alone, and describes the model it holds.
+	Inspect func(dir string) (*nn.Description, error)
 }
 
 // ErrUnknownModelType is wrapped by the error for a model_type no package builds.
 var ErrUnknownModelType = errors.New("unknown model type")
+
+// ErrDense is wrapped by the error for an expert count given to a dense model.
+var ErrDense = errors.New("describes a dense model")
+
+// DefaultType is the repro's model type when none is given.
+const DefaultType = "qwen3_5_moe"
 
 // Types returns the registered model types, sorted.
 func Types() []string {
@@ -95,38 +90,83 @@ func ModelType(config []byte) (string, error) {
 	return top.ModelType, nil
 }
 
-// lookup returns the constructor for config.json data.
-func lookup(config []byte) (Constructor, error) {
+// family returns the family of a model type.
+func family(t string) (Family, error) {
+	f, ok := registry[t]
+	if !ok {
+		return Family{}, fmt.Errorf("%w %q (known: %s)", ErrUnknownModelType, t, strings.Join(Types(), ", "))
+	}
+	return f, nil
+}
+
+// lookup returns the family config.json data names.
+func lookup(config []byte) (Family, error) {
 	t, err := ModelType(config)
 	if err != nil {
-		return Constructor{}, err
+		return Family{}, err
 	}
-	c, ok := registry[t]
-	if !ok {
-		return Constructor{}, fmt.Errorf("models: %w %q (known: %s)", ErrUnknownModelType, t, strings.Join(Types(), ", "))
-	}
-	return c, nil
+	return family(t)
 }
 
-// Load reads the checkpoint in dir with the package its config.json's model_type names.
-func Load(dir string, g *graph.Graph, opt Options) (nn.Model, error) {
-	path := filepath.Join(dir, "config.json")
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("models: %w", err)
-	}
-	c, err := lookup(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return c.Load(dir, g, opt)
-}
-
-// Random builds the model config.json data describes, with random weights from seed.
-func Random(config []byte, g *graph.Graph, seed int64, opt Options) (nn.Model, error) {
-	c, err := lookup(config)
+// ParseConfig parses config.json data with the package its model_type names.
+func ParseConfig(config []byte) (Config, error) {
+	f, err := lookup(config)
 	if err != nil {
 		return nil, err
 	}
-	return c.Random(config, g, seed, opt)
+	return f.Parse(config)
+}
+
+// ReproConfig returns the leak repro's random model of o.ModelType (DefaultType when
+// empty).
+func ReproConfig(o nn.ReproOptions) (Config, error) {
+	if o.ModelType == "" {
+		o.ModelType = DefaultType
+	}
+	f, err := family(o.ModelType)
+	if err != nil {
+		return nil, err
+	}
+	return f.Repro(o)
+}
+
+// readConfig returns dir's config.json and its family.
+func readConfig(dir string) (Family, error) {
+	data, err := checkpoint.ReadConfig(dir)
+	if err != nil {
+		return Family{}, err
+	}
+	f, err := lookup(data)
+	if err != nil {
+		return Family{}, fmt.Errorf("%s: %w", filepath.Join(dir, "config.json"), err)
+	}
+	return f, nil
+}
+
+// Load reads the checkpoint in dir with the package its config.json's model_type names.
+func Load(dir string, g *graph.Graph, opt nn.Options) (nn.Model, error) {
+	f, err := readConfig(dir)
+	if err != nil {
+		return nil, err
+	}
+	return f.Load(dir, g, opt)
+}
+
+// Inspect checks the checkpoint in dir as Load would, reading headers only, and
+// describes the model it holds.
+func Inspect(dir string) (*nn.Description, error) {
+	f, err := readConfig(dir)
+	if err != nil {
+		return nil, err
+	}
+	return f.Inspect(dir)
+}
+
+// Random builds the model config.json data describes, with random weights from seed.
+func Random(config []byte, g *graph.Graph, seed int64, opt nn.Options) (nn.Model, error) {
+	c, err := ParseConfig(config)
+	if err != nil {
+		return nil, err
+	}
+	return c.Random(g, seed, opt)
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -13,6 +14,7 @@ import (
 	"github.com/ingotml/ingot/cache"
 	"github.com/ingotml/ingot/graph"
 	"github.com/ingotml/ingot/internal/golden"
+	"github.com/ingotml/ingot/nn"
 	"github.com/ingotml/ingot/nn/models"
 	"github.com/ingotml/ingot/tensor"
 )
@@ -42,7 +44,7 @@ func TestLoadPicksModel(t *testing.T) {
 			var rc rawConfig
 			require.NoError(t, json.Unmarshal(raw, &rc))
 			g := graph.NewCPU(graph.Options{})
-			m, err := models.Load(dir, g, models.Options{})
+			m, err := models.Load(dir, g, nn.Options{})
 			require.NoError(t, err)
 			require.Equal(t, rc.VocabSize, m.VocabSize())
 			kinds := m.LayerKinds()
@@ -69,7 +71,7 @@ func TestLazyEagerIdentical(t *testing.T) {
 	for _, dir := range goldenSets(t) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			g := graph.NewCPU(graph.Options{})
-			m, err := models.Load(dir, g, models.Options{})
+			m, err := models.Load(dir, g, nn.Options{})
 			require.NoError(t, err)
 			run := func(p cache.Policy) [][]float32 {
 				caches, err := cache.Merge(p, [][]cache.Cache{m.MakeCache(p), m.MakeCache(p)})
@@ -101,10 +103,10 @@ func TestLazyEagerIdentical(t *testing.T) {
 
 func TestUnknownModelType(t *testing.T) {
 	g := graph.NewCPU(graph.Options{})
-	_, err := models.Random([]byte(`{"model_type": "llama"}`), g, 0, models.Options{})
+	_, err := models.Random([]byte(`{"model_type": "llama"}`), g, 0, nn.Options{})
 	require.ErrorIs(t, err, models.ErrUnknownModelType)
-	require.EqualError(t, err, `models: unknown model type "llama" (known: qwen3_5, qwen3_5_moe, qwen3_5_moe_text, qwen3_5_text, qwen3_next)`)
-	_, err = models.Random([]byte(`{"hidden_size": 8}`), g, 0, models.Options{})
+	require.EqualError(t, err, `unknown model type "llama" (known: `+strings.Join(models.Types(), ", ")+`)`)
+	_, err = models.Random([]byte(`{"hidden_size": 8}`), g, 0, nn.Options{})
 	require.ErrorIs(t, err, models.ErrUnknownModelType)
 
 	typ, err := models.ModelType([]byte(`{"model_type": "qwen3_5", "text_config": {"model_type": "qwen3_5_text"}}`))
@@ -113,7 +115,7 @@ func TestUnknownModelType(t *testing.T) {
 
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.json"), []byte(`{"model_type": "gpt2"}`), 0o644))
-	_, err = models.Load(dir, g, models.Options{})
+	_, err = models.Load(dir, g, nn.Options{})
 	require.ErrorIs(t, err, models.ErrUnknownModelType)
 }
 

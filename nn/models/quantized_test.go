@@ -8,6 +8,7 @@ import (
 
 	"github.com/ingotml/ingot/graph"
 	"github.com/ingotml/ingot/internal/golden"
+	"github.com/ingotml/ingot/nn"
 	"github.com/ingotml/ingot/nn/models"
 	"github.com/ingotml/ingot/tensor"
 )
@@ -17,7 +18,7 @@ import (
 // model runs.
 func TestLoadQuantizedCheckpoint(t *testing.T) {
 	g := graph.NewCPU(graph.Options{})
-	m, err := models.Load(filepath.Join(golden.MLXRoot(), "mlx_q4g32_12l"), g, models.Options{})
+	m, err := models.Load(filepath.Join(golden.MLXRoot(), "mlx_q4g32_12l"), g, nn.Options{})
 	require.NoError(t, err)
 	logits := m.Forward(tensor.FromInt32(g, []int32{1, 2, 3}, 1, 3), nil)
 	require.Equal(t, []int{1, 3, m.VocabSize()}, logits.Shape())

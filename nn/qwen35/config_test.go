@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ingotml/ingot/internal/golden"
+	"github.com/ingotml/ingot/nn"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -443,7 +444,7 @@ func TestLoadConfigErrors(t *testing.T) {
 }
 
 func TestReproConfig(t *testing.T) {
-	c, err := qwen35.ReproConfig(qwen35.ReproOptions{})
+	c, err := qwen35.ReproConfig(nn.ReproOptions{})
 	require.NoError(t, err)
 	types := make([]qwen35.LayerType, 50)
 	for i := range types {
@@ -464,7 +465,7 @@ func TestReproConfig(t *testing.T) {
 	assert.Equal(t, 49, c.FirstAttention())
 	assert.Equal(t, 4, c.RotaryDims())
 
-	c, err = qwen35.ReproConfig(qwen35.ReproOptions{Layers: 48, Interval: 4, Experts: 16, Hidden: 128})
+	c, err = qwen35.ReproConfig(nn.ReproOptions{Layers: 48, Interval: 4, Experts: 16, Hidden: 128})
 	require.NoError(t, err)
 	assert.Equal(t, 48, c.NumLayers)
 	assert.Equal(t, 36, c.NumGDN())
@@ -475,23 +476,23 @@ func TestReproConfig(t *testing.T) {
 	assert.Equal(t, 16, c.NumExperts)
 	assert.Equal(t, 128, c.HiddenSize)
 
-	c, err = qwen35.ReproConfig(qwen35.ReproOptions{Layers: 10, Interval: 5, AttentionOnly: true})
+	c, err = qwen35.ReproConfig(nn.ReproOptions{Layers: 10, Interval: 5, AttentionOnly: true})
 	require.NoError(t, err)
 	assert.Equal(t, 0, c.NumGDN())
 	assert.Equal(t, 0, c.FirstAttention())
 	assert.Len(t, c.LayerTypes, 10)
 
 	for _, tc := range []struct {
-		o    qwen35.ReproOptions
+		o    nn.ReproOptions
 		want string
 	}{
-		{qwen35.ReproOptions{Layers: -1}, "Layers: must not be negative, got -1"},
-		{qwen35.ReproOptions{Interval: -4}, "Interval: must not be negative, got -4"},
-		{qwen35.ReproOptions{Experts: -8}, "Experts: must not be negative, got -8"},
-		{qwen35.ReproOptions{Hidden: -64}, "Hidden: must not be negative, got -64"},
-		{qwen35.ReproOptions{Layers: 1 << 20}, "Layers: 1048576 exceeds the limit of 65536"},
-		{qwen35.ReproOptions{Layers: 10, Interval: 20}, "layer_types: no full_attention layer among 10 layers"},
-		{qwen35.ReproOptions{Experts: 1}, "num_experts_per_tok: must be in [1, num_experts=1], got 2"},
+		{nn.ReproOptions{Layers: -1}, "Layers: must not be negative, got -1"},
+		{nn.ReproOptions{Interval: -4}, "Interval: must not be negative, got -4"},
+		{nn.ReproOptions{Experts: -8}, "Experts: must not be negative, got -8"},
+		{nn.ReproOptions{Hidden: -64}, "Hidden: must not be negative, got -64"},
+		{nn.ReproOptions{Layers: 1 << 20}, "Layers: 1048576 exceeds the limit of 65536"},
+		{nn.ReproOptions{Layers: 10, Interval: 20}, "layer_types: no full_attention layer among 10 layers"},
+		{nn.ReproOptions{Experts: 1}, "num_experts_per_tok: must be in [1, num_experts=1], got 2"},
 	} {
 		c, err := qwen35.ReproConfig(tc.o)
 		assert.Nil(t, c)
@@ -596,7 +597,7 @@ func TestSparseRule(t *testing.T) {
 func TestMarshalHFRoundTrip(t *testing.T) {
 	var cfgs []*qwen35.Config
 	for _, typ := range []string{"", "qwen3_5", "qwen3_next"} {
-		c, err := qwen35.ReproConfig(qwen35.ReproOptions{ModelType: typ, Layers: 8, Interval: 4})
+		c, err := qwen35.ReproConfig(nn.ReproOptions{ModelType: typ, Layers: 8, Interval: 4})
 		require.NoError(t, err)
 		cfgs = append(cfgs, c)
 	}
@@ -619,16 +620,16 @@ func TestMarshalHFRoundTrip(t *testing.T) {
 }
 
 func TestReproConfigModelTypes(t *testing.T) {
-	dense, err := qwen35.ReproConfig(qwen35.ReproOptions{ModelType: "qwen3_5", Layers: 8, Interval: 4})
+	dense, err := qwen35.ReproConfig(nn.ReproOptions{ModelType: "qwen3_5", Layers: 8, Interval: 4})
 	require.NoError(t, err)
 	assert.Equal(t, 0, dense.NumExperts)
 	assert.Equal(t, 64, dense.IntermediateSize)
 	assert.Equal(t, 0, dense.NumSparse())
-	next, err := qwen35.ReproConfig(qwen35.ReproOptions{ModelType: "qwen3_next", Layers: 8, Interval: 4})
+	next, err := qwen35.ReproConfig(nn.ReproOptions{ModelType: "qwen3_next", Layers: 8, Interval: 4})
 	require.NoError(t, err)
 	assert.True(t, next.FusedGDNProjections())
 	assert.Equal(t, 8, next.NumSparse())
 	assert.Equal(t, 6, next.NumGDN())
-	_, err = qwen35.ReproConfig(qwen35.ReproOptions{ModelType: "llama"})
+	_, err = qwen35.ReproConfig(nn.ReproOptions{ModelType: "llama"})
 	assert.EqualError(t, err, `qwen35 config: ModelType: the repro builds qwen3_5_moe, qwen3_5 or qwen3_next, not "llama"`)
 }

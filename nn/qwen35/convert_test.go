@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ingotml/ingot/nn"
 	"github.com/ingotml/ingot/nn/checkpoint"
 
 	"github.com/stretchr/testify/require"
@@ -45,8 +46,8 @@ func TestMLXLayoutRoundTrip(t *testing.T) {
 				require.NoError(t, out.Close())
 
 				g := graph.NewCPU(graph.Options{})
-				ref := loadModel(t, g, src, Options{})
-				m := loadModel(t, g, dst, Options{})
+				ref := loadModel(t, g, src, nn.Options{})
+				m := loadModel(t, g, dst, nn.Options{})
 				require.True(t, newFileSource(mustOpen(t, dst)).mlx, "read in mlx-lm's layout")
 				ids := gm.cases[0].tokens(t, gm.dir, "input_ids")
 				want := run(t, ref, [][]int32{ids}, ref.MakeCache(cache.Eager))
@@ -64,7 +65,7 @@ func TestMLXLayoutRoundTrip(t *testing.T) {
 				require.NoError(t, os.MkdirAll(pt, 0o755))
 				require.NoError(t, os.WriteFile(filepath.Join(pt, "config.json"), ck.Config, 0o644))
 				require.NoError(t, checkpoint.WriteSafetensors(filepath.Join(pt, "model.safetensors"), map[string]string{"format": "pt"}, ts))
-				mp := loadModel(t, g, pt, Options{})
+				mp := loadModel(t, g, pt, nn.Options{})
 				require.Equal(t, want, run(t, mp, [][]int32{ids}, mp.MakeCache(cache.Eager)))
 				require.LessOrEqual(t, maxDiff(t, want, got), 2e-4) // measured worst: 8.0e-5
 			})

@@ -60,7 +60,7 @@ func TestGoldenHalfPrecision(t *testing.T) {
 		}{{"BF16", tensor.BFloat16, 0.25}, {"F16", tensor.Float16, 0.05}} {
 			t.Run(fmt.Sprintf("%s/%s", gm.name, dt.st), func(t *testing.T) {
 				g := graph.NewCPU(graph.Options{})
-				m := loadModel(t, g, writeCheckpoint(t, gm.dir, halfCheckpoint(hf, dt.st)), Options{})
+				m := loadModel(t, g, writeCheckpoint(t, gm.dir, halfCheckpoint(hf, dt.st)), nn.Options{})
 				require.Equal(t, dt.want, m.embed.(*nn.Embedding).Weight.DType())
 				require.Equal(t, dt.want, m.act)
 				v := m.cfg.VocabSize

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ingotml/ingot/cache"
 	"github.com/ingotml/ingot/graph"
+	"github.com/ingotml/ingot/nn"
 )
 
 // fusedTol bounds |fused - unfused| on logits of magnitude ~4: float32 rounding noise
@@ -49,8 +50,8 @@ func TestFusedMatchesUnfused(t *testing.T) {
 	for _, gm := range goldenModels(t) {
 		t.Run(gm.name, func(t *testing.T) {
 			g := graph.NewCPU(graph.Options{})
-			f := loadModel(t, g, gm.dir, Options{})
-			u := loadModel(t, g, gm.dir, Options{Unfused: true})
+			f := loadModel(t, g, gm.dir, nn.Options{})
+			u := loadModel(t, g, gm.dir, nn.Options{Unfused: true})
 			for _, c := range gm.cases {
 				ids := c.tokens(t, gm.dir, "input_ids")
 				toks := c.tokens(t, gm.dir, "tokens")
@@ -72,12 +73,12 @@ func TestFusedMatchesUnfused(t *testing.T) {
 func TestFusedMatchesUnfusedRandom(t *testing.T) {
 	for _, typ := range []string{TypeQwen3Next, TypeQwen35, TypeQwen35MoE} {
 		t.Run(typ, func(t *testing.T) {
-			cfg, err := ReproConfig(ReproOptions{ModelType: typ, Layers: 8, Interval: 4})
+			cfg, err := ReproConfig(nn.ReproOptions{ModelType: typ, Layers: 8, Interval: 4})
 			require.NoError(t, err)
 			g := graph.NewCPU(graph.Options{})
-			f, err := NewRandom(cfg, g, 7, Options{})
+			f, err := NewRandom(cfg, g, 7, nn.Options{})
 			require.NoError(t, err)
-			u, err := NewRandom(cfg, g, 7, Options{Unfused: true})
+			u, err := NewRandom(cfg, g, 7, nn.Options{Unfused: true})
 			require.NoError(t, err)
 			prompt := []int32{3, 1, 4, 1, 5, 9, 2, 6}
 			steps := []int32{5, 3, 5, 8, 9, 7, 9, 3, 2, 3, 8, 4}

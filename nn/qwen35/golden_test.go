@@ -8,6 +8,7 @@ import (
 
 	"github.com/ingotml/ingot/cache"
 	"github.com/ingotml/ingot/graph"
+	"github.com/ingotml/ingot/nn"
 	"github.com/ingotml/ingot/tensor"
 )
 
@@ -17,7 +18,7 @@ func TestGoldenLogits(t *testing.T) {
 	for _, gm := range goldenModels(t) {
 		t.Run(gm.name, func(t *testing.T) {
 			g := graph.NewCPU(graph.Options{})
-			m := loadModel(t, g, gm.dir, Options{})
+			m := loadModel(t, g, gm.dir, nn.Options{})
 			v := m.Config().VocabSize
 			for _, c := range gm.cases {
 				t.Run(c.name, func(t *testing.T) {
@@ -60,7 +61,7 @@ func TestGoldenGreedy(t *testing.T) {
 	for _, gm := range goldenModels(t) {
 		t.Run(gm.name, func(t *testing.T) {
 			g := graph.NewCPU(graph.Options{})
-			m := loadModel(t, g, gm.dir, Options{})
+			m := loadModel(t, g, gm.dir, nn.Options{})
 			for _, c := range gm.cases {
 				ids := c.tokens(t, gm.dir, "input_ids")
 				toks := c.tokens(t, gm.dir, "tokens")
@@ -87,7 +88,7 @@ func TestGoldenHiddenStates(t *testing.T) {
 	for _, gm := range goldenModels(t) {
 		t.Run(gm.name, func(t *testing.T) {
 			g := graph.NewCPU(graph.Options{})
-			m := loadModel(t, g, gm.dir, Options{})
+			m := loadModel(t, g, gm.dir, nn.Options{})
 			for _, c := range gm.cases {
 				want, shape := c.f32(t, gm.dir, "hidden_states")
 				ids := c.tokens(t, gm.dir, "input_ids")
@@ -113,7 +114,7 @@ func TestGoldenFullLogits(t *testing.T) {
 	for _, gm := range goldenModels(t) {
 		t.Run(gm.name, func(t *testing.T) {
 			g := graph.NewCPU(graph.Options{})
-			m := loadModel(t, g, gm.dir, Options{})
+			m := loadModel(t, g, gm.dir, nn.Options{})
 			for _, c := range gm.cases {
 				want, shape := c.f32(t, gm.dir, "full_logits")
 				toks := c.tokens(t, gm.dir, "tokens")
@@ -133,8 +134,8 @@ func TestGoldenSavePretrained(t *testing.T) {
 	for _, gm := range goldenModels(t) {
 		t.Run(gm.name, func(t *testing.T) {
 			g := graph.NewCPU(graph.Options{})
-			fused := loadModel(t, g, gm.dir, Options{})
-			saved := loadModel(t, g, filepath.Join(gm.dir, "hf_save_pretrained"), Options{})
+			fused := loadModel(t, g, gm.dir, nn.Options{})
+			saved := loadModel(t, g, filepath.Join(gm.dir, "hf_save_pretrained"), nn.Options{})
 			for _, c := range gm.cases {
 				pre, _ := c.f32(t, gm.dir, "prefill_logits")
 				ids := c.tokens(t, gm.dir, "input_ids")
@@ -152,8 +153,8 @@ func TestGoldenOpsGatedDelta(t *testing.T) {
 	for _, gm := range goldenModels(t) {
 		t.Run(gm.name, func(t *testing.T) {
 			g := graph.NewCPU(graph.Options{})
-			kern := loadModel(t, g, gm.dir, Options{})
-			ops := loadModel(t, g, gm.dir, Options{OpsGatedDelta: true})
+			kern := loadModel(t, g, gm.dir, nn.Options{})
+			ops := loadModel(t, g, gm.dir, nn.Options{OpsGatedDelta: true})
 			v := kern.Config().VocabSize
 			for _, c := range gm.cases {
 				ids := c.tokens(t, gm.dir, "input_ids")

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ingotml/ingot/internal/golden"
+	"github.com/ingotml/ingot/nn"
 
 	"github.com/stretchr/testify/require"
 
@@ -106,7 +107,7 @@ func (c *goldenCase) tokens(t *testing.T, dir, suffix string) []int32 {
 	return v
 }
 
-func loadModel(t testing.TB, g *graph.Graph, dir string, opt Options) *Model {
+func loadModel(t testing.TB, g *graph.Graph, dir string, opt nn.Options) *Model {
 	t.Helper()
 	m, err := Load(dir, g, opt)
 	require.NoError(t, err)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ingotml/ingot/cache"
 	"github.com/ingotml/ingot/graph"
+	"github.com/ingotml/ingot/nn"
 	"github.com/ingotml/ingot/nn/checkpoint"
 )
 
@@ -146,12 +147,12 @@ func TestLoadLayouts(t *testing.T) {
 				published[strings.Replace(n, "model.", "model.language_model.", 1)] = x
 			}
 			g := graph.NewCPU(graph.Options{})
-			ref := loadModel(t, g, gm.dir, Options{})
+			ref := loadModel(t, g, gm.dir, nn.Options{})
 			c := gm.cases[0]
 			ids := c.tokens(t, gm.dir, "input_ids")
 			want := run(t, ref, [][]int32{ids}, ref.MakeCache(cache.Eager))
 			for name, ts := range map[string]map[string]stTensor{"published": published, "mlx": mlxLayout(hf)} {
-				m := loadModel(t, g, writeCheckpoint(t, gm.dir, ts), Options{})
+				m := loadModel(t, g, writeCheckpoint(t, gm.dir, ts), nn.Options{})
 				require.Equal(t, want, run(t, m, [][]int32{ids}, m.MakeCache(cache.Eager)), name)
 			}
 		})
@@ -190,7 +191,7 @@ func TestLoadErrors(t *testing.T) {
 	hf := readAll(t, filepath.Join(moe.dir, "model.safetensors"))
 	g := graph.NewCPU(graph.Options{})
 	load := func(dir string) error {
-		m, err := Load(dir, g, Options{})
+		m, err := Load(dir, g, nn.Options{})
 		require.Nil(t, m)
 		require.Error(t, err)
 		return err
@@ -231,7 +232,7 @@ func TestLoadErrors(t *testing.T) {
 		var fe *checkpoint.FormatError
 		require.ErrorAs(t, err, &fe)
 		require.Equal(t, path, fe.File)
-		require.True(t, strings.HasPrefix(err.Error(), "qwen35: safetensors "+path+": "), err.Error())
+		require.True(t, strings.HasPrefix(err.Error(), "safetensors "+path+": "), err.Error())
 	})
 	cases := []struct {
 		name   string
@@ -313,7 +314,7 @@ func TestLoadTiedAndBias(t *testing.T) {
 	}
 	copied["lm_head.weight"] = hf["model.embed_tokens.weight"]
 	delete(tied, "lm_head.weight")
-	ref := loadModel(t, graph.NewCPU(graph.Options{}), gm.dir, Options{})
+	ref := loadModel(t, graph.NewCPU(graph.Options{}), gm.dir, nn.Options{})
 	cfg := ref.Config()
 	for i := 0; i < cfg.NumLayers; i++ {
 		if !cfg.IsAttention(i) {
@@ -328,7 +329,7 @@ func TestLoadTiedAndBias(t *testing.T) {
 	g := graph.NewCPU(graph.Options{})
 	ids := gm.cases[0].tokens(t, gm.dir, "input_ids")
 	logits := func(dir string) []float32 {
-		m := loadModel(t, g, dir, Options{})
+		m := loadModel(t, g, dir, nn.Options{})
 		return run(t, m, [][]int32{ids}, m.MakeCache(cache.Eager))
 	}
 	want := logits(writeCheckpoint(t, gm.dir, copied))
@@ -337,7 +338,7 @@ func TestLoadTiedAndBias(t *testing.T) {
 
 	plain := logits(gm.dir)
 	require.Equal(t, plain, logits(withConfig(t, gm.dir, biased, map[string]any{"attention_bias": true})))
-	_, err := Load(withConfig(t, gm.dir, hf, map[string]any{"attention_bias": true}), g, Options{})
+	_, err := Load(withConfig(t, gm.dir, hf, map[string]any{"attention_bias": true}), g, nn.Options{})
 	require.ErrorIs(t, err, checkpoint.ErrTensorNotFound)
 	require.Contains(t, err.Error(), "self_attn.q_proj.bias: not found")
 }
@@ -361,7 +362,7 @@ func TestLoadPerExpertHugeConfig(t *testing.T) {
 		}
 		t.Run(gm.name, func(t *testing.T) {
 			dir := withConfig(t, saved, ts, map[string]any{"moe_intermediate_size": 1 << 24})
-			_, err := Load(dir, graph.NewCPU(graph.Options{}), Options{})
+			_, err := Load(dir, graph.NewCPU(graph.Options{}), nn.Options{})
 			require.ErrorIs(t, err, ErrShape)
 			var we *WeightError
 			require.ErrorAs(t, err, &we)

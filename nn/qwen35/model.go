@@ -10,27 +10,13 @@ import (
 	"github.com/ingotml/ingot/tensor"
 )
 
-// Options choose between equivalent implementations.
-type Options struct {
-	// OpsGatedDelta runs the gated-delta recurrence as a composition of tensor ops, one
-	// step per token (the --ops path), instead of the fused kernel. Same result within
-	// float32 noise.
-	OpsGatedDelta bool
-	// Unfused runs every layer op by op, as before the fused per-layer kernels: the
-	// reference the fused path is tested against. By default (false) a layer's
-	// feed-forward block (MoE or dense MLP, with its residual add and norm) is one
-	// kernel and its GDN decode step two, where the weights allow it (float32,
-	// unquantized, within the kernels' size limits).
-	Unfused bool
-}
-
 // Model is a Qwen3.5 model whose weights live on one graph. It holds no per-sequence
 // state: that is in the caches given to Forward. A Model is used from one goroutine at
 // a time (its graph's rule).
 type Model struct {
 	cfg    *Config
 	g      *graph.Graph
-	opt    Options
+	opt    nn.Options
 	embed  nn.EmbeddingLayer
 	layers []*layer
 	norm   nn.RMSNorm
@@ -232,46 +218,28 @@ func (l *layer) forward(m *Model, x, ssmMask, attnMask tensor.Array, c cache.Cac
 }
 
 // build assembles a model, drawing every parameter from src in a fixed order.
-func build(cfg *Config, g *graph.Graph, src source, opt Options) (*Model, error) {
+func build(cfg *Config, g *graph.Graph, src source, opt nn.Options) (*Model, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	b := &builder{g: g, src: src}
-	m := &Model{cfg: cfg, g: g, opt: opt}
-	eps := cfg.RMSNormEps
-	m.embed, m.act = b.embedding("model.embed_tokens.weight", cfg.VocabSize, cfg.HiddenSize)
-	m.layers = make([]*layer, cfg.NumLayers)
-	for i := range m.layers {
-		p := fmt.Sprintf("model.layers.%d.", i)
-		l := &layer{index: i}
-		l.inNorm = nn.RMSNorm{Weight: b.array(p+"input_layernorm.weight", kindNorm, cfg.HiddenSize), Eps: eps}
-		l.postNorm = nn.RMSNorm{Weight: b.array(p+"post_attention_layernorm.weight", kindNorm, cfg.HiddenSize), Eps: eps}
-		if cfg.IsAttention(i) {
-			l.attn = b.attention(cfg, p+"self_attn.")
-		} else {
-			l.gdn = b.gatedDeltaNet(cfg, p+"linear_attn.")
-		}
-		if cfg.IsSparse(i) {
-			l.moe = b.sparseMoE(cfg, p+"mlp.")
-			if b.err == nil && m.act == tensor.Float32 {
-				l.moeW = fusedMoE(l.postNorm, l.moe)
-			}
-		} else {
-			l.mlp = b.mlp(p+"mlp.", cfg.HiddenSize, cfg.IntermediateSize)
-			if b.err == nil && m.act == tensor.Float32 {
-				l.mlpW = fusedMLP(l.postNorm, l.mlp)
-			}
-		}
-		m.layers[i] = l
-	}
-	m.norm = nn.RMSNorm{Weight: b.array("model.norm.weight", kindNorm, cfg.HiddenSize), Eps: eps}
-	if !cfg.TieWordEmbeddings {
-		m.head = b.linear("lm_head", cfg.VocabSize, cfg.HiddenSize, false)
-	}
+	m := draw(cfg, b)
 	if b.err != nil {
 		return nil, b.err
 	}
-	// Constants take the activation dtype, as MLX's Python scalars do.
+	m.g, m.opt = g, opt
+	for _, l := range m.layers {
+		if m.act != tensor.Float32 {
+			break
+		}
+		if l.moe != nil {
+			l.moeW = fusedMoE(l.postNorm, l.moe)
+		} else {
+			l.mlpW = fusedMLP(l.postNorm, l.mlp)
+		}
+	}
+	// Constants take the activation dtype, as MLX's Python scalars do; constantArrays
+	// counts them.
 	m.k = &constants{zero: tensor.Scalar(g, 0, m.act)}
 	if dk := cfg.LinearKeyHeadDim; cfg.NumGDN() > 0 {
 		m.k.qScale = tensor.Full(g, m.act, 1/float64(dk), dk)
@@ -287,4 +255,44 @@ func build(cfg *Config, g *graph.Graph, src source, opt Options) (*Model, error)
 		}
 	}
 	return m, nil
+}
+
+// draw makes the model's layers from b's parameters, in the order a random model
+// draws them. With a dry builder it makes nothing and only records (see builder).
+func draw(cfg *Config, b *builder) *Model {
+	m := &Model{cfg: cfg}
+	eps := cfg.RMSNormEps
+	m.embed, m.act = b.embedding("model.embed_tokens.weight", cfg.VocabSize, cfg.HiddenSize)
+	m.layers = make([]*layer, cfg.NumLayers)
+	for i := range m.layers {
+		p := fmt.Sprintf("model.layers.%d.", i)
+		l := &layer{index: i}
+		l.inNorm = nn.RMSNorm{Weight: b.array(p+"input_layernorm.weight", kindNorm, cfg.HiddenSize), Eps: eps}
+		l.postNorm = nn.RMSNorm{Weight: b.array(p+"post_attention_layernorm.weight", kindNorm, cfg.HiddenSize), Eps: eps}
+		if cfg.IsAttention(i) {
+			l.attn = b.attention(cfg, p+"self_attn.")
+		} else {
+			l.gdn = b.gatedDeltaNet(cfg, p+"linear_attn.")
+		}
+		if cfg.IsSparse(i) {
+			l.moe = b.sparseMoE(cfg, p+"mlp.")
+		} else {
+			l.mlp = b.mlp(p+"mlp.", cfg.HiddenSize, cfg.IntermediateSize)
+		}
+		m.layers[i] = l
+	}
+	m.norm = nn.RMSNorm{Weight: b.array("model.norm.weight", kindNorm, cfg.HiddenSize), Eps: eps}
+	if !cfg.TieWordEmbeddings {
+		m.head = b.linear("lm_head", cfg.VocabSize, cfg.HiddenSize, false)
+	}
+	return m
+}
+
+// constantArrays is how many constant arrays build makes beside the weights: the zero,
+// and the q/k scales when the model has GDN layers.
+func constantArrays(cfg *Config) int {
+	if cfg.NumGDN() > 0 {
+		return 3
+	}
+	return 1
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ingotml/ingot/cache"
 	"github.com/ingotml/ingot/graph"
+	"github.com/ingotml/ingot/nn"
 	"github.com/ingotml/ingot/tensor"
 )
 
@@ -27,7 +28,7 @@ func TestPoliciesBitIdentical(t *testing.T) {
 	for _, gm := range goldenModels(t) {
 		t.Run(gm.name, func(t *testing.T) {
 			g := graph.NewCPU(graph.Options{})
-			m := loadModel(t, g, gm.dir, Options{})
+			m := loadModel(t, g, gm.dir, nn.Options{})
 			for _, c := range gm.cases {
 				ids := c.tokens(t, gm.dir, "input_ids")
 				toks := c.tokens(t, gm.dir, "tokens")
@@ -63,7 +64,7 @@ func TestBatchedRightPaddedPrefill(t *testing.T) {
 		t.Run(gm.name, func(t *testing.T) {
 			require.GreaterOrEqual(t, len(gm.cases), 2)
 			g := graph.NewCPU(graph.Options{})
-			m := loadModel(t, g, gm.dir, Options{})
+			m := loadModel(t, g, gm.dir, nn.Options{})
 			v := m.Config().VocabSize
 			cs := gm.cases[:2]
 			var prompts, seqs [][]int32
@@ -91,7 +92,7 @@ func TestBatchedRightPaddedPrefill(t *testing.T) {
 			for r, p := range prompts {
 				padded[r] = append(append([]int32(nil), p...), make([]int32, width-len(p))...)
 			}
-			ops := loadModel(t, g, gm.dir, Options{OpsGatedDelta: true})
+			ops := loadModel(t, g, gm.dir, nn.Options{OpsGatedDelta: true})
 			for _, tc := range []struct {
 				name string
 				m    *Model
@@ -138,7 +139,7 @@ func live(t testing.TB, g *graph.Graph) int {
 // by Merge leaks (GDN layers - 1) buffers per decode step; eager caches, and lazy ones
 // whose state is all evaluated every step, stay flat.
 func TestLeakRate(t *testing.T) {
-	cfg, err := ReproConfig(ReproOptions{Layers: 6})
+	cfg, err := ReproConfig(nn.ReproOptions{Layers: 6})
 	require.NoError(t, err)
 	gdn := cfg.NumGDN()
 	require.Equal(t, 5, gdn)
@@ -154,7 +155,7 @@ func TestLeakRate(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := graph.NewCPU(graph.Options{})
-			m, err := NewRandom(cfg, g, 1, Options{})
+			m, err := NewRandom(cfg, g, 1, nn.Options{})
 			require.NoError(t, err)
 			caches := merged(t, m, tc.p)
 			step := func(toks []int32) int32 {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ingotml/ingot/nn"
 	"github.com/ingotml/ingot/nn/checkpoint"
 
 	"github.com/stretchr/testify/require"
@@ -61,7 +62,7 @@ func TestMLXCheckpointReproducesMLX(t *testing.T) {
 	var ref mlxReference
 	require.NoError(t, json.Unmarshal(raw, &ref))
 	g := graph.NewCPU(graph.Options{})
-	m := loadModel(t, g, dir, Options{})
+	m := loadModel(t, g, dir, nn.Options{})
 	toks, rows := greedy(t, m, ref.Prompt, len(ref.Tokens))
 	worst := 0.0
 	for i := range rows {
@@ -135,8 +136,8 @@ func dequantizedCopy(t *testing.T, dir string) string {
 func requireDequantizedMatch(t *testing.T, gm goldenModel, dir string) float64 {
 	t.Helper()
 	g := graph.NewCPU(graph.Options{})
-	q := loadModel(t, g, dir, Options{})
-	f := loadModel(t, g, dequantizedCopy(t, dir), Options{})
+	q := loadModel(t, g, dir, nn.Options{})
+	f := loadModel(t, g, dequantizedCopy(t, dir), nn.Options{})
 	prompt := gm.cases[0].tokens(t, gm.dir, "input_ids")
 	qt, qr := greedy(t, q, prompt, 6)
 	ft, fr := greedy(t, f, prompt, 6)
@@ -237,7 +238,7 @@ func TestQuantizedShardedEqualsSingle(t *testing.T) {
 			require.Greater(t, len(files), 2)
 		}
 		g := graph.NewCPU(graph.Options{})
-		m := loadModel(t, g, dir, Options{})
+		m := loadModel(t, g, dir, nn.Options{})
 		_, rows := greedy(t, m, gm.cases[0].tokens(t, gm.dir, "input_ids"), 4)
 		flat := slices.Concat(rows...)
 		logits = append(logits, flat)
@@ -258,8 +259,8 @@ func TestQuantizedWiderModel3Bit128(t *testing.T) {
 	require.NoError(t, checkpoint.QuantizeCheckpoint(src, dir, checkpoint.QuantizeOptions{Default: checkpoint.QuantSpec{Bits: 3, GroupSize: 128},
 		Modules: checkpoint.RouterOverrides(src.Names()), ScaleType: checkpoint.F32}))
 	g := graph.NewCPU(graph.Options{})
-	q := loadModel(t, g, dir, Options{})
-	f := loadModel(t, g, dequantizedCopy(t, dir), Options{})
+	q := loadModel(t, g, dir, nn.Options{})
+	f := loadModel(t, g, dequantizedCopy(t, dir), nn.Options{})
 	prompt := []int32{1, 2, 3, 4, 5, 6, 7, 8}
 	qt, qr := greedy(t, q, prompt, 8)
 	ft, fr := greedy(t, f, prompt, 8)

@@ -12,7 +12,7 @@ import (
 // math/rand seeded with seed (the leak repro's model). Scales keep activations O(1):
 // linear weights ~ N(0, s^2) with s = 0.5/sqrt(in) clamped to [0.02, 0.1], norms near 1,
 // A_log = log(U(1, 16)), dt_bias near 1.
-func NewRandom(cfg *Config, g *graph.Graph, seed int64, opt Options) (*Model, error) {
+func NewRandom(cfg *Config, g *graph.Graph, seed int64, opt nn.Options) (*Model, error) {
 	return build(cfg, g, &randomSource{rng: rand.New(rand.NewSource(seed))}, opt)
 }
 
@@ -21,6 +21,14 @@ type randomSource struct{ rng *rand.Rand }
 // quantized: random models are float.
 func (r *randomSource) quantized(*graph.Graph, string, []int) (nn.QuantizedWeight, bool, error) {
 	return nn.QuantizedWeight{}, false, nil
+}
+
+// stored: a random parameter is one float32 array (the zero Stored).
+func (r *randomSource) stored(param) (nn.Stored, error) { return nn.Stored{}, nil }
+
+// storedQuantized: random models are float.
+func (r *randomSource) storedQuantized(string, []int) (nn.Stored, bool, error) {
+	return nn.Stored{}, false, nil
 }
 
 // mlxLM: random models follow HF's rules.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ingotml/ingot/cache"
 	"github.com/ingotml/ingot/graph"
+	"github.com/ingotml/ingot/nn"
 	"github.com/ingotml/ingot/tensor"
 )
 
@@ -16,11 +17,11 @@ var prompt = []int32{1, 2, 3, 4, 5, 6, 7, 8}
 
 // TestNewRandomDeterministic: the seed alone decides the weights.
 func TestNewRandomDeterministic(t *testing.T) {
-	cfg, err := ReproConfig(ReproOptions{Layers: 4, Interval: 2})
+	cfg, err := ReproConfig(nn.ReproOptions{Layers: 4, Interval: 2})
 	require.NoError(t, err)
 	logits := func(seed int64) []float32 {
 		g := graph.NewCPU(graph.Options{})
-		m, err := NewRandom(cfg, g, seed, Options{})
+		m, err := NewRandom(cfg, g, seed, nn.Options{})
 		require.NoError(t, err)
 		return run(t, m, [][]int32{prompt}, m.MakeCache(cache.Eager))
 	}
@@ -32,11 +33,11 @@ func TestNewRandomDeterministic(t *testing.T) {
 // TestNewRandomRepro builds the leak repro's 50-layer model fast, with one live buffer
 // per weight, and checks its logits are finite and O(1).
 func TestNewRandomRepro(t *testing.T) {
-	cfg, err := ReproConfig(ReproOptions{})
+	cfg, err := ReproConfig(nn.ReproOptions{})
 	require.NoError(t, err)
 	g := graph.NewCPU(graph.Options{})
 	start := time.Now()
-	m, err := NewRandom(cfg, g, 0, Options{})
+	m, err := NewRandom(cfg, g, 0, nn.Options{})
 	elapsed := time.Since(start)
 	require.NoError(t, err)
 	t.Logf("built %d layers in %v", cfg.NumLayers, elapsed)
@@ -66,10 +67,10 @@ func TestNewRandomRepro(t *testing.T) {
 // BenchmarkDecodeStepRepro times one B=1 decode step of the leak repro's model (plain
 // caches), logits evaluated. Caches restart every 200 steps so the KV length stays short.
 func BenchmarkDecodeStepRepro(b *testing.B) {
-	cfg, err := ReproConfig(ReproOptions{})
+	cfg, err := ReproConfig(nn.ReproOptions{})
 	require.NoError(b, err)
 	g := graph.NewCPU(graph.Options{})
-	m, err := NewRandom(cfg, g, 0, Options{})
+	m, err := NewRandom(cfg, g, 0, nn.Options{})
 	require.NoError(b, err)
 	var caches []cache.Cache
 	steps := 0

@@ -2,19 +2,9 @@ package qwen35
 
 import (
 	"cmp"
-)
 
-// ReproOptions are the knobs of the leak repro's random model (its
-// --layers, --interval, --experts, --hidden and --attention-only flags).
-// Zero values select the repro's defaults.
-type ReproOptions struct {
-	ModelType     string // qwen3_5_moe (the default), qwen3_5 (dense MLPs of width 64) or qwen3_next
-	Layers        int    // decoder layers; 0 means 50
-	Interval      int    // full_attention_interval; 0 means Layers (one attention layer, last)
-	Experts       int    // routed experts; 0 means 8
-	Hidden        int    // hidden size; 0 means 64
-	AttentionOnly bool   // interval 1: every layer attends, no GDN layers (the control run)
-}
+	"github.com/ingotml/ingot/nn"
+)
 
 // ReproConfig returns the random qwen3_5_moe model the MLX leak repro builds:
 // vocab 128, 4 heads / 2 kv heads of dim 16, Hk 2, Hv 4, Dk = Dv = 16, conv
@@ -22,7 +12,7 @@ type ReproOptions struct {
 // width 32, rope_theta 10000, partial_rotary_factor 0.25, eps 1e-6. ModelType
 // qwen3_5 makes every MLP dense (width 64, no experts); qwen3_next keeps the experts
 // (every layer sparse, norm_topk_prob true) and uses its fused GDN projections.
-func ReproConfig(o ReproOptions) (*Config, error) {
+func ReproConfig(o nn.ReproOptions) (*Config, error) {
 	for _, x := range []sizeField{{"Layers", o.Layers}, {"Interval", o.Interval}, {"Experts", o.Experts}, {"Hidden", o.Hidden}} {
 		if x.v < 0 {
 			return nil, cfgErr(x.key, "must not be negative, got %d", x.v)
@@ -30,7 +20,7 @@ func ReproConfig(o ReproOptions) (*Config, error) {
 	}
 	typ := cmp.Or(o.ModelType, TypeQwen35MoE)
 	switch typ {
-	case TypeQwen35MoE, TypeQwen35, TypeQwen3Next:
+	case TypeQwen35MoE, TypeQwen35, TypeQwen3Next, TypeQwen35Text, TypeQwen35MoEText:
 	default:
 		return nil, cfgErr("ModelType", "the repro builds %s, %s or %s, not %q", TypeQwen35MoE, TypeQwen35, TypeQwen3Next, o.ModelType)
 	}
@@ -68,7 +58,7 @@ func ReproConfig(o ReproOptions) (*Config, error) {
 	if typ == TypeQwen3Next {
 		c.DecoderSparseStep = 1
 	}
-	if typ == TypeQwen35 {
+	if typ == TypeQwen35 || typ == TypeQwen35Text { // the _text types: the same layers, text only
 		c.NumExperts, c.NumExpertsPerTok, c.MoEIntermediateSize, c.SharedExpertIntermediateSize = 0, 0, 0, 0
 		c.NormTopKProb = false
 		c.IntermediateSize = 64

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ingotml/ingot/kernels"
 	"github.com/ingotml/ingot/nn/checkpoint"
 
 	"github.com/ingotml/ingot/graph"
@@ -47,25 +48,51 @@ type source interface {
 	// when the checkpoint stores the module in float (no <module>.scales). shape is the
 	// float matrix the model expects ([out, in], or [E, out, in] for stacked experts).
 	quantized(g *graph.Graph, module string, shape []int) (w nn.QuantizedWeight, ok bool, err error)
+	// stored checks p exactly as load would and says how it is stored, reading no
+	// tensor data (the zero Stored for a random model).
+	stored(p param) (nn.Stored, error)
+	// storedQuantized is quantized's check, reading no tensor data: ok false when the
+	// module is stored in float.
+	storedQuantized(module string, shape []int) (st nn.Stored, ok bool, err error)
 	// mlxLM reports a checkpoint written by mlx-lm, whose model rules apply.
 	mlxLM() bool
 }
 
 // builder draws parameters from a source and keeps the first error. It is the one
 // place where layers are made from parameters, so a layer type chosen by what the
-// checkpoint holds (e.g. a quantized linear) plugs in here.
+// checkpoint holds (e.g. a quantized linear) plugs in here. A dry builder (desc set)
+// makes nothing: it records each parameter build asks for, with how the source stores
+// it, into desc. That record is the model's nn.Description, so the description and
+// the build cannot disagree.
 type builder struct {
-	g   *graph.Graph
-	src source
-	err error
+	g    *graph.Graph
+	src  source
+	err  error
+	desc *nn.Description // non-nil: a dry run recording parameters
 }
 
-// host loads one parameter (nothing after the first error).
+// record adds one parameter to a dry run's description.
+func (b *builder) record(name string, kind paramKind, shape []int, st nn.Stored) {
+	q := kind == kindWeight || kind == kindEmbed || kind == kindExperts
+	b.desc.Params = append(b.desc.Params, nn.Param{Name: name, Shape: slices.Clone(shape), Quantizable: q, Stored: st})
+}
+
+// host loads one parameter (nothing after the first error; ok false in a dry run).
 func (b *builder) host(name string, kind paramKind, shape ...int) (nn.Host, bool) {
 	if b.err != nil {
 		return nn.Host{}, false
 	}
-	h, err := b.src.load(param{name: name, kind: kind, shape: shape})
+	p := param{name: name, kind: kind, shape: shape}
+	if b.desc != nil {
+		st, err := b.src.stored(p)
+		if err != nil {
+			b.err = err
+		} else {
+			b.record(name, kind, shape, st)
+		}
+		return nn.Host{}, false
+	}
+	h, err := b.src.load(p)
 	if err != nil {
 		b.err = err
 		return nn.Host{}, false
@@ -73,7 +100,7 @@ func (b *builder) host(name string, kind paramKind, shape ...int) (nn.Host, bool
 	return h, true
 }
 
-// array loads one parameter onto the device in its stored dtype.
+// array loads one parameter onto the device in its stored dtype (invalid in a dry run).
 func (b *builder) array(name string, kind paramKind, shape ...int) tensor.Array {
 	h, ok := b.host(name, kind, shape...)
 	if !ok {
@@ -96,10 +123,23 @@ func (b *builder) linear(p string, out, in int, bias bool) nn.LinearLayer {
 }
 
 // quantized loads module's quantized weight if the checkpoint stores one (nothing
-// after the first error).
+// after the first error). A dry run records it and returns a zero weight.
 func (b *builder) quantized(module string, shape ...int) (nn.QuantizedWeight, bool) {
 	if b.err != nil {
 		return nn.QuantizedWeight{}, false
+	}
+	if b.desc != nil {
+		st, ok, err := b.src.storedQuantized(module, shape)
+		if err != nil {
+			b.err = err
+		} else if ok {
+			kind := kindWeight
+			if strings.Contains(module, ".experts.") {
+				kind = kindExperts
+			}
+			b.record(module+".weight", kind, shape, st)
+		}
+		return nn.QuantizedWeight{}, ok
 	}
 	q, ok, err := b.src.quantized(b.g, module, shape)
 	if err != nil {
@@ -162,28 +202,38 @@ func (e *WeightError) Unwrap() error { return e.Err }
 // ignored) or mlx-lm's sanitized layout (detected by the files' format "mlx", switch_mlp tensors or a [C, K, 1]
 // conv1d; its norms already hold 1 + w). Weights keep their stored dtype (float32, float16
 // or bfloat16) on g; see the package doc for the dtype each op computes in.
-func Load(dir string, g *graph.Graph, opt Options) (*Model, error) {
-	path := filepath.Join(dir, "config.json")
-	cfg, err := LoadConfig(path)
+func Load(dir string, g *graph.Graph, opt nn.Options) (*Model, error) {
+	cfg, ck, src, err := open(dir)
 	if err != nil {
 		return nil, err
-	}
-	ck, err := checkpoint.OpenCheckpoint(dir)
-	if err != nil {
-		return nil, fmt.Errorf("qwen35: %w", err)
 	}
 	// Every tensor is copied into a device buffer by build, so the files (mappings) are
 	// released when it returns.
 	defer ck.Close()
+	return build(cfg, g, src, opt)
+}
+
+// open reads dir's config.json and opens its weights, as Load and Inspect both do: a
+// checkpoint mlx-lm wrote is read with mlx-lm's defaults for absent keys (rope_theta
+// 100000, head_dim from hidden_size, the interval layer rule).
+func open(dir string) (*Config, *checkpoint.Checkpoint, *fileSource, error) {
+	path := filepath.Join(dir, "config.json")
+	cfg, err := LoadConfig(path)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ck, err := checkpoint.OpenCheckpoint(dir)
+	if err != nil {
+		return nil, nil, nil, err // a *checkpoint.CheckpointError names the file
+	}
 	src := newFileSource(ck)
 	if src.writtenByMLX {
-		// Read as mlx-lm reads it: its defaults for absent keys (rope_theta 100000,
-		// head_dim from hidden_size, the interval layer rule).
 		if cfg, err = ParseModelArgs(ck.Config); err != nil {
-			return nil, fmt.Errorf("qwen35: load config %s: %w", path, err)
+			ck.Close()
+			return nil, nil, nil, fmt.Errorf("qwen35: load config %s: %w", path, err)
 		}
 	}
-	return build(cfg, g, src, opt)
+	return cfg, ck, src, nil
 }
 
 // fileSource maps the model's parameter names onto one checkpoint's naming scheme.
@@ -246,23 +296,53 @@ func (s *fileSource) file(name string) string {
 	return s.st.Dir
 }
 
-// quantized loads module (a model name) if the checkpoint stores it quantized, and
-// checks that its float shape is the one the config implies. Stacked experts are
-// quantized only in mlx-lm's switch_mlp layout.
-func (s *fileSource) quantized(g *graph.Graph, module string, shape []int) (nn.QuantizedWeight, bool, error) {
-	name := strings.TrimSuffix(s.fileName(module+".weight"), ".weight")
+// quantizedName maps a module (a model name) to the checkpoint's. Stacked experts
+// are quantized only in mlx-lm's switch_mlp layout.
+func (s *fileSource) quantizedName(module string) string {
 	if i := strings.LastIndex(module, ".experts."); i >= 0 {
-		name = s.fileName(module[:i+1]) + "switch_mlp." + module[i+len(".experts."):]
+		return s.fileName(module[:i+1]) + "switch_mlp." + module[i+len(".experts."):]
 	}
+	return strings.TrimSuffix(s.fileName(module+".weight"), ".weight")
+}
+
+// storedQuantized checks module's quantized tensors against config.json and the float
+// shape the config implies, from the headers alone.
+func (s *fileSource) storedQuantized(module string, shape []int) (nn.Stored, bool, error) {
+	name := s.quantizedName(module)
 	if !s.st.Quantized(name) {
-		return nn.QuantizedWeight{}, false, nil
+		return nn.Stored{}, false, nil
 	}
-	q, err := nn.LoadQuantizedWeight(g, s.st, name)
+	spec, err := s.st.QuantSpecOf(name)
+	if err != nil {
+		return nn.Stored{}, false, fmt.Errorf("qwen35: %w", err)
+	}
+	st := nn.Stored{DType: string(checkpoint.U32), Bits: spec.Bits, Group: spec.GroupSize, Quantized: true}
+	var w checkpoint.TensorInfo
+	for i, suffix := range []string{".weight", ".scales", ".biases"} {
+		t, _, _ := s.st.Info(name + suffix)
+		if i == 0 {
+			w = t
+		}
+		st.Tensors = append(st.Tensors, name+suffix)
+		st.Bytes += t.End - t.Begin
+	}
+	cols, _ := kernels.QuantCols(w.Shape[len(w.Shape)-1], spec.Bits, spec.GroupSize)
+	got := append(slices.Clone(w.Shape[:len(w.Shape)-1]), cols)
+	if !slices.Equal(got, shape) {
+		return nn.Stored{}, false, s.fail(name+".weight", ErrShape, "quantized matrix %v, want %v", got, shape)
+	}
+	return st, true, nil
+}
+
+// quantized loads module if the checkpoint stores it quantized, after storedQuantized's
+// checks.
+func (s *fileSource) quantized(g *graph.Graph, module string, shape []int) (nn.QuantizedWeight, bool, error) {
+	if _, ok, err := s.storedQuantized(module, shape); !ok || err != nil {
+		return nn.QuantizedWeight{}, false, err
+	}
+	q, err := nn.LoadQuantizedWeight(g, s.st, s.quantizedName(module))
 	if err != nil {
 		return q, false, fmt.Errorf("qwen35: %w", err)
-	}
-	if got := q.Shape(); !slices.Equal(got, shape) {
-		return q, false, s.fail(name+".weight", ErrShape, "quantized matrix %v, want %v", got, shape)
 	}
 	return q, true, nil
 }
@@ -275,20 +355,48 @@ func (s *fileSource) fileName(name string) string {
 	return s.body + strings.TrimPrefix(name, "model.")
 }
 
+// shapes returns p's checkpoint name and the stored shapes it may have.
+func (s *fileSource) shapes(p param) (string, [][]int) {
+	if p.kind == kindConv {
+		// [C, 1, K] and [C, K, 1] hold the same values in the same order as [C, K].
+		c, k := p.shape[0], p.shape[1]
+		return s.fileName(p.name), [][]int{{c, 1, k}, {c, k, 1}}
+	}
+	return s.fileName(p.name), [][]int{p.shape}
+}
+
+// stored checks p's tensors exactly as load does, from the headers alone.
+func (s *fileSource) stored(p param) (nn.Stored, error) {
+	var plan expertPlan
+	if p.kind == kindExperts {
+		var err error
+		if plan, err = s.planExperts(p); err != nil {
+			return nn.Stored{}, err
+		}
+	} else {
+		name, shapes := s.shapes(p)
+		t, _, err := s.check(name, shapes...)
+		if err != nil {
+			return nn.Stored{}, err
+		}
+		plan = expertPlan{names: []string{name}, infos: []checkpoint.TensorInfo{t}, half: -1}
+	}
+	st := nn.Stored{Tensors: plan.names, DType: string(plan.infos[0].DType)}
+	for _, t := range plan.infos {
+		st.Bytes += t.End - t.Begin
+	}
+	if plan.half >= 0 {
+		st.Bytes /= 2 // one half of a fused gate_up bank
+	}
+	return st, nil
+}
+
 func (s *fileSource) load(p param) (nn.Host, error) {
 	if p.kind == kindExperts {
 		return s.experts(p)
 	}
-	name := s.fileName(p.name)
-	var h nn.Host
-	var err error
-	if p.kind == kindConv {
-		// [C, 1, K] and [C, K, 1] hold the same values in the same order as [C, K].
-		c, k := p.shape[0], p.shape[1]
-		h, err = s.read(name, []int{c, 1, k}, []int{c, k, 1})
-	} else {
-		h, err = s.read(name, p.shape)
-	}
+	name, shapes := s.shapes(p)
+	h, err := s.read(name, shapes...)
 	if err != nil {
 		return nn.Host{}, err
 	}
@@ -338,67 +446,86 @@ func (s *fileSource) fail(name string, err error, format string, args ...any) er
 	return &WeightError{File: s.file(name), Tensor: name, Reason: fmt.Sprintf(format, args...), Err: err}
 }
 
-// experts returns one stacked expert projection from whichever layout the file uses:
+// expertPlan is where one stacked expert projection lives: names and infos of the
+// tensors read (checked), and for HF's fused gate_up bank which half (0 gate, 1 up;
+// -1 for every other layout).
+type expertPlan struct {
+	names []string
+	infos []checkpoint.TensorInfo
+	dt    tensor.DType
+	half  int
+}
+
+// planExperts finds one stacked expert projection in whichever layout the file uses:
 // mlx-lm's switch_mlp.<proj>.weight [E, out, in]; HF's fused experts.gate_up_proj
 // [E, 2I, H] (gate rows first) and experts.down_proj [E, H, I]; or save_pretrained's
-// experts.<e>.<proj>.weight [out, in]. Every tensor's shape and dtype is checked
-// against the file before the stack is allocated, so the allocation is bounded by
-// what the file holds.
-func (s *fileSource) experts(p param) (nn.Host, error) {
+// experts.<e>.<proj>.weight [out, in]. Every tensor's shape and dtype is checked, so a
+// later allocation is bounded by what the file holds.
+func (s *fileSource) planExperts(p param) (expertPlan, error) {
 	i := strings.LastIndex(p.name, ".experts.")
 	mlp, proj := s.fileName(p.name[:i+1]), p.name[i+len(".experts."):]
 	e, out, in := p.shape[0], p.shape[1], p.shape[2]
+	one := func(name string, half int, shape []int) (expertPlan, error) {
+		t, dt, err := s.check(name, shape)
+		return expertPlan{names: []string{name}, infos: []checkpoint.TensorInfo{t}, dt: dt, half: half}, err
+	}
 	if n := mlp + "switch_mlp." + proj + ".weight"; s.has(n) {
-		return s.read(n, p.shape)
+		return one(n, -1, p.shape)
 	}
 	fused := mlp + "experts.down_proj"
 	if proj != "down_proj" {
 		fused = mlp + "experts.gate_up_proj"
 	}
-	if s.has(fused) {
-		if proj == "down_proj" {
-			return s.read(fused, p.shape)
-		}
-		v, err := s.read(fused, []int{e, 2 * out, in})
-		if err != nil {
-			return nn.Host{}, err
-		}
-		// Expert x's gate rows come first, then its up rows.
-		sz := out * in * v.DType.Size()
-		half := 0
-		if proj == "up_proj" {
-			half = sz
-		}
-		res := make([]byte, 0, e*sz)
-		for x := 0; x < e; x++ {
-			base := x*2*sz + half
-			res = append(res, v.Data[base:base+sz]...)
-		}
-		return nn.Host{DType: v.DType, Shape: p.shape, Data: res}, nil
+	switch {
+	case s.has(fused) && proj == "down_proj":
+		return one(fused, -1, p.shape)
+	case s.has(fused) && proj == "up_proj":
+		return one(fused, 1, []int{e, 2 * out, in})
+	case s.has(fused):
+		return one(fused, 0, []int{e, 2 * out, in})
 	}
 	if !s.has(fmt.Sprintf("%sexperts.0.%s.weight", mlp, proj)) {
-		return nn.Host{}, s.fail(fused, checkpoint.ErrTensorNotFound, "not found (nor %sswitch_mlp.%s.weight, %sexperts.0.%s.weight)", mlp, proj, mlp, proj)
+		return expertPlan{}, s.fail(fused, checkpoint.ErrTensorNotFound, "not found (nor %sswitch_mlp.%s.weight, %sexperts.0.%s.weight)", mlp, proj, mlp, proj)
 	}
-	names := make([]string, e)
-	var dt tensor.DType
-	for x := range names {
-		names[x] = fmt.Sprintf("%sexperts.%d.%s.weight", mlp, x, proj)
-		_, d, err := s.check(names[x], []int{out, in})
+	plan := expertPlan{half: -1}
+	for x := range e {
+		name := fmt.Sprintf("%sexperts.%d.%s.weight", mlp, x, proj)
+		t, d, err := s.check(name, []int{out, in})
 		if err != nil {
-			return nn.Host{}, err
+			return expertPlan{}, err
 		}
-		if x > 0 && d != dt {
-			return nn.Host{}, s.fail(names[x], checkpoint.ErrDTypeMismatch, "dtype %s differs from expert 0's %s", d, dt)
+		if x > 0 && d != plan.dt {
+			return expertPlan{}, s.fail(name, checkpoint.ErrDTypeMismatch, "dtype %s differs from expert 0's %s", d, plan.dt)
 		}
-		dt = d
+		plan.dt = d
+		plan.names = append(plan.names, name)
+		plan.infos = append(plan.infos, t)
 	}
-	res := make([]byte, 0, e*out*in*dt.Size())
-	for _, n := range names {
+	return plan, nil
+}
+
+// experts reads one stacked expert projection as planExperts found it.
+func (s *fileSource) experts(p param) (nn.Host, error) {
+	plan, err := s.planExperts(p)
+	if err != nil {
+		return nn.Host{}, err
+	}
+	res := make([]byte, 0, p.shape[0]*p.shape[1]*p.shape[2]*plan.dt.Size())
+	for _, n := range plan.names {
 		b, _, err := s.st.Bytes(n)
 		if err != nil {
 			return nn.Host{}, fmt.Errorf("qwen35: %w", err)
 		}
-		res = append(res, b...)
+		if plan.half < 0 {
+			res = append(res, b...)
+			continue
+		}
+		// Expert x's gate rows come first, then its up rows.
+		sz := p.shape[1] * p.shape[2] * plan.dt.Size()
+		for x := range p.shape[0] {
+			base := x*2*sz + plan.half*sz
+			res = append(res, b[base:base+sz]...)
+		}
 	}
-	return nn.Host{DType: dt, Shape: p.shape, Data: res}, nil
+	return nn.Host{DType: plan.dt, Shape: p.shape, Data: res}, nil
 }

@@ -1,0 +1,163 @@
+package nn
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+)
+
+// Options choose between equivalent implementations of a model's ops; every model
+// family takes the same options (a family without the op ignores the field).
+type Options struct {
+	// OpsGatedDelta runs recurrences as compositions of tensor ops, one step per token
+	// (the --ops path), instead of the fused kernels. Same result within float32 noise.
+	OpsGatedDelta bool
+	// Unfused runs every layer op by op: the reference the fused per-layer kernels are
+	// tested against. By default a layer uses its fused kernels where the weights allow.
+	Unfused bool
+}
+
+// ReproOptions are the knobs of the leak repro's random model (decode's --model-type,
+// --layers, --interval, --experts, --hidden and --attention-only flags). Zero values
+// select the repro's defaults; a family ignores what does not apply to it.
+type ReproOptions struct {
+	ModelType     string // the model type to build; "" means the registry's default
+	Layers        int    // decoder layers; 0 means 50
+	Interval      int    // one attention layer every Interval; 0 means Layers (one, last)
+	Experts       int    // routed experts; 0 means 8
+	Hidden        int    // hidden size; 0 means 64
+	AttentionOnly bool   // every layer attends, no recurrent layers (the control run)
+}
+
+// Param is one parameter array a model is built from.
+type Param struct {
+	// Name is the model's own name for it (Hugging Face's runtime naming, for example
+	// "model.layers.3.mlp.experts.gate_proj" for a stacked expert bank).
+	Name string
+	// Shape is the float shape the model uses.
+	Shape []int
+	// Quantizable: a checkpoint may store it affine-quantized (linear weights,
+	// embeddings, expert banks), as three arrays in place of one.
+	Quantizable bool
+	// Stored is how a checkpoint holds it; the zero value for a random model's
+	// parameter (one float32 array).
+	Stored Stored
+}
+
+// Stored is how a checkpoint holds one parameter, read from the safetensors headers.
+type Stored struct {
+	Tensors     []string // the checkpoint tensors read for it, in the file's naming
+	DType       string   // the stored dtype ("BF16", ...; "U32" when quantized)
+	Bytes       int64    // bytes read from the files
+	Bits, Group int      // the quantization, when Quantized
+	Quantized   bool
+}
+
+// Buffers is how many device buffers the parameter becomes: three for a quantized
+// module (packed weight, scales, biases), else one (a stacked expert bank is one).
+func (p Param) Buffers() int {
+	if p.Stored.Quantized {
+		return 3
+	}
+	return 1
+}
+
+// Bytes is what the parameter holds on the device: the stored bytes for a checkpoint's,
+// float32 elements for a random model's. ok is false when the size overflows int64.
+func (p Param) Bytes() (n int64, ok bool) {
+	if p.Stored.Tensors != nil {
+		return p.Stored.Bytes, true
+	}
+	n = 4
+	for _, d := range p.Shape {
+		if n, ok = MulInt64(n, int64(d)); !ok {
+			return 0, false
+		}
+	}
+	return n, true
+}
+
+// Description is what a model of one configuration is made of, known before anything
+// is built: its layer kinds, every parameter, its constants and the cache buffers a
+// decoding request holds. The loader, the memory estimate, --predict-only and the
+// baseline all read it; each model package makes it by running its own build in a
+// recording mode, so it cannot drift from what the build loads.
+type Description struct {
+	ModelType string
+	Kinds     []LayerKind // each layer's mixer, in order
+	Sparse    int         // layers whose feed-forward block is a mixture of experts
+	Experts   int         // routed experts per sparse layer (0 for a dense model)
+	Hidden    int
+	Vocab     int
+	// KVWidth is an attention layer's key (and value) width per token: kv heads x
+	// head dim.
+	KVWidth int
+	Params  []Param
+	// Constants is how many small constant arrays the model builds beside its weights.
+	Constants int
+	// CacheBuffersPerLayer is how many buffer objects one decoding request holds per
+	// layer in a batch run once it decodes (the cache state and batch metadata).
+	CacheBuffersPerLayer int
+	// Files is how many weight files a checkpoint has (0 for a random model).
+	Files int
+	// Weights names how a checkpoint stores the weights ("float (bfloat16)", "4-bit
+	// g64 affine, ..."); empty for a random model.
+	Weights string
+}
+
+// Layers is the number of decoder layers.
+func (d *Description) Layers() int { return len(d.Kinds) }
+
+// WeightBuffers is how many device buffers the parameters become.
+func (d *Description) WeightBuffers() int {
+	n := 0
+	for _, p := range d.Params {
+		n += p.Buffers()
+	}
+	return n
+}
+
+// ErrTooLarge is wrapped by the error for a model whose size does not fit in int64.
+var ErrTooLarge = errors.New("model size overflows int64")
+
+// WeightBytes is the parameters' device bytes and the largest parameter's.
+func (d *Description) WeightBytes() (total, largest int64, err error) {
+	for _, p := range d.Params {
+		n, ok := p.Bytes()
+		if ok {
+			total, ok = AddInt64(total, n)
+		}
+		if !ok {
+			return 0, 0, fmt.Errorf("%s %v: %w", p.Name, p.Shape, ErrTooLarge)
+		}
+		largest = max(largest, n)
+	}
+	return total, largest, nil
+}
+
+// Baseline is the live buffer objects a batch run holds once its one request decodes:
+// the weights, the constants and each layer's cache buffers.
+func (d *Description) Baseline() int {
+	return d.WeightBuffers() + d.Constants + d.CacheBuffersPerLayer*d.Layers()
+}
+
+// MulInt64 returns a*b for non-negative a and b, with ok false on overflow.
+func MulInt64(a, b int64) (int64, bool) {
+	if a < 0 || b < 0 {
+		return 0, false
+	}
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	if hi != 0 || lo > math.MaxInt64 {
+		return 0, false
+	}
+	return int64(lo), true
+}
+
+// AddInt64 returns a+b for non-negative a and b, with ok false on overflow.
+func AddInt64(a, b int64) (int64, bool) {
+	if a < 0 || b < 0 || a > math.MaxInt64-b {
+		return 0, false
+	}
+	return a + b, true
+}

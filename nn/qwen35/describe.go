@@ -1,0 +1,63 @@
+package qwen35
+
+import (
+	"github.com/ingotml/ingot/nn"
+)
+
+// cacheBuffersPerLayer is what a batch run holds per layer besides the weights once one
+// request decodes: the layer's cache state and batch metadata (the KV cache's keys,
+// values, offset and left padding and its mask's source, or the GDN cache's conv and
+// recurrent states, lengths and left padding). Measured on random models of every type
+// and layer mix; nn/models' TestDescriptionMatchesBuild pins it.
+const cacheBuffersPerLayer = 5
+
+// Describe returns what the random model of cfg is made of (float32 parameters), from
+// a dry run of the build: nothing is allocated.
+func Describe(cfg *Config) (*nn.Description, error) { return describe(cfg, &randomSource{}) }
+
+// Inspect checks the checkpoint in dir exactly as Load would (config.json, then every
+// tensor the model reads: name, shape, dtype and quantization) from the safetensors
+// headers alone, reading no tensor data, and describes the model it holds: a
+// checkpoint Load refuses, Inspect refuses with the same error.
+func Inspect(dir string) (*nn.Description, error) {
+	cfg, ck, src, err := open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer ck.Close()
+	d, err := describe(cfg, src)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, p := range d.Params {
+		names = append(names, p.Stored.Tensors...)
+	}
+	d.Weights = ck.DescribeStorage(names)
+	d.Files = len(ck.Files())
+	return d, nil
+}
+
+// describe runs build's parameter draws dry over src.
+func describe(cfg *Config, src source) (*nn.Description, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	d := &nn.Description{
+		ModelType:            cfg.ModelType,
+		Kinds:                append([]nn.LayerKind(nil), cfg.LayerTypes...),
+		Sparse:               cfg.NumSparse(),
+		Experts:              cfg.NumExperts,
+		Hidden:               cfg.HiddenSize,
+		Vocab:                cfg.VocabSize,
+		KVWidth:              cfg.NumKVHeads * cfg.HeadDim,
+		Constants:            constantArrays(cfg),
+		CacheBuffersPerLayer: cacheBuffersPerLayer,
+	}
+	b := &builder{src: src, desc: d}
+	draw(cfg, b)
+	if b.err != nil {
+		return nil, b.err
+	}
+	return d, nil
+}
