@@ -11,18 +11,18 @@ import (
 
 // LoadQuantizedWeight places a quantized module's packed weight, scales and biases on
 // g, after checking them against the checkpoint's quantization (QuantSpecOf).
-func LoadQuantizedWeight(g *graph.Graph, c *checkpoint.Checkpoint, module string) (QuantizedWeight, error) {
+func LoadQuantizedWeight(g *graph.Graph, c *checkpoint.Checkpoint, module string) (tensor.QuantizedWeight, error) {
 	spec, err := c.QuantSpecOf(module)
 	if err != nil {
-		return QuantizedWeight{}, err
+		return tensor.QuantizedWeight{}, err
 	}
 	var arrs [3]tensor.Array
 	for i, suffix := range []string{".weight", ".scales", ".biases"} {
 		if arrs[i], err = c.Tensor(g, module+suffix); err != nil {
-			return QuantizedWeight{}, err
+			return tensor.QuantizedWeight{}, err
 		}
 	}
-	return NewQuantizedWeight(arrs[0], arrs[1], arrs[2], spec.Bits, spec.GroupSize)
+	return tensor.NewQuantizedWeight(arrs[0], arrs[1], arrs[2], spec.Bits, spec.GroupSize)
 }
 
 // LoadLinear loads module as a LinearLayer: a QuantizedLinear when <module>.scales
@@ -71,7 +71,7 @@ func LoadEmbedding(g *graph.Graph, c *checkpoint.Checkpoint, module string) (Emb
 func LoadExperts(g *graph.Graph, c *checkpoint.Checkpoint, prefix string) (ExpertsLayer, error) {
 	names := [3]string{prefix + ".gate_proj", prefix + ".up_proj", prefix + ".down_proj"}
 	if c.Quantized(names[0]) {
-		var w [3]QuantizedWeight
+		var w [3]tensor.QuantizedWeight
 		for i, m := range names {
 			var err error
 			if w[i], err = LoadQuantizedWeight(g, c, m); err != nil {
@@ -92,14 +92,14 @@ func LoadExperts(g *graph.Graph, c *checkpoint.Checkpoint, prefix string) (Exper
 
 // UploadQuantized places a host-quantized tensor's packed weight, scales and biases on
 // g's device (one copy of the packed bytes into device buffers; nothing is dequantized).
-func UploadQuantized(g *graph.Graph, t *checkpoint.QuantizedTensor) (QuantizedWeight, error) {
+func UploadQuantized(g *graph.Graph, t *checkpoint.QuantizedTensor) (tensor.QuantizedWeight, error) {
 	words, groups, err := kernels.CheckQuant(t.Shape[len(t.Shape)-1], t.Bits, t.GroupSize)
 	if err != nil {
-		return QuantizedWeight{}, err
+		return tensor.QuantizedWeight{}, err
 	}
 	dt, err := checkpoint.KernelDType(t.ScaleType)
 	if err != nil {
-		return QuantizedWeight{}, err
+		return tensor.QuantizedWeight{}, err
 	}
 	lead := t.Shape[:len(t.Shape)-1]
 	ws := append(slices.Clone(lead), words)
@@ -107,5 +107,5 @@ func UploadQuantized(g *graph.Graph, t *checkpoint.QuantizedTensor) (QuantizedWe
 	w := tensor.Wrap(g.FromBytes(kernels.Contiguous(tensor.UInt32, ws...), t.WeightBytes()))
 	s := tensor.Wrap(g.FromBytes(kernels.Contiguous(dt, ss...), t.Scales))
 	b := tensor.Wrap(g.FromBytes(kernels.Contiguous(dt, ss...), t.Biases))
-	return NewQuantizedWeight(w, s, b, t.Bits, t.GroupSize)
+	return tensor.NewQuantizedWeight(w, s, b, t.Bits, t.GroupSize)
 }

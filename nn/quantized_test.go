@@ -126,7 +126,7 @@ func TestQuantizedSwitchGLUEqualsDequantized(t *testing.T) {
 	gq, gd := qtRandom(t, rng, []int{experts, inter, hidden}, 4, 32, checkpoint.F32)
 	uq, ud := qtRandom(t, rng, []int{experts, inter, hidden}, 4, 32, checkpoint.F32)
 	dq, dd := qtRandom(t, rng, []int{experts, hidden, inter}, 8, 32, checkpoint.F32)
-	up := func(q *checkpoint.QuantizedTensor) nn.QuantizedWeight {
+	up := func(q *checkpoint.QuantizedTensor) tensor.QuantizedWeight {
 		w, err := nn.UploadQuantized(g, q)
 		require.NoError(t, err)
 		return w
@@ -166,7 +166,7 @@ func TestNewQuantizedWeightErrors(t *testing.T) {
 		{"rows differ", u32(4, 8), f32(3, 1), f32(3, 1), 4, 64, "quantized weight: weight [4 8], scales [3 1], biases [3 1]: want [..., rows, words] and [..., rows, groups]"},
 		{"bad bits", u32(4, 7), f32(4, 1), f32(4, 1), 7, 32, "quantized weight: weight [4 7] and scales [4 1] do not fit 7 bits, group 32"},
 	} {
-		_, err := nn.NewQuantizedWeight(c.w, c.s, c.b, c.bits, c.group)
+		_, err := tensor.NewQuantizedWeight(c.w, c.s, c.b, c.bits, c.group)
 		if c.msg == "" {
 			require.NoError(t, err, c.name)
 			continue

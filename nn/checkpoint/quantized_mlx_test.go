@@ -44,7 +44,7 @@ func TestQuantizedLinearMatchesMLX(t *testing.T) {
 	for _, c := range qkaCases() {
 		p := fmt.Sprintf("b%d.g%d.%s.", c.bits, c.group, c.dtype)
 		t.Run(p, func(t *testing.T) {
-			qw, err := nn.NewQuantizedWeight(qtFromFile(t, g, s, p+"q"), qtFromFile(t, g, s, p+"scales"),
+			qw, err := tensor.NewQuantizedWeight(qtFromFile(t, g, s, p+"q"), qtFromFile(t, g, s, p+"scales"),
 				qtFromFile(t, g, s, p+"biases"), c.bits, c.group)
 			require.NoError(t, err)
 			l := &nn.QuantizedLinear{QuantizedWeight: qw}

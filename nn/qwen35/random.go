@@ -6,6 +6,7 @@ import (
 
 	"github.com/ingotml/ingot/graph"
 	"github.com/ingotml/ingot/nn"
+	"github.com/ingotml/ingot/tensor"
 )
 
 // NewRandom builds a model of cfg with deterministic random weights drawn from
@@ -19,8 +20,8 @@ func NewRandom(cfg *Config, g *graph.Graph, seed int64, opt nn.Options) (*Model,
 type randomSource struct{ rng *rand.Rand }
 
 // quantized: random models are float.
-func (r *randomSource) quantized(*graph.Graph, string, []int) (nn.QuantizedWeight, bool, error) {
-	return nn.QuantizedWeight{}, false, nil
+func (r *randomSource) quantized(*graph.Graph, string, []int) (tensor.QuantizedWeight, bool, error) {
+	return tensor.QuantizedWeight{}, false, nil
 }
 
 // stored: a random parameter is one float32 array (the zero Stored).

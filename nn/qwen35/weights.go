@@ -47,7 +47,7 @@ type source interface {
 	// quantized returns module's affine-quantized weight placed on g, with ok false
 	// when the checkpoint stores the module in float (no <module>.scales). shape is the
 	// float matrix the model expects ([out, in], or [E, out, in] for stacked experts).
-	quantized(g *graph.Graph, module string, shape []int) (w nn.QuantizedWeight, ok bool, err error)
+	quantized(g *graph.Graph, module string, shape []int) (w tensor.QuantizedWeight, ok bool, err error)
 	// stored checks p exactly as load would and says how it is stored, reading no
 	// tensor data (the zero Stored for a random model).
 	stored(p param) (nn.Stored, error)
@@ -124,9 +124,9 @@ func (b *builder) linear(p string, out, in int, bias bool) nn.LinearLayer {
 
 // quantized loads module's quantized weight if the checkpoint stores one (nothing
 // after the first error). A dry run records it and returns a zero weight.
-func (b *builder) quantized(module string, shape ...int) (nn.QuantizedWeight, bool) {
+func (b *builder) quantized(module string, shape ...int) (tensor.QuantizedWeight, bool) {
 	if b.err != nil {
-		return nn.QuantizedWeight{}, false
+		return tensor.QuantizedWeight{}, false
 	}
 	if b.desc != nil {
 		st, ok, err := b.src.storedQuantized(module, shape)
@@ -139,12 +139,12 @@ func (b *builder) quantized(module string, shape ...int) (nn.QuantizedWeight, bo
 			}
 			b.record(module+".weight", kind, shape, st)
 		}
-		return nn.QuantizedWeight{}, ok
+		return tensor.QuantizedWeight{}, ok
 	}
 	q, ok, err := b.src.quantized(b.g, module, shape)
 	if err != nil {
 		b.err = err
-		return nn.QuantizedWeight{}, false
+		return tensor.QuantizedWeight{}, false
 	}
 	return q, ok
 }
@@ -336,9 +336,9 @@ func (s *fileSource) storedQuantized(module string, shape []int) (nn.Stored, boo
 
 // quantized loads module if the checkpoint stores it quantized, after storedQuantized's
 // checks.
-func (s *fileSource) quantized(g *graph.Graph, module string, shape []int) (nn.QuantizedWeight, bool, error) {
+func (s *fileSource) quantized(g *graph.Graph, module string, shape []int) (tensor.QuantizedWeight, bool, error) {
 	if _, ok, err := s.storedQuantized(module, shape); !ok || err != nil {
-		return nn.QuantizedWeight{}, false, err
+		return tensor.QuantizedWeight{}, false, err
 	}
 	q, err := nn.LoadQuantizedWeight(g, s.st, s.quantizedName(module))
 	if err != nil {
