@@ -105,12 +105,12 @@ func fusedGDN(m *Model, in nn.RMSNorm, d *gatedDeltaNet) (*tensor.GDNWeights, *t
 	return w, p
 }
 
-// decode is the fused decode step of a GDN layer on x [B, 1, H] (the layer's input,
-// before its norm): it updates the cache and returns the step (nil, doing nothing,
-// when the step needs the unfused path: no cache or no state yet, or per-row lengths
-// of a right-padded prefill not yet finalized).
-func (d *gatedDeltaNet) decode(x, mask tensor.Array, w *tensor.GDNWeights, p *tensor.GDNParams, c *cache.ArraysCache) *tensor.GDNStep {
-	if c == nil || x.Dim(1) != 1 || c.Lengths().Valid() {
+// fusedStep is the fused decode step of a GDN layer on x [B, 1, H] (the layer's input,
+// before its norm), or nil when the step needs the op-by-op path: no fused weights
+// (see build), no cache or no state yet, or per-row lengths of a right-padded prefill
+// not yet finalized.
+func (d *gatedDeltaNet) fusedStep(x, mask tensor.Array, c *cache.ArraysCache) *tensor.GDNStep {
+	if d.fw == nil || c == nil || x.Dim(1) != 1 || c.Lengths().Valid() {
 		return nil
 	}
 	conv, state := c.ConvState(), c.SSMState()
@@ -118,7 +118,5 @@ func (d *gatedDeltaNet) decode(x, mask tensor.Array, w *tensor.GDNWeights, p *te
 		conv.Dim(0) != x.Dim(0) || state.Dim(0) != x.Dim(0) {
 		return nil
 	}
-	st := tensor.GDNDecode(x, w, *p, conv, state, mask)
-	c.Update(st.Conv, st.State, 1)
-	return st
+	return tensor.GDNDecode(x, d.fw, *d.fp, conv, state, mask)
 }

@@ -19,6 +19,8 @@ type gatedDeltaNet struct {
 	negA         tensor.Array // [Hv]: -exp(A_log), precomputed at load
 	dtBias       tensor.Array // [Hv]
 	norm         nn.GatedRMSNorm
+	fw           *tensor.GDNWeights // the fused decode step's weights, or nil (see build)
+	fp           *tensor.GDNParams
 
 	hk, hv, dk, dv, kernel int
 	keyDim, valueDim, conC int
@@ -59,9 +61,25 @@ func (b *builder) gatedDeltaNet(cfg *Config, p string) *gatedDeltaNet {
 	return d
 }
 
-// forward maps x [B, S, H] to [B, S, H]. mask is the batch's SSM mask (bool [B, S], or
-// invalid: every step valid); c is the layer's cache, or nil for a cache-free forward.
-func (d *gatedDeltaNet) forward(m *Model, x, mask tensor.Array, c *cache.ArraysCache) tensor.Array {
+// forward maps the layer's input x [B, S, H] to the mixer's output: the fused decode
+// step when it applies (fusedStep), else the ops on inNorm(x). mask is the batch's SSM
+// mask (bool [B, S], or invalid: every step valid); c is the layer's cache, or nil for
+// a cache-free forward. The cache is updated here, once, on either path.
+func (d *gatedDeltaNet) forward(m *Model, inNorm nn.RMSNorm, x, mask tensor.Array, c *cache.ArraysCache) mixed {
+	if st := d.fusedStep(x, mask, c); st != nil {
+		c.Update(st.Conv, st.State, 1)
+		return mixed{step: st}
+	}
+	r, conv, state := d.ops(m, inNorm.Forward(x), mask, c)
+	if c != nil {
+		c.Update(conv, state, x.Dim(1))
+	}
+	return mixed{r: r}
+}
+
+// ops is the mixer op by op on the normed input x [B, S, H]: r [B, S, H] and the
+// cache's next conv and recurrent states (invalid conv state without a cache).
+func (d *gatedDeltaNet) ops(m *Model, x, mask tensor.Array, c *cache.ArraysCache) (r, nextConv, state tensor.Array) {
 	bsz, s := x.Dim(0), x.Dim(1)
 	qkv, z, bIn, aIn := d.project(x)
 	beta := tensor.Sigmoid(bIn)                                             // [B, S, Hv]
@@ -79,7 +97,6 @@ func (d *gatedDeltaNet) forward(m *Model, x, mask tensor.Array, c *cache.ArraysC
 		convState = tensor.Zeros(m.g, qkv.DType(), bsz, d.kernel-1, d.conC)
 	}
 	window := tensor.Concatenate(1, convState, qkv) // [B, K-1+S, C], oldest first
-	var nextConv tensor.Array
 	if c != nil {
 		nextConv = d.nextConvState(m, window, c, s)
 	}
@@ -94,7 +111,6 @@ func (d *gatedDeltaNet) forward(m *Model, x, mask tensor.Array, c *cache.ArraysC
 	q = tensor.RMSNorm(q, m.k.qScale, m.k.qkEps)
 	k = tensor.RMSNorm(k, m.k.kScale, m.k.qkEps)
 
-	var state tensor.Array
 	if c != nil {
 		state = c.SSMState()
 	}
@@ -108,11 +124,8 @@ func (d *gatedDeltaNet) forward(m *Model, x, mask tensor.Array, c *cache.ArraysC
 		y, state = tensor.GatedDelta(q, k, v, decay, beta, state, mask)
 	}
 	y = y.AsType(m.act) // the recurrence runs and keeps its state in float32
-	if c != nil {
-		c.Update(nextConv, state, s)
-	}
 	out := d.norm.Forward(y, z) // [B, S, Hv, Dv]
-	return d.out.Forward(tensor.Reshape(out, bsz, s, d.valueDim))
+	return d.out.Forward(tensor.Reshape(out, bsz, s, d.valueDim)), nextConv, state
 }
 
 // project returns the conv input qkv [B, S, C] (channels [q | k | v], heads in order),

@@ -48,8 +48,6 @@ type layer struct {
 	moe      *sparseMoE         // or a sparse layer's
 	moeW     *tensor.MoEWeights // the fused MoE block's weights, or nil (see fused.go)
 	mlpW     *tensor.MLPWeights // the fused dense MLP block's weights, or nil
-	gdnW     *tensor.GDNWeights // the fused GDN decode step's weights, or nil
-	gdnP     *tensor.GDNParams
 }
 
 var _ nn.Model = (*Model)(nil)
@@ -184,30 +182,41 @@ func attentionCache(i int, c cache.Cache) cache.Attention {
 }
 
 func (l *layer) forward(m *Model, x, ssmMask, attnMask tensor.Array, c cache.Cache) tensor.Array {
-	fused := !m.opt.Unfused
-	var st *tensor.GDNStep // the fused GDN decode step, when this step can take it
-	if fused && l.gdnW != nil && !m.opt.OpsGatedDelta {
-		st = l.gdn.decode(x, ssmMask, l.gdnW, l.gdnP, arraysCache(l.index, c))
+	var mx mixed
+	if l.gdn != nil {
+		mx = l.gdn.forward(m, l.inNorm, x, ssmMask, arraysCache(l.index, c))
+	} else {
+		mx = mixed{r: l.attn.forward(m, l.inNorm.Forward(x), attnMask, attentionCache(l.index, c))}
 	}
-	var r tensor.Array
+	return l.feedForward(x, mx)
+}
+
+// mixed is a token mixer's output r, or the fused GDN decode step that holds it (a
+// fused feed-forward block then reads r in place from the step: no view node).
+type mixed struct {
+	r    tensor.Array
+	step *tensor.GDNStep
+}
+
+// feedForward adds the mixer's output to x and runs the feed-forward block with its
+// residual: the fused kernel when build gave the layer one (see build), else op by op.
+func (l *layer) feedForward(x tensor.Array, mx mixed) tensor.Array {
+	eps := l.postNorm.Eps
 	switch {
-	case st != nil && l.moeW != nil:
-		// The feed-forward block reads r in place from the GDN step: no view node.
-		return tensor.MoEBlockAfter(x, st, l.moeW, l.postNorm.Eps, l.moe.topK, l.moe.renorm)
-	case st != nil && l.mlpW != nil:
-		return tensor.MLPBlockAfter(x, st, l.mlpW, l.postNorm.Eps)
-	case st != nil:
-		r = st.R()
-	case l.gdn != nil:
-		r = l.gdn.forward(m, l.inNorm.Forward(x), ssmMask, arraysCache(l.index, c))
-	default:
-		r = l.attn.forward(m, l.inNorm.Forward(x), attnMask, attentionCache(l.index, c))
+	case mx.step != nil && l.moeW != nil:
+		return tensor.MoEBlockAfter(x, mx.step, l.moeW, eps, l.moe.topK, l.moe.renorm)
+	case mx.step != nil && l.mlpW != nil:
+		return tensor.MLPBlockAfter(x, mx.step, l.mlpW, eps)
+	}
+	r := mx.r
+	if mx.step != nil {
+		r = mx.step.R()
 	}
 	switch {
-	case fused && l.moeW != nil:
-		return tensor.MoEBlock(x, r, l.moeW, l.postNorm.Eps, l.moe.topK, l.moe.renorm)
-	case fused && l.mlpW != nil:
-		return tensor.MLPBlock(x, r, l.mlpW, l.postNorm.Eps)
+	case l.moeW != nil:
+		return tensor.MoEBlock(x, r, l.moeW, eps, l.moe.topK, l.moe.renorm)
+	case l.mlpW != nil:
+		return tensor.MLPBlock(x, r, l.mlpW, eps)
 	}
 	x = tensor.Add(x, r)
 	h := l.postNorm.Forward(x)
@@ -228,8 +237,11 @@ func build(cfg *Config, g *graph.Graph, src source, opt nn.Options) (*Model, err
 		return nil, b.err
 	}
 	m.g, m.opt = g, opt
+	// The fused/unfused choice, made here once: a block gets its fused kernel's weights
+	// unless the options ask for the unfused path or its weights do not allow it
+	// (fused.go); forward then runs whatever the layer holds.
 	for _, l := range m.layers {
-		if m.act != tensor.Float32 {
+		if m.act != tensor.Float32 || opt.Unfused {
 			break
 		}
 		if l.moe != nil {
@@ -250,8 +262,8 @@ func build(cfg *Config, g *graph.Graph, src source, opt nn.Options) (*Model, err
 		}
 	}
 	for _, l := range m.layers {
-		if l.gdn != nil {
-			l.gdnW, l.gdnP = fusedGDN(m, l.inNorm, l.gdn)
+		if l.gdn != nil && !opt.Unfused && !opt.OpsGatedDelta {
+			l.gdn.fw, l.gdn.fp = fusedGDN(m, l.inNorm, l.gdn)
 		}
 	}
 	return m, nil
