@@ -123,7 +123,7 @@ func (d *gatedDeltaNet) ops(m *Model, x, mask tensor.Array, c *cache.ArraysCache
 	} else {
 		y, state = tensor.GatedDelta(q, k, v, decay, beta, state, mask)
 	}
-	y = y.AsType(m.act) // the recurrence runs and keeps its state in float32
+	y = y.AsType(m.act)         // the recurrence runs and keeps its state in float32
 	out := d.norm.Forward(y, z) // [B, S, Hv, Dv]
 	return d.out.Forward(tensor.Reshape(out, bsz, s, d.valueDim)), nextConv, state
 }
