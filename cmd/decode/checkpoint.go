@@ -13,11 +13,11 @@ import (
 	"github.com/ingotml/ingot/nn/checkpoint"
 
 	"github.com/ingotml/ingot/alloc"
-	"github.com/ingotml/ingot/cache"
 	"github.com/ingotml/ingot/graph"
 	"github.com/ingotml/ingot/nn"
 	"github.com/ingotml/ingot/nn/models"
 	"github.com/ingotml/ingot/nn/qwen35"
+	"github.com/ingotml/ingot/predict"
 )
 
 // runBuffersPerLayer is what a batch run holds per layer besides the weights once one
@@ -313,13 +313,12 @@ func predictOnly(o *options, out io.Writer) error {
 		}
 	}
 	// The prediction is the stock (lazy) path's, whatever --cache says: when would it die?
-	r := &result{policy: cache.Lazy, mode: o.mode, layers: cfg.NumLayers, nSSM: cfg.NumGDN(), limit: lim.n, rate: leakRate(o.mode, kinds)}
-	r.baseline = weights + runBuffersPerLayer*cfg.NumLayers
-	fmt.Fprintf(out, "[baseline] %s buffers after load + %d per layer x %d layers of cache state = %s live buffers once decoding begins\n",
-		comma(weights), runBuffersPerLayer, cfg.NumLayers, comma(r.baseline))
-	if r.baseline > lim.n {
-		return lim.belowBaseline(fmt.Sprintf("it needs ~%s buffer objects before its first token", comma(r.baseline)))
+	p := predict.New(predict.Inputs{Kinds: kinds, Mode: o.mode, WeightBuffers: weights - constantBuffers(cfg), Constants: constantBuffers(cfg),
+		CacheBuffersPerLayer: runBuffersPerLayer, Limit: lim.n})
+	p.WriteBaseline(out)
+	if p.Baseline > lim.n {
+		return lim.belowBaseline(fmt.Sprintf("it needs ~%s buffer objects before its first token", comma(p.Baseline)))
 	}
-	printPredict(out, r)
+	p.WritePredict(out)
 	return nil
 }
