@@ -7,34 +7,8 @@ import (
 	"github.com/ingotml/ingot/graph"
 )
 
-// censusTracker prints the top pending-node sites at each report and finds, at the
-// end, the sites whose count grows linearly with tokens: the dead chains.
-type censusTracker struct {
-	g *graph.Graph
-	t *graph.CensusTracker
-}
-
-// censusReport is the census part of the JSON report.
-type censusReport struct {
-	Growing []censusSite `json:"growing_sites"`
-}
-
-type censusSite struct {
-	Site  string  `json:"site"`
-	Op    string  `json:"op"`
-	Slope float64 `json:"slope_per_token"`
-	Nodes int     `json:"nodes"`
-}
-
-func startCensus(g *graph.Graph) *censusTracker {
-	g.EnableCensus()
-	return &censusTracker{g: g, t: graph.NewCensusTracker()}
-}
-
-// report is called right after a sample (the graph is synchronized).
-func (c *censusTracker) report(out io.Writer, tok int) {
-	sites := c.g.Census()
-	c.t.Add(tok, sites)
+// printCensusSites prints a sample's top pending-node sites (at most three).
+func printCensusSites(out io.Writer, sites []graph.CensusSite) {
 	for i, s := range sites {
 		if i == 3 || s.Nodes == 0 {
 			break
@@ -43,25 +17,17 @@ func (c *censusTracker) report(out io.Writer, tok int) {
 	}
 }
 
-// finish returns the growing sites (slope above 0.5 nodes/token, the repro's default bar).
-func (c *censusTracker) finish() *censusReport {
-	r := &censusReport{Growing: []censusSite{}}
-	for _, s := range c.t.Growing(0.5) {
-		r.Growing = append(r.Growing, censusSite{Site: s.Site, Op: s.Op, Slope: round(s.Slope, 3), Nodes: s.Nodes})
-	}
-	return r
-}
-
+// printCensus prints the sites whose pending nodes grew with tokens: the dead chains.
 func printCensus(out io.Writer, r *result) {
-	if r.census == nil {
+	if r.Census == nil {
 		return
 	}
-	if len(r.census.Growing) == 0 {
+	if len(r.Census.Growing) == 0 {
 		fmt.Fprintf(out, "[census] no site grows with tokens: nothing is leaking\n")
 		return
 	}
 	fmt.Fprintf(out, "[census] sites whose unevaluated nodes grow with tokens (the dead chains):\n")
-	for _, s := range r.census.Growing {
+	for _, s := range r.Census.Growing {
 		fmt.Fprintf(out, "  %+8.2f nodes/token  %-12s %s  (%d live)\n", s.Slope, s.Op, s.Site, s.Nodes)
 	}
 }

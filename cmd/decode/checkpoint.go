@@ -7,10 +7,10 @@ import (
 	"os"
 
 	"github.com/ingotml/ingot/alloc"
-	"github.com/ingotml/ingot/cache"
 	"github.com/ingotml/ingot/graph"
 	"github.com/ingotml/ingot/nn"
 	"github.com/ingotml/ingot/nn/models"
+	"github.com/ingotml/ingot/predict"
 )
 
 // checkpointInfo is what config.json and the safetensors headers say about --model's
@@ -147,13 +147,12 @@ func predictOnly(o *options, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "[memory] a run needs ~%s (weights %s); this machine's memory limit is %s: it %s\n", size(est.total()), size(est.weights), size(memLimit), fits)
 	// The prediction is the stock (lazy) path's, whatever --cache says: when would it die?
-	r := &result{policy: cache.Lazy, mode: o.mode, layers: d.Layers(), nSSM: nn.CountKinds(d.Kinds, nn.Recurrent), limit: lim.n, rate: leakRate(o.mode, d.Kinds)}
-	r.baseline = d.Baseline()
-	fmt.Fprintf(out, "[baseline] %s buffers after load + %d per layer x %d layers of cache state = %s live buffers once decoding begins\n",
-		comma(d.WeightBuffers()+d.Constants), d.CacheBuffersPerLayer, d.Layers(), comma(r.baseline))
-	if r.baseline > lim.n {
-		return lim.belowBaseline(fmt.Sprintf("it needs ~%s buffer objects before its first token", comma(r.baseline)))
+	p := predict.New(predict.Inputs{Kinds: d.Kinds, Mode: o.mode, WeightBuffers: d.WeightBuffers(), Constants: d.Constants,
+		CacheBuffersPerLayer: d.CacheBuffersPerLayer, Limit: lim.n})
+	p.WriteBaseline(out)
+	if p.Baseline > lim.n {
+		return lim.belowBaseline(fmt.Sprintf("it needs ~%s buffer objects before its first token", comma(p.Baseline)))
 	}
-	printPredict(out, r)
+	p.WritePredict(out)
 	return nil
 }

@@ -13,12 +13,12 @@ import (
 
 	"github.com/ingotml/ingot/alloc"
 	"github.com/ingotml/ingot/cache"
+	"github.com/ingotml/ingot/predict"
 )
 
 const (
-	// minSamples is the fewest samples a slope verdict is drawn from: the window
-	// samples[len/4 : len-1] then holds 5 of them.
-	minSamples = 8
+	// minSamples is the fewest samples a slope verdict is drawn from.
+	minSamples = predict.MinSamples
 	// maxTokens bounds --tokens and --requests x --request-tokens (a week at the
 	// default model's speed; well inside int arithmetic).
 	maxTokens = 100_000_000
@@ -97,7 +97,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	policy := fs.String("cache", "lazy", "cache bookkeeping: lazy (mlx-lm, leaks) or eager (host integers, the fix)")
 	fs.IntVar(&o.limit, "limit", 0, fmt.Sprintf("resource limit in buffer objects (default: $%s, else the device's, else %d)", alloc.ResourceLimitEnv, alloc.DefaultResourceLimit))
 	fs.StringVar(&o.device, "device", "auto", "cpu, metal, or auto (Metal when available)")
-	fs.StringVar(&o.plot, "plot", "", "write a chart of live buffers vs token to this path (.svg or .png)")
+	fs.StringVar(&o.plot, "plot", "", "write an SVG chart of live buffers vs token to this path (.svg)")
 	fs.BoolVar(&o.compare, "compare", false, "run lazy, eager and attention-only one after another (one chart with --plot)")
 	fs.BoolVar(&o.census, "census", false, "record where unevaluated nodes were created and report the growing sites")
 	fs.Int64Var(&o.seed, "seed", 0, "random-weight seed (with --mode server also the requests' prompts, and then allowed with --model)")
@@ -238,8 +238,9 @@ func (o *options) validate() error {
 		}
 	}
 	if o.plot != "" {
-		if ext := strings.ToLower(filepath.Ext(o.plot)); ext != ".svg" && ext != ".png" {
-			return bad("--plot %s: the extension must be .svg or .png", filepath.Base(o.plot))
+		if ext := strings.ToLower(filepath.Ext(o.plot)); ext != ".svg" {
+			// SVG is the one chart format (package chart says why): no PNG.
+			return bad("--plot %s: the chart is SVG only: use a path ending in .svg", filepath.Base(o.plot))
 		}
 	}
 	return nil

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"image/png"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/ingotml/ingot/alloc"
 	"github.com/ingotml/ingot/nn/models"
+	"github.com/ingotml/ingot/predict"
 )
 
 // usage runs the command and requires exit 64 with want in the message.
@@ -128,18 +128,21 @@ func TestServerUnits(t *testing.T) {
 	usage(t, "--requests 7 is too few for a verdict: the slope needs at least 8 samples", "--mode", "server", "--requests", "7")
 }
 
+// TestPlotFormats: the chart is SVG only; a .png (or any other) path is refused
+// before anything runs, with the way out in the message.
 func TestPlotFormats(t *testing.T) {
 	dir := t.TempDir()
-	p := filepath.Join(dir, "x.png")
+	p := filepath.Join(dir, "x.svg")
 	code, out, _ := decode(t, "--layers", "6", "--tokens", "80", "--report-every", "10", "--plot", p)
 	require.Equal(t, exitLeak, code, out)
-	f, err := os.Open(p)
+	b, err := os.ReadFile(p)
 	require.NoError(t, err)
-	defer f.Close()
-	img, err := png.Decode(f)
-	require.NoError(t, err, "a real PNG")
-	require.Equal(t, 900, img.Bounds().Dx())
-	usage(t, `--plot x.txt: the extension must be .svg or .png`, "--plot", filepath.Join(dir, "x.txt"))
+	require.True(t, strings.HasPrefix(string(b), `<svg xmlns="http://www.w3.org/2000/svg" width="900" height="520"`), string(b[:80]))
+	require.Contains(t, string(b), "predicted crash ~")
+	usage(t, `--plot x.png: the chart is SVG only: use a path ending in .svg`, "--plot", filepath.Join(dir, "x.png"))
+	usage(t, `--plot x.txt: the chart is SVG only: use a path ending in .svg`, "--plot", filepath.Join(dir, "x.txt"))
+	_, err = os.Stat(filepath.Join(dir, "x.png"))
+	require.ErrorIs(t, err, os.ErrNotExist, "a refused run writes nothing")
 }
 
 func TestOutputPathsCheckedFirst(t *testing.T) {
@@ -202,9 +205,9 @@ func TestClearCacheEvery(t *testing.T) {
 }
 
 func TestSlopeNeedsEnoughSamples(t *testing.T) {
-	_, ok := slope([]sample{{Token: 1, Live: 1}, {Token: 2, Live: 2}})
+	_, ok := slope([]predict.Sample{{Token: 1, Live: 1}, {Token: 2, Live: 2}})
 	require.False(t, ok)
-	s, ok := slope([]sample{{Token: 1}, {Token: 2}, {Token: 3, Live: 2}, {Token: 4, Live: 4}, {Token: 5, Live: 6}, {Token: 6, Live: 8}, {Token: 7, Live: 10}, {Token: 8}})
+	s, ok := slope([]predict.Sample{{Token: 1}, {Token: 2}, {Token: 3, Live: 2}, {Token: 4, Live: 4}, {Token: 5, Live: 6}, {Token: 6, Live: 8}, {Token: 7, Live: 10}, {Token: 8}})
 	require.True(t, ok)
 	require.False(t, math.IsNaN(s))
 	require.InDelta(t, 2.0, s, 1e-12)

@@ -97,15 +97,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "decode: %v\n", err)
 			return exitCodeOf(err)
 		}
-		if r.interrupted {
-			fmt.Fprintf(stdout, "[interrupted] stopped at token %s; the verdict below is for the run so far\n", comma(len(r.tokens)))
+		if r.Interrupted {
+			fmt.Fprintf(stdout, "[interrupted] stopped at token %s; the verdict below is for the run so far\n", comma(len(r.Tokens)))
 		}
-		printVerdict(stdout, r, o.failSlope)
-		printDrift(stdout, r)
-		printCensus(stdout, r)
-		printRun(stdout, r)
+		printReport(stdout, r, o.failSlope)
 		if i == 0 {
-			code = r.exitCode(o.failSlope)
+			code = r.Verdict(o.failSlope).ExitCode()
 		}
 		results = append(results, r)
 	}
@@ -123,10 +120,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "[plot] wrote %s\n", o.plot)
 	}
 	if o.jsonOut != "" && len(results) > 0 {
-		j := results[0].json(append([]string{"decode"}, args...), o.failSlope)
+		j := jsonOf(results[0], append([]string{"decode"}, args...), o.failSlope)
 		if o.compare {
 			for _, r := range results[1:] {
-				j.Runs = append(j.Runs, r.json(nil, o.failSlope))
+				j.Runs = append(j.Runs, jsonOf(r, nil, o.failSlope))
 			}
 		}
 		if err := writeJSON(o.jsonOut, j); err != nil {
@@ -140,10 +137,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 // printSameTokens says whether the lazy and eager runs emitted the same tokens (the
 // policies differ in bookkeeping only), over the tokens both emitted.
 func printSameTokens(out io.Writer, lazy, eager *result) {
-	n := min(len(lazy.tokens), len(eager.tokens))
+	n := min(len(lazy.Tokens), len(eager.Tokens))
 	for i := 0; i < n; i++ {
-		if lazy.tokens[i] != eager.tokens[i] {
-			fmt.Fprintf(out, "[compare] lazy and eager tokens DIFFER at token %s (%d vs %d)\n", comma(i), lazy.tokens[i], eager.tokens[i])
+		if lazy.Tokens[i] != eager.Tokens[i] {
+			fmt.Fprintf(out, "[compare] lazy and eager tokens DIFFER at token %s (%d vs %d)\n", comma(i), lazy.Tokens[i], eager.Tokens[i])
 			return
 		}
 	}

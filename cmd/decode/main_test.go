@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ingotml/ingot/predict"
 )
 
 // decode runs the command in-process and returns its exit code, output and JSON report.
@@ -130,7 +132,7 @@ func TestComparePlot(t *testing.T) {
 
 func TestSlopeWindow(t *testing.T) {
 	// samples[len/4 : len-1]: the first quarter and the last sample are ignored.
-	ss := []sample{{Token: 0, Live: 999}, {Token: 1, Live: 10}, {Token: 2, Live: 12}, {Token: 3, Live: 14}, {Token: 4, Live: 0}}
+	ss := []predict.Sample{{Token: 0, Live: 999}, {Token: 1, Live: 10}, {Token: 2, Live: 12}, {Token: 3, Live: 14}, {Token: 4, Live: 0}}
 	sl, ok := slope(ss)
 	require.InDelta(t, 2.0, sl, 1e-12)
 	require.False(t, ok, "5 samples are too few for a verdict")

@@ -51,7 +51,7 @@ func (p *progress) update(tokens int, g *graph.Graph) {
 	rate := float64(tokens) / now.Sub(p.begun).Seconds()
 	live := g.Allocator().LiveBufferCount() // approximate between reports (not synchronized)
 	eta := ""
-	if c := p.r.predictedCrash(); c > 0 {
+	if c := p.r.PredictedCrash(); c > 0 {
 		eta = fmt.Sprintf("  predicted crash in %s tokens", comma(max(c-tokens, 0)))
 	}
 	fmt.Fprintf(p.out, "\r\x1b[2K  %s tokens  %.0f tok/s  ~%s live buffers%s", comma(tokens), rate, comma(live), eta)

@@ -1,0 +1,132 @@
+package predict
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/ingotml/ingot/cache"
+	"github.com/ingotml/ingot/nn"
+)
+
+// Inputs are what a prediction is made from.
+type Inputs struct {
+	// Kinds is each layer's mixer kind, in layer order.
+	Kinds []nn.LayerKind
+	// Mode is the decode path: "batch" (mlx-lm's BatchGenerator), "plain"
+	// (generate_step) or "server" (batch under churn).
+	Mode string
+	// WeightBuffers is how many device buffers the loaded weights are.
+	WeightBuffers int
+	// Constants is how many small constant arrays the model builds beside its weights.
+	Constants int
+	// CacheBuffersPerLayer is what one decoding request holds per layer besides the
+	// weights (the layer's cache state and batch metadata).
+	CacheBuffersPerLayer int
+	// Limit is the allocator's resource limit in buffer objects.
+	Limit int
+}
+
+// Prediction is what a model's structure says about its stock (lazy) decode.
+type Prediction struct {
+	Inputs
+	// GDN and Attention count the layers of each kind.
+	GDN, Attention int
+	// Loaded is the live buffers after load: weights and constants.
+	Loaded int
+	// Baseline is the live buffers once decoding begins: Loaded plus the cache
+	// buffers of every layer.
+	Baseline int
+	// Slope is the leak in buffer objects per token on the stock path (0: none).
+	Slope int
+	// CrashToken is the token at which the stock path hits Limit (0: it never does).
+	CrashToken int
+}
+
+// New makes the prediction of in.
+func New(in Inputs) Prediction {
+	p := Prediction{Inputs: in, GDN: nn.CountKinds(in.Kinds, nn.Recurrent)}
+	p.Attention = len(in.Kinds) - p.GDN
+	p.Loaded = in.WeightBuffers + in.Constants
+	p.Baseline = p.Loaded + in.CacheBuffersPerLayer*len(in.Kinds)
+	p.Slope = Slope(in.Mode, in.Kinds)
+	p.CrashToken = CrashToken(in.Limit, p.Baseline, p.Slope)
+	return p
+}
+
+// Slope is the predicted leak in objects/token: the stock batch path leaks one link
+// per GDN layer but layer 0's per token (the model reads layer 0's cache for the SSM
+// mask every step, which evaluates it); the plain path never arms the leak.
+func Slope(mode string, kinds []nn.LayerKind) int {
+	n := nn.CountKinds(kinds, nn.Recurrent)
+	if mode != "plain" && n > 1 && kinds[0] == nn.Recurrent {
+		return n - 1
+	}
+	return 0
+}
+
+// CrashToken is the token at which a completion leaking slope objects/token from
+// baseline live buffers hits limit (0 when it does not leak).
+func CrashToken(limit, baseline, slope int) int {
+	if slope <= 0 {
+		return 0
+	}
+	return (limit - baseline) / slope
+}
+
+// Interval recovers full_attention_interval from the layer pattern: the first
+// attention layer's index + 1 (0 when there is none).
+func Interval(kinds []nn.LayerKind) int {
+	for i, k := range kinds {
+		if k == nn.Attention {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// WriteBaseline prints the [baseline] line: how the baseline adds up.
+func (p Prediction) WriteBaseline(out io.Writer) {
+	fmt.Fprintf(out, "[baseline] %s buffers after load + %d per layer x %d layers of cache state = %s live buffers once decoding begins\n",
+		Comma(p.Loaded), p.CacheBuffersPerLayer, len(p.Kinds), Comma(p.Baseline))
+}
+
+// WritePredict prints the [predict] line of the stock (lazy) path: when would it die?
+func (p Prediction) WritePredict(out io.Writer) {
+	WritePredict(out, p.Mode, cache.Lazy, p.GDN, p.Slope, p.CrashToken)
+}
+
+// WritePredict prints the [predict] line of a run on mode's path with policy's
+// bookkeeping, for a model of gdn GDN layers whose stock path leaks slope
+// objects/token and would crash at crash.
+func WritePredict(out io.Writer, mode string, policy cache.Policy, gdn, slope, crash int) {
+	switch {
+	case mode == "plain":
+		fmt.Fprintf(out, "[predict] plain path (generate_step): caches never armed -> no leak expected\n")
+	case slope == 0:
+		fmt.Fprintf(out, "[predict] %d GDN layers -> no leak expected\n", gdn)
+	case policy != cache.Lazy:
+		fmt.Fprintf(out, "[predict] %s bookkeeping (the fix) -> no leak expected; the stock lazy path leaks ~%d objects/token\n",
+			policy, slope)
+	default:
+		fmt.Fprintf(out, "[predict] leak ~%d objects/token -> resource-limit crash near token ~%s (if unpatched)\n",
+			slope, Comma(crash))
+	}
+}
+
+// Comma formats n with thousands separators, as the repro prints.
+func Comma(n int) string {
+	if n < 0 {
+		return "-" + Comma(-n)
+	}
+	s := strconv.Itoa(n)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
