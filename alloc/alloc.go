@@ -149,6 +149,9 @@ type block struct {
 	owner *Allocator // whose store the block belongs to: set once, kept across reuse
 	state bufState
 	gen   uint32 // bumped by every Free: a Buffer holding an older value is stale
+	// adopted is the size an adopted buffer is counted as (Adopt), 0 for the
+	// allocator's own.
+	adopted int
 
 	prev, next *block // recycle-order list while cached
 	nextSame   *block // same-length FIFO while cached
@@ -333,9 +336,12 @@ func (a *Allocator) Free(buf Buffer) {
 	}
 	b.gen++
 	n := len(b.data)
+	if b.adopted > 0 {
+		n = b.adopted
+	}
 	a.activeBytes -= int64(n)
 	a.liveByClass[sizeClass(n)]--
-	if a.cache.bytes < a.cacheLimit {
+	if a.cache.bytes < a.cacheLimit && b.adopted == 0 {
 		b.state = stateCached
 		a.cache.push(b)
 		a.mu.Unlock()
@@ -356,4 +362,63 @@ func (a *Allocator) SetReclaimer(f func()) {
 	a.mu.Lock()
 	a.reclaimer = f
 	a.mu.Unlock()
+}
+
+// Adopt counts data, memory the caller owns (a weight mapped in place from its file),
+// as one buffer object, exactly as Malloc(len(data)) would count a buffer it made: the
+// same resource-limit check at the same count, the same rounded size in the active
+// bytes and the size histogram. Nothing is copied, and the buffer's bytes are data
+// itself. It never enters the cache: Free uncounts it at once and calls release (nil
+// for none), since the memory is not the allocator's to hand to another Malloc.
+func (a *Allocator) Adopt(data []byte, release func()) (Buffer, error) {
+	size := len(data)
+	if size == 0 {
+		return Buffer{}, nil
+	}
+	if int64(size) > a.maxBuffer {
+		return Buffer{}, &MaxBufferError{Size: int64(size), Max: a.maxBuffer}
+	}
+	acct := size
+	if size > pageSize {
+		acct = (size + pageSize - 1) / pageSize * pageSize
+	}
+	a.mu.Lock()
+	// A cache miss of the same size: the same purge and limit check as Malloc's.
+	a.purgeLocked(acct)
+	if a.count >= a.resourceLimit && a.reclaimer != nil {
+		f := a.reclaimer
+		a.mu.Unlock()
+		f()
+		a.mu.Lock()
+		a.purgeLocked(acct)
+	}
+	if a.count >= a.resourceLimit {
+		a.mu.Unlock()
+		return Buffer{}, &ResourceLimitError{Limit: a.resourceLimit}
+	}
+	a.count++
+	b := a.cache.blocks.get()
+	b.raw, b.data, b.owner, b.adopted = adoptedRaw{data, release}, data, a, acct
+	b.state = stateLive
+	a.activeBytes += int64(acct)
+	a.peakBytes = max(a.peakBytes, a.activeBytes)
+	a.liveByClass[sizeClass(acct)]++
+	a.mu.Unlock()
+	return Buffer{b, b.gen}, nil
+}
+
+// adoptedRaw is an adopted buffer's device object: the caller's memory.
+type adoptedRaw struct {
+	data    []byte
+	release func()
+}
+
+// Bytes is the adopted memory.
+func (r adoptedRaw) Bytes() []byte { return r.data }
+
+// Release gives the memory back to its owner.
+func (r adoptedRaw) Release() {
+	if r.release != nil {
+		r.release()
+	}
 }

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/ingotml/ingot/kernels"
 )
@@ -87,6 +88,41 @@ func (g *Graph) FromBytes(l kernels.Layout, b []byte) *Handle {
 	}
 	if size > 0 {
 		copy(buf.Bytes(), b[:size])
+	}
+	n.data = g.newData(buf)
+	n.state = stateScheduled
+	return h
+}
+
+// FromHost is FromBytes for bytes the caller keeps alive elsewhere (a weight mapped
+// from its file): on a device that reads host memory in place (the CPU device) the
+// buffer is b itself, counted by the allocator as one buffer object exactly as a copy
+// would be (alloc.Allocator.Adopt), and release is called when the buffer is freed.
+// Elsewhere, or when b is not aligned for l's dtype, b is copied as FromBytes does and
+// release is called at once. b must not change while the array lives.
+func (g *Graph) FromHost(l kernels.Layout, b []byte, release func()) *Handle {
+	size := l.Span() * l.DType.Size()
+	inPlace := g.dev.Name() == "cpu" && size > 0 && len(b) >= size &&
+		uintptr(unsafe.Pointer(&b[0]))%uintptr(max(l.DType.Size(), 1)) == 0
+	if !inPlace {
+		h := g.FromBytes(l, b)
+		if release != nil {
+			release()
+		}
+		return h
+	}
+	n := g.newNode(l)
+	h := g.handle(n)
+	buf, err := g.alloc.Adopt(b[:size:size], release)
+	if err != nil {
+		if release != nil {
+			release()
+		}
+		g.fail(n, err)
+		if g.buildErr == nil {
+			g.buildErr = err
+		}
+		return h
 	}
 	n.data = g.newData(buf)
 	n.state = stateScheduled

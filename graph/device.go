@@ -1,7 +1,9 @@
 package graph
 
 import (
+	"errors"
 	"fmt"
+	"runtime/debug"
 
 	"github.com/ingotml/ingot/alloc"
 	"github.com/ingotml/ingot/kernels"
@@ -36,15 +38,22 @@ func (d *cpuDevice) Name() string { return "cpu" }
 // Provider makes Go-memory buffers.
 func (d *cpuDevice) Provider() alloc.Provider { return d.p }
 
-// Run executes the batch in order; a kernel panic (a bug in a twin) becomes an error.
+// Run executes the batch in order; a kernel panic (a bug in a twin) becomes an error,
+// and so does a memory fault: a weight used in place from its mapped file faults
+// (SIGBUS) if the file shrinks underneath, and must fail the evaluation, not kill the
+// process.
 func (d *cpuDevice) Run(batch []kernels.Launch) (err error) {
 	i := 0
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
-		if r := recover(); r != nil {
-			if e, ok := r.(error); ok { // keeps a *kernels.LaunchError reachable by errors.As
-				err = fmt.Errorf("graph: cpu kernel %s failed: %w", batch[i].Kernel.Name, e)
-				return
-			}
+		r := recover()
+		switch e, isErr := r.(error); {
+		case r == nil:
+		case isFault(r):
+			err = fmt.Errorf("graph: cpu kernel %s: %w (%v)", batch[i].Kernel.Name, ErrMemoryFault, r)
+		case isErr: // keeps a *kernels.LaunchError reachable by errors.As
+			err = fmt.Errorf("graph: cpu kernel %s failed: %w", batch[i].Kernel.Name, e)
+		default:
 			err = fmt.Errorf("graph: cpu kernel %s failed: %v", batch[i].Kernel.Name, r)
 		}
 	}()
@@ -52,4 +61,16 @@ func (d *cpuDevice) Run(batch []kernels.Launch) (err error) {
 		batch[i].Kernel.CPU(&batch[i])
 	}
 	return nil
+}
+
+// ErrMemoryFault is wrapped by the error of a kernel that faulted reading memory: on
+// the CPU device, a weight mapped in place from a file that was truncated or removed
+// while in use.
+var ErrMemoryFault = errors.New("memory fault reading a buffer (was a weight file changed or truncated while in use?)")
+
+// isFault reports whether a recovered value is a memory fault on a real address
+// (SetPanicOnFault's panic carries it); a nil dereference, a bug, is not one.
+func isFault(r any) bool {
+	a, ok := r.(interface{ Addr() uintptr })
+	return ok && a.Addr() >= 1<<16
 }

@@ -1,6 +1,9 @@
 package kernels
 
-import "sync/atomic"
+import (
+	"runtime/debug"
+	"sync/atomic"
+)
 
 // Helper passes side work from a kernel running on a device's worker goroutine to a
 // second goroutine that would otherwise only wait for it: on the CPU device, the graph
@@ -18,6 +21,10 @@ import "sync/atomic"
 type Helper struct {
 	state atomic.Int32 // jobIdle, jobOffered, jobTaken, jobDone
 	job   helpJob
+	// panicked is what the job panicked with on the helper's goroutine (a memory
+	// fault on a weight mapped from a file, say): join panics with it again on the
+	// worker, whose device turns it into the evaluation's error.
+	panicked any
 }
 
 const (
@@ -84,7 +91,12 @@ func (h *Helper) join() {
 		}
 	}
 	h.job = helpJob{} // hold no buffers between jobs
+	p := h.panicked
+	h.panicked = nil
 	h.state.Store(jobIdle)
+	if p != nil {
+		panic(p)
+	}
 }
 
 // Help runs the job on offer, if any, and reports whether it ran one.
@@ -92,7 +104,15 @@ func (h *Helper) Help() bool {
 	if h.state.Load() != jobOffered || !h.state.CompareAndSwap(jobOffered, jobTaken) {
 		return false
 	}
-	h.job.run()
+	h.runGuarded()
 	h.state.Store(jobDone)
 	return true
+}
+
+// runGuarded runs the job on the helper's goroutine, keeping a panic (memory faults
+// included) for join instead of crashing the helper.
+func (h *Helper) runGuarded() {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() { h.panicked = recover() }()
+	h.job.run()
 }

@@ -13,6 +13,10 @@ type Host struct {
 	DType tensor.DType
 	Shape []int
 	Data  []byte // len = elements * DType.Size()
+	// Release, when set, says Data is a checkpoint's mapped bytes, pinned until
+	// Release is called: Array then uses them in place (graph.FromHost) and hands the
+	// pin to the buffer; any other use ends with Done.
+	Release func()
 }
 
 // HostFloat32 wraps float32 values.
@@ -33,6 +37,7 @@ func (h Host) At(i int) float64 { return kernels.Load(h.DType, h.Data, i) }
 // cast would (the way MLX adds 1 to a bfloat16 norm weight: computed wider, stored in
 // the weight's own dtype).
 func (h Host) Map(f func(float64) float64) Host {
+	defer h.Done()
 	out := Host{DType: h.DType, Shape: h.Shape, Data: make([]byte, len(h.Data))}
 	for i := 0; i < h.Len(); i++ {
 		kernels.Store(h.DType, out.Data, i, f(h.At(i)))
@@ -49,7 +54,19 @@ func (h Host) Float32s() []float32 {
 	return v
 }
 
-// Array copies h onto g as an array of h's dtype and shape.
+// Array places h on g as an array of h's dtype and shape: pinned mapped bytes in place
+// where the device allows (their pin then belongs to the buffer), anything else copied.
 func (h Host) Array(g *graph.Graph) tensor.Array {
-	return tensor.Wrap(g.FromBytes(kernels.Contiguous(h.DType, h.Shape...), h.Data))
+	l := kernels.Contiguous(h.DType, h.Shape...)
+	if h.Release != nil {
+		return tensor.Wrap(g.FromHost(l, h.Data, h.Release))
+	}
+	return tensor.Wrap(g.FromBytes(l, h.Data))
+}
+
+// Done ends a use of h that did not go through Array: it releases a pin.
+func (h Host) Done() {
+	if h.Release != nil {
+		h.Release()
+	}
 }

@@ -213,29 +213,33 @@ func (c *Checkpoint) Float32(name string) ([]float32, []int, error) {
 }
 
 // Tensor places the named tensor on g's device as stored (float16/bfloat16 stay
-// half-width, packed weights stay packed). Its bytes are copied once, from the mapping
-// into a buffer of g's allocator: on the CPU device a Go-heap buffer, on Metal a
-// shared-storage MTLBuffer (newBufferWithLength, unified memory) filled by memcpy. So
-// loading costs one pass over the checkpoint and holds each weight once in device
-// buffers, plus whichever mapped pages the kernel has not yet dropped (clean, file-
-// backed, reclaimable); no float copy of a quantized weight is ever made. Using the
-// mapping in place (newBufferWithBytesNoCopy on page-aligned tensors) would save the
-// copy and is not done: safetensors offsets are not page-aligned.
+// half-width, packed weights stay packed). On the CPU device the buffer is the file's
+// mapped bytes themselves (graph.FromHost: no copy, nothing in the Go heap; the
+// mapping stays pinned while the buffer lives, past Close), still counted as one
+// buffer object as MLX counts a loaded weight. On Metal, or for a tensor not aligned
+// to its element size, the bytes are copied once into a device buffer (Metal: a
+// shared-storage MTLBuffer filled by memcpy); safetensors offsets are not page-aligned,
+// so Metal cannot wrap the mapping (newBufferWithBytesNoCopy needs page alignment).
 func (c *Checkpoint) Tensor(g *graph.Graph, name string) (tensor.Array, error) {
-	b, info, err := c.Bytes(name)
+	b, info, release, err := c.Mapped(name)
 	if err != nil {
 		return tensor.Array{}, err
 	}
+	fail := func(reason string, err error) (tensor.Array, error) {
+		if release != nil {
+			release()
+		}
+		_, file, _ := c.Info(name)
+		return tensor.Array{}, &CheckpointError{Path: file, Tensor: name, Reason: reason, Err: err}
+	}
 	dt, err := KernelDType(info.DType)
 	if err != nil {
-		_, file, _ := c.Info(name)
-		return tensor.Array{}, &CheckpointError{Path: file, Tensor: name, Reason: "unsupported dtype", Err: err}
+		return fail("unsupported dtype", err)
 	}
 	if len(info.Shape) > kernels.MaxDims {
-		_, file, _ := c.Info(name)
-		return tensor.Array{}, &CheckpointError{Path: file, Tensor: name, Reason: fmt.Sprintf("rank %d exceeds %d", len(info.Shape), kernels.MaxDims)}
+		return fail(fmt.Sprintf("rank %d exceeds %d", len(info.Shape), kernels.MaxDims), nil)
 	}
-	return tensor.Wrap(g.FromBytes(kernels.Contiguous(dt, info.Shape...), b)), nil
+	return tensor.Wrap(g.FromHost(kernels.Contiguous(dt, info.Shape...), b, release)), nil
 }
 
 // Files returns the paths of the checkpoint's weight files, sorted.

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/ingotml/ingot/tensor"
 	"github.com/x448/float16"
@@ -119,6 +120,7 @@ type Safetensors struct {
 	dataOff int64
 	release func() error // unmaps or closes; nil for in-memory files
 	closed  bool
+	pins    atomic.Int64 // open pins (Pin): the mapping outlives Close until they end
 }
 
 // ReadSafetensors opens and validates the safetensors file at path. Only the
@@ -202,12 +204,7 @@ func (s *Safetensors) Close() error {
 	}
 	s.closed = true
 	s.data, s.ra = nil, nil
-	if s.release != nil {
-		if err := s.release(); err != nil {
-			return fmt.Errorf("safetensors %s: close: %w", s.file, err)
-		}
-	}
-	return nil
+	return s.unpin()
 }
 
 // ParseSafetensors parses a whole safetensors file held in data; name is used

@@ -47,6 +47,7 @@ func (b *builder) gatedDeltaNet(cfg *Config, p string) *gatedDeltaNet {
 	}
 	d.conv = b.array(p+"conv1d.weight", kindConv, c, kk)
 	if alog, ok := b.host(p+"A_log", kindALog, hv); ok {
+		defer alog.Done()
 		// -exp(A_log) in float32 whatever A_log's stored dtype (HF and mlx-lm both
 		// compute the decay from a float32 A_log).
 		neg := make([]float32, hv)

@@ -435,11 +435,11 @@ func (s *fileSource) read(name string, shapes ...[]int) (nn.Host, error) {
 	if err != nil {
 		return nn.Host{}, err
 	}
-	b, _, err := s.st.Bytes(name)
+	b, _, release, err := s.st.Mapped(name)
 	if err != nil {
 		return nn.Host{}, fmt.Errorf("qwen35: %w", err)
 	}
-	return nn.Host{DType: dt, Shape: t.Shape, Data: slices.Clone(b)}, nil
+	return nn.Host{DType: dt, Shape: t.Shape, Data: b, Release: release}, nil
 }
 
 func (s *fileSource) fail(name string, err error, format string, args ...any) error {
@@ -509,6 +509,11 @@ func (s *fileSource) experts(p param) (nn.Host, error) {
 	plan, err := s.planExperts(p)
 	if err != nil {
 		return nn.Host{}, err
+	}
+	if len(plan.names) == 1 && plan.half < 0 {
+		h, err := s.read(plan.names[0], p.shape) // one stacked bank: in place
+		h.Shape = p.shape
+		return h, err
 	}
 	res := make([]byte, 0, p.shape[0]*p.shape[1]*p.shape[2]*plan.dt.Size())
 	for _, n := range plan.names {
