@@ -51,3 +51,23 @@ var (
 	_ Attention = (*BatchKVCache)(nil)
 	_ Cache     = (*ArraysCache)(nil)
 )
+
+// EvalState evaluates every array the caches hold (State): what mlx-lm's
+// mx.eval([c.state for c in cache]) does between prefill chunks, and the repro's
+// --eval-cache-every probe.
+func EvalState(cs []Cache) error {
+	var all []tensor.Array
+	for _, c := range cs {
+		for _, a := range c.State() {
+			if a.Valid() {
+				all = append(all, a)
+			}
+		}
+	}
+	defer func() {
+		for _, a := range all {
+			tensor.Release(a) // State's references: dropped now, as the graph's contract asks
+		}
+	}()
+	return tensor.Eval(all...)
+}

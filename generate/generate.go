@@ -26,9 +26,16 @@ func tokensArray(g *graph.Graph, rows [][]int32) tensor.Array {
 	return tensor.FromInt32(g, flat, b, s)
 }
 
+// PrefillStepSize is how many prompt tokens one prefill forward takes at most
+// (mlx-lm's prefill_step_size): a longer prompt is prefilled in chunks, the caches
+// evaluated after each, so a prefill's scratch memory is bounded by the chunk, not
+// the prompt.
+const PrefillStepSize = 2048
+
 // PlainGenerator decodes one sequence greedily over fresh caches (mlx-lm generate_step
-// with make_prompt_cache): the first Next prefills the prompt; every Next returns one
-// token while the device already computes the one after it.
+// with make_prompt_cache): the first Next prefills the prompt, in chunks of
+// PrefillStep tokens; every Next returns one token while the device already computes
+// the one after it.
 type PlainGenerator struct {
 	m       nn.Model
 	g       *graph.Graph
@@ -36,6 +43,9 @@ type PlainGenerator struct {
 	prompt  []int32
 	y       tensor.Array // newest token, not yet returned
 	started bool
+	// PrefillStep is the prefill chunk (PrefillStepSize unless changed before the
+	// first Next; <= 0 prefills the whole prompt at once).
+	PrefillStep int
 }
 
 // NewPlain makes a plain generator; policy only matters if something arms the caches
@@ -47,7 +57,7 @@ func NewPlain(m nn.Model, policy cache.Policy, prompt []int32) (*PlainGenerator,
 	if err := checkTokens(prompt, m.VocabSize()); err != nil {
 		return nil, fmt.Errorf("generate: %w", err)
 	}
-	return &PlainGenerator{m: m, g: m.Graph(), caches: m.MakeCache(policy), prompt: prompt}, nil
+	return &PlainGenerator{m: m, g: m.Graph(), caches: m.MakeCache(policy), prompt: prompt, PrefillStep: PrefillStepSize}, nil
 }
 
 // Caches returns the sequence's caches.
@@ -68,7 +78,11 @@ func (p *PlainGenerator) step(in func() tensor.Array) error {
 func (p *PlainGenerator) Next() (int32, error) {
 	if !p.started {
 		p.started = true
-		if err := p.step(func() tensor.Array { return tokensArray(p.g, [][]int32{p.prompt}) }); err != nil {
+		rest, err := p.prefillChunks()
+		if err != nil {
+			return 0, err
+		}
+		if err := p.step(func() tensor.Array { return tokensArray(p.g, [][]int32{rest}) }); err != nil {
 			return 0, err
 		}
 	}
@@ -82,6 +96,22 @@ func (p *PlainGenerator) Next() (int32, error) {
 		return 0, err
 	}
 	return v[0], nil
+}
+
+// prefillChunks runs the prompt through the model PrefillStep tokens at a time while
+// more than a chunk is left, evaluating the caches after each chunk (its logits are
+// not needed), and returns the rest, which the first step prefills (mlx-lm's loop).
+func (p *PlainGenerator) prefillChunks() ([]int32, error) {
+	rest := p.prompt
+	for p.PrefillStep > 0 && len(rest) > p.PrefillStep {
+		chunk := rest[:p.PrefillStep]
+		tensor.WithScope(p.g, func() { p.m.Forward(tokensArray(p.g, [][]int32{chunk}), p.caches) })
+		if err := cache.EvalState(p.caches); err != nil {
+			return nil, err
+		}
+		rest = rest[p.PrefillStep:]
+	}
+	return rest, nil
 }
 
 // checkTokens rejects token ids outside the vocabulary.

@@ -10,7 +10,6 @@ import (
 	"github.com/ingotml/ingot/graph"
 	"github.com/ingotml/ingot/nn"
 	"github.com/ingotml/ingot/predict"
-	"github.com/ingotml/ingot/tensor"
 )
 
 // Options are one completion's decode.
@@ -137,7 +136,7 @@ func Decode(ctx context.Context, g *graph.Graph, m nn.Model, r *Result, o Option
 		}
 		if len(toks) > 0 {
 			if o.EvalCacheEvery > 0 && n%o.EvalCacheEvery == 0 {
-				if err := evalCaches(d.caches()); err != nil {
+				if err := cache.EvalState(d.caches()); err != nil {
 					return err
 				}
 			}
@@ -190,22 +189,4 @@ func call(f func(*Result), r *Result) {
 	if f != nil {
 		f(r)
 	}
-}
-
-// evalCaches evaluates every array every cache holds (the --eval-cache-every probe).
-func evalCaches(cs []cache.Cache) error {
-	var all []tensor.Array
-	for _, c := range cs {
-		for _, a := range c.State() {
-			if a.Valid() {
-				all = append(all, a)
-			}
-		}
-	}
-	defer func() {
-		for _, a := range all {
-			tensor.Release(a) // State's references: dropped now, as the graph's contract asks
-		}
-	}()
-	return tensor.Eval(all...)
 }
