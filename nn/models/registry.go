@@ -36,7 +36,8 @@ var qwen35Family = Family{
 	Load: func(dir string, g *graph.Graph, opt nn.Options) (nn.Model, error) {
 		return qwen35.Load(dir, g, opt)
 	},
-	Inspect: qwen35.Inspect,
+	Inspect:   qwen35.Inspect,
+	MLXLayout: qwen35.MLXLayout,
 }
 
 // qwen35Config adapts *qwen35.Config to Config.
@@ -85,7 +86,8 @@ var qwen3Family = Family{
 	Load: func(dir string, g *graph.Graph, opt nn.Options) (nn.Model, error) {
 		return qwen3.Load(dir, g, opt)
 	},
-	Inspect: qwen3.Inspect,
+	Inspect:   qwen3.Inspect,
+	MLXLayout: qwen3.MLXLayout,
 }
 
 // qwen3Config adapts *qwen3.Config to Config.
