@@ -17,7 +17,7 @@ import (
 	"github.com/ingotml/ingot/kernels/msltest"
 	"github.com/ingotml/ingot/metal"
 	"github.com/ingotml/ingot/nn"
-	"github.com/ingotml/ingot/nn/qwen35"
+	"github.com/ingotml/ingot/nn/models"
 	"github.com/ingotml/ingot/tensor"
 )
 
@@ -30,22 +30,22 @@ func TestGoldenModelsOnEmulatedMetal(t *testing.T) {
 	require.NoError(t, err)
 	entries, err := os.ReadDir(root)
 	require.NoError(t, err)
-	models := 0
+	sets := 0
 	for _, e := range entries {
 		dir := filepath.Join(root, e.Name())
 		if _, err := os.Stat(filepath.Join(dir, "config.json")); err != nil || !e.IsDir() {
 			continue
 		}
-		models++
+		sets++
 		t.Run(e.Name(), func(t *testing.T) {
 			start := time.Now()
 			gpu := metal.NewEmulatedGPU(t, metal.GPUOptions{}, msltest.OrderForward)
 			cpu, emu := graph.NewCPU(graph.Options{}), graph.New(gpu, graph.Options{})
-			mc, err := qwen35.Load(dir, cpu, nn.Options{})
+			mc, err := models.Load(dir, cpu, nn.Options{})
 			require.NoError(t, err)
-			me, err := qwen35.Load(dir, emu, nn.Options{})
+			me, err := models.Load(dir, emu, nn.Options{})
 			require.NoError(t, err)
-			vocab := mc.Config().VocabSize
+			vocab := mc.VocabSize()
 			prompt := make([]int32, 6)
 			for i := range prompt {
 				prompt[i] = int32((i*7919 + 13) % vocab)
@@ -72,7 +72,7 @@ func TestGoldenModelsOnEmulatedMetal(t *testing.T) {
 				len(prompt), steps, n, worst, time.Since(start).Round(time.Millisecond))
 		})
 	}
-	require.NotZero(t, models, "no golden models under %s", root)
+	require.NotZero(t, sets, "no golden models under %s", root)
 }
 
 func logits(t *testing.T, a tensor.Array) []float32 {

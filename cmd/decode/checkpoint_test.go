@@ -410,7 +410,7 @@ func TestCheckpointErrors(t *testing.T) {
 		{"--model " + file + ": not a directory", []string{"--model", file}},
 		{fmt.Sprintf("--model: checkpoint %[1]s: cannot read the model config: open %[1]s: no such file or directory", filepath.Join(empty, "config.json")), []string{"--model", empty}},
 		{"--model: checkpoint " + noWeights + ": no model.safetensors.index.json and no model*.safetensors", []string{"--model", noWeights}},
-		{"--model: " + filepath.Join(llama, "config.json") + `: unknown model type "llama" (known: qwen3_5, qwen3_5_moe, qwen3_5_moe_text, qwen3_5_text, qwen3_next)`, []string{"--model", llama}},
+		{"--model: " + filepath.Join(llama, "config.json") + `: unknown model type "llama" (known: ` + strings.Join(models.Types(), ", ") + ")", []string{"--model", llama}},
 		{"--model: checkpoint " + gone + ": tensor " + first + ": shard named by model.safetensors.index.json is missing: file does not exist", []string{"--model", sharded}},
 		{fmt.Sprintf("--model: qwen35: %s: tensor model.norm.weight: shape [%d], want [%d]", filepath.Join(misshapen, "model.safetensors"), cfg.HiddenSize/2, cfg.HiddenSize), []string{"--model", misshapen}},
 		{"--model: safetensors " + st + ": file too short for the 8-byte header length (4 bytes)", []string{"--model", truncated}},

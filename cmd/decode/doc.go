@@ -4,7 +4,8 @@
 //	[metal::malloc] Resource limit (499000) exceeded.
 //
 // It builds a random Qwen3.5-MoE model (50 layers: 49 Gated-DeltaNet + 1 attention by
-// default; --model-type qwen3_5 or qwen3_next for the others, --config for a real
+// default; --model-type qwen3_5 or qwen3_next for the others, qwen3 for a dense
+// Qwen3 whose every layer attends (the control: no leak), --config for a real
 // config.json's layer structure), through the model registry as a checkpoint would be,
 // or loads a real checkpoint (--model DIR), decodes greedily through mlx-lm's batch path (or the plain path), and
 // samples the allocator's live buffer objects every --report-every tokens. With the

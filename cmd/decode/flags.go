@@ -13,6 +13,8 @@ import (
 
 	"github.com/ingotml/ingot/alloc"
 	"github.com/ingotml/ingot/cache"
+	"github.com/ingotml/ingot/nn"
+	"github.com/ingotml/ingot/nn/models"
 	"github.com/ingotml/ingot/predict"
 )
 
@@ -73,7 +75,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs := flag.NewFlagSet("decode", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.mode, "mode", "batch", "batch (mlx-lm BatchGenerator, the server path), plain (generate_step), or server (continuous-batching churn)")
-	fs.StringVar(&o.modelType, "model-type", "qwen3_5_moe", "random repro model: qwen3_5_moe (every MLP sparse), qwen3_5 (dense MLPs) or qwen3_next (fused GDN projections)")
+	fs.StringVar(&o.modelType, "model-type", models.DefaultType, "random repro model, one of "+strings.Join(models.Types(), ", ")+
+		" (qwen3_5_moe: every MLP sparse; qwen3_5: dense MLPs; qwen3_next: fused GDN projections; qwen3: every layer attention, the control)")
 	fs.StringVar(&o.configPath, "config", "", "build the random model with the layer structure of this config.json (HF or mlx-community; --hidden and --experts may shrink it)")
 	fs.StringVar(&o.modelDir, "model", "", "load this checkpoint directory (HF or mlx-community, float or quantized) instead of a random model")
 	fs.BoolVar(&o.predictOnly, "predict-only", false, "read only config.json and the safetensors headers, print the predicted slope and crash token, and exit")
@@ -154,17 +157,38 @@ func (o *options) validateModel() error {
 		}
 		return nil
 	}
-	switch o.modelType {
-	case "qwen3_5_moe", "qwen3_next":
-		if o.experts < 2 {
-			return bad("--experts must be in 2..512 for %s (top-2 routing), not %d", o.modelType, o.experts)
+	// The registry says which types exist; the type's repro model says what applies.
+	types := models.Types()
+	if !slices.Contains(types, o.modelType) {
+		return bad("--model-type must be one of %s, not %q", strings.Join(types, ", "), o.modelType)
+	}
+	cfg, err := models.ReproConfig(nn.ReproOptions{ModelType: o.modelType, Layers: 2})
+	if err == nil {
+		var d *nn.Description
+		if d, err = cfg.Describe(); err == nil {
+			return o.validateShape(d)
 		}
-	case "qwen3_5":
-		if o.set["experts"] {
-			return bad("--experts does not apply to --model-type qwen3_5 (dense MLPs)")
+	}
+	return bad("--model-type %s: %v", o.modelType, err)
+}
+
+// validateShape refuses the repro flags that do not apply to the model type's shape
+// (d: its repro model): --experts on a dense model or too few to route top-2, and
+// --interval or --attention-only on a model with no recurrent layer.
+func (o *options) validateShape(d *nn.Description) error {
+	bad := func(f string, args ...any) error { return fmt.Errorf("%w: "+f, append([]any{errUsage}, args...)...) }
+	switch {
+	case d.Experts > 0 && o.experts < 2:
+		return bad("--experts must be in 2..512 for %s (top-2 routing), not %d", o.modelType, o.experts)
+	case d.Experts == 0 && o.set["experts"]:
+		return bad("--experts does not apply to --model-type %s (dense MLPs)", o.modelType)
+	}
+	if nn.CountKinds(d.Kinds, nn.Recurrent) == 0 {
+		for _, f := range []string{"interval", "attention-only"} {
+			if o.set[f] {
+				return bad("--%s does not apply to --model-type %s (every layer attends)", f, o.modelType)
+			}
 		}
-	default:
-		return bad("--model-type must be qwen3_5_moe, qwen3_5 or qwen3_next, not %q", o.modelType)
 	}
 	return nil
 }

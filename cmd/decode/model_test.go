@@ -60,7 +60,7 @@ func TestModelFlagErrors(t *testing.T) {
 	}{
 		{"--layers does not apply with --config", []string{"--config", next, "--layers", "8"}},
 		{"--model-type does not apply with --config", []string{"--config", next, "--model-type", "qwen3_5"}},
-		{`--model-type must be qwen3_5_moe, qwen3_5 or qwen3_next, not "llama"`, []string{"--model-type", "llama"}},
+		{`--model-type must be one of qwen3, qwen3_5, qwen3_5_moe, qwen3_5_moe_text, qwen3_5_text, qwen3_next, not "llama"`, []string{"--model-type", "llama"}},
 		{"--experts does not apply to --model-type qwen3_5 (dense MLPs)", []string{"--model-type", "qwen3_5", "--experts", "4"}},
 		{"--experts must be in 2..512 for qwen3_next (top-2 routing), not 1", []string{"--model-type", "qwen3_next", "--experts", "1"}},
 		{"--experts: " + dense + " describes a dense model", []string{"--config", dense, "--experts", "4"}},

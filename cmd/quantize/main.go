@@ -1,6 +1,8 @@
 // Command quantize writes an mlx-community-style quantized copy of a float checkpoint,
-// as mlx-lm's convert does: the text model's tensors in mlx-lm's layout (experts
-// stacked as switch_mlp, norms holding 1 + w, conv1d [C, K, 1]), every module whose
+// as mlx-lm's convert does: the text model's tensors in mlx-lm's layout, as the model
+// family of its model_type gives it (models.MLXLayout: for Qwen3.5 and Qwen3-Next,
+// experts stacked as switch_mlp, norms holding 1 + w, conv1d [C, K, 1]; for Qwen3, the
+// tensors as they are), every module whose
 // input width is a multiple of the group size quantized with MLX's affine rule
 // (checkpoint.QuantizeCheckpoint), the routers (mlp.gate, mlp.shared_expert_gate) at
 // -router-bits with group 64, and config.json's quantization block.
@@ -24,7 +26,7 @@ import (
 	"github.com/ingotml/ingot/nn/checkpoint"
 
 	"github.com/ingotml/ingot/kernels"
-	"github.com/ingotml/ingot/nn/qwen35"
+	"github.com/ingotml/ingot/nn/models"
 )
 
 const (
@@ -184,7 +186,7 @@ func quantize(o *options, stdout io.Writer) (err error) {
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	tensors, err := qwen35.MLXLayout(src)
+	tensors, err := models.MLXLayout(src)
 	if err != nil {
 		return fmt.Errorf("%w: -in: %w", errUsage, err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/ingotml/ingot/graph"
 	"github.com/ingotml/ingot/internal/golden"
 	"github.com/ingotml/ingot/nn/models"
+	"github.com/ingotml/ingot/nn/qwen3"
 	"github.com/ingotml/ingot/nn/qwen35"
 	"github.com/ingotml/ingot/tensor"
 )
@@ -48,7 +49,8 @@ func logits(t *testing.T, dir string, prompt []int32) []float32 {
 
 // TestQuantizeGolden: every golden model, quantized by the command (sharded), loads
 // through the model registry with every expert stack and router quantized as asked
-// and its norms in mlx-lm's 1 + w form; a dense model at 8 bits keeps its logits.
+// and its norms in mlx-lm's 1 + w form (a Qwen3 model: its linears quantized, its
+// norms as stored); a dense model at 8 bits keeps its logits.
 func TestQuantizeGolden(t *testing.T) {
 	for _, src := range goldenSets(t) {
 		t.Run(filepath.Base(src), func(t *testing.T) {
@@ -65,6 +67,12 @@ func TestQuantizeGolden(t *testing.T) {
 			require.Greater(t, len(ck.Files()), 1, "sharded")
 			require.Equal(t, "mlx", ck.Format())
 			require.Equal(t, checkpoint.QuantSpec{Bits: 4, GroupSize: 32}, ck.Quant.Default)
+			typ, err := models.ModelType(ck.Config)
+			require.NoError(t, err)
+			if typ == qwen3.TypeQwen3 {
+				checkDenseQwen3(t, src, ck, stdout)
+				return
+			}
 			cfg, err := qwen35.ParseModelArgs(ck.Config)
 			require.NoError(t, err)
 			for i := range cfg.NumLayers {
@@ -106,22 +114,60 @@ func TestQuantizeGolden(t *testing.T) {
 			if cfg.IsMoE() {
 				return // a router's choice can flip under quantization: no logit bound
 			}
-			// A dense model at 8 bits: its logits within 2% of the float model's range
-			// (measured: 0.7%); a misread norm or layout would be far off.
-			prompt := []int32{1, 2, 3, 4, 5}
-			out8 := filepath.Join(t.TempDir(), "q8")
-			code, _, stderr = cmd("-in", src, "-out", out8, "-bits", "8", "-group", "32", "-shard-size", "0")
-			require.Equal(t, exitOK, code, stderr)
-			want, got := logits(t, src, prompt), logits(t, out8, prompt)
-			lo, hi := want[0], want[0]
-			worst := 0.0
-			for i := range want {
-				lo, hi = min(lo, want[i]), max(hi, want[i])
-				worst = max(worst, float64(abs(want[i]-got[i])))
-			}
-			require.Less(t, worst, 0.02*float64(hi-lo), "8-bit logits against float")
+			eightBitClose(t, src)
 		})
 	}
+}
+
+// eightBitClose: a dense model at 8 bits keeps its logits within 2% of the float
+// model's range (measured: 0.7%); a misread norm or layout would be far off.
+func eightBitClose(t *testing.T, src string) {
+	t.Helper()
+	prompt := []int32{1, 2, 3, 4, 5}
+	out8 := filepath.Join(t.TempDir(), "q8")
+	code, _, stderr := cmd("-in", src, "-out", out8, "-bits", "8", "-group", "32", "-shard-size", "0")
+	require.Equal(t, exitOK, code, stderr)
+	want, got := logits(t, src, prompt), logits(t, out8, prompt)
+	lo, hi := want[0], want[0]
+	worst := 0.0
+	for i := range want {
+		lo, hi = min(lo, want[i]), max(hi, want[i])
+		worst = max(worst, float64(abs(want[i]-got[i])))
+	}
+	require.Less(t, worst, 0.02*float64(hi-lo), "8-bit logits against float")
+}
+
+// checkDenseQwen3 checks the 4-bit copy ck of the Qwen3 checkpoint src: every linear
+// whose input width is a multiple of the group quantized, every norm as stored (Qwen3
+// has no zero-centred norm to rewrite), an lm_head only when untied; then the 8-bit
+// copy's logits.
+func checkDenseQwen3(t *testing.T, src string, ck *checkpoint.Checkpoint, stdout string) {
+	t.Helper()
+	cfg, err := qwen3.ParseHFConfig(ck.Config)
+	require.NoError(t, err)
+	in, err := checkpoint.OpenCheckpoint(src)
+	require.NoError(t, err)
+	defer in.Close()
+	fits := func(w int) bool { return w%32 == 0 }
+	h, inter, attn := fits(cfg.HiddenSize), fits(cfg.IntermediateSize), fits(cfg.NumHeads*cfg.HeadDim)
+	for i := range cfg.NumLayers {
+		p := "model.layers." + strconv.Itoa(i) + "."
+		for m, want := range map[string]bool{"mlp.gate_proj": h, "mlp.up_proj": h, "mlp.down_proj": inter,
+			"self_attn.q_proj": h, "self_attn.k_proj": h, "self_attn.v_proj": h, "self_attn.o_proj": attn} {
+			require.Equal(t, want, ck.Quantized(p+m), p+m)
+		}
+		for _, n := range []string{"input_layernorm", "post_attention_layernorm", "self_attn.q_norm", "self_attn.k_norm"} {
+			w, _, err := in.Float32(p + n + ".weight")
+			require.NoError(t, err)
+			q, _, err := ck.Float32(p + n + ".weight")
+			require.NoError(t, err)
+			require.Equal(t, w, q, p+n)
+		}
+	}
+	_, _, head := ck.Info("lm_head.weight")
+	require.Equal(t, !cfg.TieWordEmbeddings, head)
+	require.Contains(t, stdout, " modules quantized (4-bit g32 affine), ")
+	eightBitClose(t, src)
 }
 
 func abs(x float32) float32 {

@@ -48,6 +48,9 @@ type Family struct {
 	// Inspect checks a checkpoint exactly as Load would, from config.json and the
 	// safetensors headers alone, and describes the model it holds.
 	Inspect func(dir string) (*nn.Description, error)
+	// MLXLayout returns a float checkpoint's tensors as mlx-lm's sanitize leaves them
+	// before it quantizes (what cmd/quantize writes).
+	MLXLayout func(ck *checkpoint.Checkpoint) ([]checkpoint.WriteTensor, error)
 }
 
 // ErrUnknownModelType is wrapped by the error for a model_type no package builds.
@@ -169,4 +172,14 @@ func Random(config []byte, g *graph.Graph, seed int64, opt nn.Options) (nn.Model
 		return nil, err
 	}
 	return c.Random(g, seed, opt)
+}
+
+// MLXLayout returns ck's tensors in mlx-lm's layout, by the family its config.json's
+// model_type names (see Family.MLXLayout).
+func MLXLayout(ck *checkpoint.Checkpoint) ([]checkpoint.WriteTensor, error) {
+	f, err := lookup(ck.Config)
+	if err != nil {
+		return nil, err
+	}
+	return f.MLXLayout(ck)
 }

@@ -3,6 +3,7 @@ package models
 import (
 	"github.com/ingotml/ingot/graph"
 	"github.com/ingotml/ingot/nn"
+	"github.com/ingotml/ingot/nn/qwen3"
 	"github.com/ingotml/ingot/nn/qwen35"
 )
 
@@ -14,6 +15,7 @@ var registry = map[string]Family{
 	qwen35.TypeQwen35MoE:     qwen35Family,
 	qwen35.TypeQwen35MoEText: qwen35Family,
 	qwen35.TypeQwen3Next:     qwen35Family, // Qwen3.5's ancestor: the same layers
+	qwen3.TypeQwen3:          qwen3Family,  // dense Qwen3: attention only, the control
 }
 
 var qwen35Family = Family{
@@ -34,7 +36,8 @@ var qwen35Family = Family{
 	Load: func(dir string, g *graph.Graph, opt nn.Options) (nn.Model, error) {
 		return qwen35.Load(dir, g, opt)
 	},
-	Inspect: qwen35.Inspect,
+	Inspect:   qwen35.Inspect,
+	MLXLayout: qwen35.MLXLayout,
 }
 
 // qwen35Config adapts *qwen35.Config to Config.
@@ -63,4 +66,51 @@ func (q qwen35Config) Resize(hidden, experts int) (Config, error) {
 		return nil, err
 	}
 	return qwen35Config{&c}, nil
+}
+
+var qwen3Family = Family{
+	Parse: func(config []byte) (Config, error) {
+		c, err := qwen3.ParseHFConfig(config)
+		if err != nil {
+			return nil, err
+		}
+		return qwen3Config{c}, nil
+	},
+	Repro: func(o nn.ReproOptions) (Config, error) {
+		c, err := qwen3.ReproConfig(o)
+		if err != nil {
+			return nil, err
+		}
+		return qwen3Config{c}, nil
+	},
+	Load: func(dir string, g *graph.Graph, opt nn.Options) (nn.Model, error) {
+		return qwen3.Load(dir, g, opt)
+	},
+	Inspect:   qwen3.Inspect,
+	MLXLayout: qwen3.MLXLayout,
+}
+
+// qwen3Config adapts *qwen3.Config to Config.
+type qwen3Config struct{ c *qwen3.Config }
+
+func (q qwen3Config) Describe() (*nn.Description, error) { return qwen3.Describe(q.c) }
+
+func (q qwen3Config) Random(g *graph.Graph, seed int64, opt nn.Options) (nn.Model, error) {
+	return qwen3.NewRandom(q.c, g, seed, opt)
+}
+
+func (q qwen3Config) JSON() ([]byte, error) { return q.c.MarshalHF() }
+
+func (q qwen3Config) Resize(hidden, experts int) (Config, error) {
+	if experts > 0 {
+		return nil, ErrDense
+	}
+	c := *q.c
+	if hidden > 0 {
+		c.HiddenSize = hidden
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return qwen3Config{&c}, nil
 }

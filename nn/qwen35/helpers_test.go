@@ -51,7 +51,7 @@ func goldenModels(t *testing.T) []goldenModel {
 	for _, e := range entries {
 		dir := filepath.Join(root, e.Name())
 		raw, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
-		if !e.IsDir() || err != nil {
+		if !e.IsDir() || err != nil || !ownSet(t, dir) {
 			continue
 		}
 		var man struct {
@@ -69,6 +69,26 @@ func goldenModels(t *testing.T) []goldenModel {
 	}
 	require.NotEmpty(t, out, "no golden models under %s", root)
 	return out
+}
+
+// ownSet reports whether the set in dir is of a model type this package builds (the
+// root may hold other families' sets).
+func ownSet(t *testing.T, dir string) bool {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	require.NoError(t, err)
+	var top struct {
+		ModelType  string `json:"model_type"`
+		TextConfig *struct {
+			ModelType string `json:"model_type"`
+		} `json:"text_config"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &top), dir)
+	typ := top.ModelType
+	if top.TextConfig != nil && top.TextConfig.ModelType != "" {
+		typ = top.TextConfig.ModelType
+	}
+	return slices.Contains(ModelTypes, typ)
 }
 
 // file reads the case's array "<case>_<suffix>" and checks its size against the manifest.
