@@ -114,6 +114,9 @@ func qSum(v []float32) float32 {
 // the definition of every quantized dot product and the portable fallback: dotRows
 // (quant_simd.go) computes the same values bit for bit in assembly, eight rows at a time.
 func (m *qMatrix) dot(x, sums []float32, r int) float32 {
+	if qLanes16(m.bits) {
+		return m.dot16(x, sums, r)
+	}
 	p := m.raw[r*m.rowBytes : (r+1)*m.rowBytes]
 	gb := m.group * m.bits / 8
 	acc := float32(0)
@@ -207,6 +210,10 @@ func qLinearCPU(l *Launch, op string, tiled bool) {
 	}
 	var qs qSIMD
 	q := qs.init(&m)
+	if tiled && q != nil && q.lanes {
+		m.qmmRows16(xs, sums, p.M, p.N, os)
+		return
+	}
 	if tiled && q != nil && p.N >= qRowBlock {
 		m.qmmRows(xs, sums, p.M, p.N, os, q)
 		return

@@ -162,3 +162,44 @@ func TestQuantLaunchesMatchScalar(t *testing.T) {
 		}
 	}
 }
+
+// TestQuant16MatchesScalar checks the 16-lane kernels (4 and 8 bits) against
+// qMatrix.dot bit for bit at widths whose group counts cross the kernels' 16-group
+// blocks (15, 16, 17, 33, 56 groups: none, one full block, tails), every group size
+// and scale dtype, through qmv and qmm.
+func TestQuant16MatchesScalar(t *testing.T) {
+	t.Logf("useAVX512 = %v", qAsm16())
+	rng := rand.New(rand.NewSource(16))
+	for _, bits := range []int{4, 8} {
+		for _, group := range []int{32, 64, 128} {
+			for _, groups := range []int{1, 15, 16, 17, 33, 56} {
+				for _, dt := range []DType{Float32, Float16, BFloat16} {
+					cols := group * groups
+					for _, kn := range []struct {
+						k    *Kernel
+						m, n int
+					}{{KQMV, 1, 19}, {KQMM, 3, 21}} {
+						w, s, b := qsimdArgs(rng, kn.n, cols, bits, group, dt)
+						x := NewArg(Contiguous(Float32, kn.m, cols))
+						copy(F32(x.Data), simdRandRow(rng, kn.m*cols, rng.Intn(3) == 0))
+						l := &Launch{Kernel: kn.k, NArgs: 5, Params: &QuantParams{M: kn.m, N: kn.n, K: cols, Bits: bits, Group: group}}
+						l.Args[0], l.Args[1], l.Args[2], l.Args[3] = x, w, s, b
+						l.Args[4] = NewArg(Contiguous(Float32, kn.m, kn.n))
+						Run(l)
+						m := qBind("test", &w, &s, &b, kn.n, cols, bits, group)
+						xs, got := F32(x.Data), F32(l.Args[4].Data)
+						sums := make([]float32, m.groups)
+						for i := 0; i < kn.m; i++ {
+							m.groupSums(xs[i*cols:], sums)
+							for r := 0; r < kn.n; r++ {
+								want := m.dot(xs[i*cols:(i+1)*cols], sums, r)
+								require.Truef(t, sameBits(want, got[i*kn.n+r]), "%s bits %d group %d x%d %s at (%d, %d): %v, want %v",
+									kn.k.Name, bits, group, groups, dt, i, r, got[i*kn.n+r], want)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
