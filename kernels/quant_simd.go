@@ -5,9 +5,11 @@ import (
 	"unsafe"
 )
 
-// The assembly path of the quantized dot products. qMatrix.dot and qGroupDot stay the
-// definition (and the portable fallback); dotRows computes eight rows at a time in
-// assembly on amd64 with AVX2, bit for bit the same values:
+// The assembly path of the quantized dot products. qMatrix.dot stays the definition
+// (and the portable fallback). At 4 and 8 bits dotRows calls the 16-lane AVX-512
+// kernels (quant16.go, quant16_amd64.s: every row of the call in one pass); at the
+// other widths it computes eight rows at a time in AVX2 assembly, bit for bit
+// qGroupDot's values:
 //
 //   - Within a group, lane j (j = k mod 4) adds x[k]*q[k] for k = j, j+4, j+8, ... in
 //     order, each product rounded to float32 and then added (VMULPS then VADDPS, never
