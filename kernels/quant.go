@@ -219,6 +219,10 @@ func qLinearCPU(l *Launch, op string, tiled bool) {
 		m.qmmRows(xs, sums, p.M, p.N, os, q)
 		return
 	}
+	if !tiled && q != nil && q.lanes && l.Helper != nil && p.N*m.rowBytes >= qSplitBytes {
+		m.qmvSplit(xs, sums, p.M, p.N, os, q, l.Helper)
+		return
+	}
 	tile := p.N
 	if tiled {
 		tile = max(1, qmmTileBytes/m.rowBytes)

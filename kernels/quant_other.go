@@ -30,3 +30,7 @@ func qAsm16() bool { return false }
 func qmv16(bits, chunks int, x *float32, p *byte, rows, groups, dt int, sums, sc, bi, scr, out *float32, sstride, blocks int, mask uint16) {
 	panic("kernels: qmv16 without assembly")
 }
+
+const useAVX512 = false
+
+func gemv16(dt DType, x []float32, ws []uint16, out []float32) { panic("kernels: gemv16 without assembly") }

@@ -253,3 +253,24 @@ func (m *qMatrix) qmmRows16(xs, sums []float32, mRows, n int, os []float32) {
 		}
 	}
 }
+
+// qSplitBytes is the packed size above which qmv splits its rows between the worker
+// and a helper, so both cores stream the matrix.
+const qSplitBytes = 1 << 20
+
+// qmvSplit is qmv over every x row with the rows [N/2, N) offered to h (run here if
+// no helper takes them). Each row's value is the same wherever it is computed.
+func (m *qMatrix) qmvSplit(xs, sums []float32, mRows, n int, os []float32, q *qSIMD, h *Helper) {
+	half := n / 2
+	rows := func(q *qSIMD, r0, r1 int) {
+		for i := 0; i < mRows; i++ {
+			m.dotRows(xs[i*m.cols:(i+1)*m.cols], sums[i*m.groups:(i+1)*m.groups], r0, os[i*n+r0:i*n+r1], q)
+		}
+	}
+	h.postOrRun(helpJob{fn: func() {
+		var q2 qSIMD
+		rows(q2.init(m), half, n)
+	}})
+	rows(q, 0, half)
+	h.join()
+}

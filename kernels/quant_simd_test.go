@@ -203,3 +203,44 @@ func TestQuant16MatchesScalar(t *testing.T) {
 		}
 	}
 }
+
+// TestQuantSplitMatchesScalar: a qmv large enough to split its rows with a helper
+// (which takes them, or not, as it happens) gives qMatrix.dot's values bit for bit.
+func TestQuantSplitMatchesScalar(t *testing.T) {
+	rng := rand.New(rand.NewSource(22))
+	for _, bits := range []int{4, 8} {
+		const m, n, cols = 2, 4101, 1024
+		w, s, b := qsimdArgs(rng, n, cols, bits, 64, BFloat16)
+		x := NewArg(Contiguous(Float32, m, cols))
+		copy(F32(x.Data), simdRandRow(rng, m*cols, false))
+		l := &Launch{Kernel: KQMV, NArgs: 5, Params: &QuantParams{M: m, N: n, K: cols, Bits: bits, Group: 64}}
+		l.Args[0], l.Args[1], l.Args[2], l.Args[3] = x, w, s, b
+		l.Args[4] = NewArg(Contiguous(Float32, m, n))
+		h := &Helper{}
+		l.Helper = h
+		done := make(chan struct{})
+		go func() {
+			for {
+				select {
+				case <-done:
+					return
+				default:
+					h.Help()
+				}
+			}
+		}()
+		Run(l)
+		close(done)
+		qm := qBind("test", &w, &s, &b, n, cols, bits, 64)
+		require.GreaterOrEqual(t, n*qm.rowBytes, qSplitBytes, "the product splits")
+		xs, got := F32(x.Data), F32(l.Args[4].Data)
+		sums := make([]float32, qm.groups)
+		for i := 0; i < m; i++ {
+			qm.groupSums(xs[i*cols:], sums)
+			for r := 0; r < n; r++ {
+				want := qm.dot(xs[i*cols:(i+1)*cols], sums, r)
+				require.Truef(t, sameBits(want, got[i*n+r]), "bits %d (%d, %d): %v, want %v", bits, i, r, got[i*n+r], want)
+			}
+		}
+	}
+}
