@@ -99,4 +99,3 @@ func halfRows(dt DType, x []float32, ws []uint16, out []float32, h *Helper) {
 	}
 	gemv16(dt, x, ws, out)
 }
-
