@@ -11,11 +11,7 @@ import (
 	"github.com/ingotml/ingot/internal/membw"
 	"github.com/ingotml/ingot/nn"
 	"github.com/ingotml/ingot/nn/models"
-	"github.com/ingotml/ingot/nn/qwen35"
 )
-
-// realConfig is the structure of Qwen3.5-0.8B (24 layers, hidden 1024, vocab 248,320).
-const realConfig = "../cmd/decode/testdata/qwen3_5_0.8b/config.json"
 
 // BenchmarkDecodeReal measures eager decode of random checkpoints of Qwen3.5-0.8B's
 // structure, as cmd/decode --model runs them: bfloat16 weights (kept bfloat16), and
@@ -23,20 +19,18 @@ const realConfig = "../cmd/decode/testdata/qwen3_5_0.8b/config.json"
 // token times that rate (GB/s), and that as a share of the read bandwidth measured by
 // membw.Probe just before (%probe), so the figure holds on a busy machine.
 //
-// The checkpoints are made once (about a minute, 2.7 GB) in $INGOT_REAL_MODELS, or
-// in the temporary directory's ingot-real-0.8b, and reused. Run it with a fixed count
-// of tokens, e.g. -bench DecodeReal -benchtime 100x.
+// The checkpoints are read from $INGOT_REAL_MODELS/{bf16,q4,q8}, which
+// scripts/bench-real.sh makes once with cmd/quantize -random (about a minute, 2.7 GB);
+// without it the benchmark is skipped. Run it with a fixed count of tokens, e.g.
+// -bench DecodeReal -benchtime 100x.
 func BenchmarkDecodeReal(b *testing.B) {
 	dir := os.Getenv("INGOT_REAL_MODELS")
 	if dir == "" {
-		dir = filepath.Join(os.TempDir(), "ingot-real-0.8b")
+		b.Skip("INGOT_REAL_MODELS is not set (scripts/bench-real.sh makes the models)")
 	}
 	for _, name := range []string{"q4", "q8", "bf16"} {
 		b.Run(name, func(b *testing.B) {
 			path := filepath.Join(dir, name)
-			if err := realModel(dir, name); err != nil {
-				b.Fatal(err)
-			}
 			weights, err := weightBytes(path)
 			if err != nil {
 				b.Fatal(err)
@@ -84,55 +78,4 @@ func weightBytes(dir string) (int64, error) {
 		n += t.End - t.Begin
 	}
 	return n, nil
-}
-
-// realModel makes dir/name (bf16, q4 or q8) unless it exists: a random bfloat16
-// checkpoint of realConfig, and its quantized copies as cmd/quantize writes them.
-func realModel(dir, name string) error {
-	if _, err := os.Stat(filepath.Join(dir, name, "config.json")); err == nil {
-		return nil
-	}
-	bf16 := filepath.Join(dir, "bf16")
-	if _, err := os.Stat(filepath.Join(bf16, "config.json")); err != nil {
-		cfg, err := qwen35.LoadConfig(realConfig)
-		if err != nil {
-			return err
-		}
-		raw, err := os.ReadFile(realConfig)
-		if err != nil {
-			return err
-		}
-		ts, err := qwen35.RandomCheckpoint(cfg, 0, nn.BF16)
-		if err != nil {
-			return err
-		}
-		if err := nn.WriteCheckpoint(bf16, raw, ts, nn.WriteOptions{Format: nn.KeepFormat}); err != nil {
-			return err
-		}
-	}
-	if name == "bf16" {
-		return nil
-	}
-	bits := map[string]int{"q4": 4, "q8": 8}[name]
-	src, err := nn.OpenCheckpoint(bf16)
-	if err != nil {
-		return err
-	}
-	defer src.Close()
-	ts, err := qwen35.MLXLayout(src)
-	if err != nil {
-		return err
-	}
-	scratch := filepath.Join(dir, name+".mlx")
-	defer os.RemoveAll(scratch)
-	if err := nn.WriteCheckpoint(scratch, src.Config, ts, nn.WriteOptions{}); err != nil {
-		return err
-	}
-	mlx, err := nn.OpenCheckpoint(scratch)
-	if err != nil {
-		return err
-	}
-	defer mlx.Close()
-	return nn.QuantizeCheckpoint(mlx, filepath.Join(dir, name), nn.QuantizeOptions{
-		Default: nn.QuantSpec{Bits: bits, GroupSize: 64}, ScaleType: nn.BF16})
 }
