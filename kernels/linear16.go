@@ -20,9 +20,15 @@ func mmDot16(x, w []float32) float32 {
 	return qReduce16(&a)
 }
 
-// linear16TileBytes bounds the w rows one GEMM tile keeps in L2 while every x row
-// passes over them.
-const linear16TileBytes = 256 << 10
+// The half linear splits w into chunks of rows as the 16-lane qmv does (see
+// qmv16ChunkBytes): chunks of linear16ChunkBytes for one x row, tiles of
+// linear16TileBytes (kept in L2 while every x row passes) for several, shared with the
+// Helper when w has linear16SplitBytes or more.
+const (
+	linear16ChunkBytes = 64 << 10
+	linear16TileBytes  = 256 << 10
+	linear16SplitBytes = 1 << 20
+)
 
 // linearHalf is linearCPU for float16 and bfloat16 (x, w and out of one dtype).
 func linearHalf(l *Launch, p *MatmulParams) {
@@ -31,20 +37,24 @@ func linearHalf(l *Launch, p *MatmulParams) {
 	ofp := getScratchDirty(p.M * p.N)
 	defer putScratch(ofp)
 	of := *ofp
+	step := linear16ChunkBytes
+	if p.M > 1 {
+		step = linear16TileBytes
+	}
+	step = max(1, step/(2*max(p.K, 1)))
+	h := l.Helper
+	if 2*p.N*p.K < linear16SplitBytes {
+		h = nil
+	}
 	for b := 0; b < p.Batch; b++ {
 		mmWiden(xf, x, x.Offset+b*p.XStride)
 		wo := w.Offset + b*p.WStride
 		ws := U16(w.Data)[wo : wo+p.N*p.K]
-		tile := p.N
-		if p.M > 1 {
-			tile = max(1, linear16TileBytes/(2*p.K))
-		}
-		for n0 := 0; n0 < p.N; n0 += tile {
-			n1 := min(p.N, n0+tile)
+		h.parallelRows(p.N, step, func(r0, r1, _ int) {
 			for i := 0; i < p.M; i++ {
-				halfRows(w.DType, xf[i*p.K:(i+1)*p.K], ws[n0*p.K:n1*p.K], of[i*p.N+n0:i*p.N+n1], l.Helper)
+				halfRows(w.DType, xf[i*p.K:(i+1)*p.K], ws[r0*p.K:r1*p.K], of[i*p.N+r0:i*p.N+r1])
 			}
-		}
+		})
 		oo := o.Offset + b*p.M*p.N
 		if o.DType == BFloat16 {
 			os := U16(o.Data)[oo : oo+len(of)]
@@ -59,13 +69,9 @@ func linearHalf(l *Launch, p *MatmulParams) {
 	}
 }
 
-// halfRowsSplit is the number of w bytes above which a product's rows are split
-// between the worker and a helper (both cores read memory).
-const halfRowsSplit = 1 << 20
-
 // halfRows writes out[r] = mmDot16(x, row r of w) for the len(out) rows of the [., K]
-// half matrix ws (dtype dt), with h taking half the rows of a large product.
-func halfRows(dt DType, x []float32, ws []uint16, out []float32, h *Helper) {
+// half matrix ws (dtype dt): the AVX-512 rows, or the definition.
+func halfRows(dt DType, x []float32, ws []uint16, out []float32) {
 	k, n := len(x), len(out)
 	if n == 0 {
 		return
@@ -75,27 +81,19 @@ func halfRows(dt DType, x []float32, ws []uint16, out []float32, h *Helper) {
 		return
 	}
 	ws = ws[:n*k]
-	if !useAVX512 {
-		wf := make([]float32, k)
-		for r := range out {
-			for i, v := range ws[r*k : (r+1)*k] {
-				if dt == BFloat16 {
-					wf[i] = BF16ToF32(v)
-				} else {
-					wf[i] = F16ToF32(v)
-				}
-			}
-			out[r] = mmDot16(x, wf)
-		}
+	if useAVX512 {
+		gemv16(dt, x, ws, out)
 		return
 	}
-	if h != nil && 2*n*k >= halfRowsSplit {
-		half := n / 2
-		if h.post(helpJob{fn: func() { gemv16(dt, x, ws[half*k:], out[half:]) }}) {
-			gemv16(dt, x, ws[:half*k], out[:half])
-			h.join()
-			return
+	wf := make([]float32, k)
+	for r := range out {
+		for i, v := range ws[r*k : (r+1)*k] {
+			if dt == BFloat16 {
+				wf[i] = BF16ToF32(v)
+			} else {
+				wf[i] = F16ToF32(v)
+			}
 		}
+		out[r] = mmDot16(x, wf)
 	}
-	gemv16(dt, x, ws, out)
 }

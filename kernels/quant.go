@@ -211,16 +211,12 @@ func qLinearCPU(l *Launch, op string, tiled bool) {
 	}
 	var qs qSIMD
 	q := qs.init(&m)
-	if tiled && q != nil && q.lanes {
-		m.qmmRows16(xs, sums, p.M, p.N, os)
+	if q != nil && q.lanes {
+		m.rowsAll16(xs, sums, p.M, p.N, os, tiled, l.Helper)
 		return
 	}
 	if tiled && q != nil && p.N >= qRowBlock {
 		m.qmmRows(xs, sums, p.M, p.N, os, q)
-		return
-	}
-	if !tiled && q != nil && q.lanes && l.Helper != nil && p.N*m.rowBytes >= qSplitBytes {
-		m.qmvSplit(xs, sums, p.M, p.N, os, q, l.Helper)
 		return
 	}
 	tile := p.N

@@ -202,7 +202,7 @@ func (m *qMatrix) rows16(x, sums []float32, r0 int, out []float32, q *qSIMD) {
 }
 
 // rows16p is rows16 for x already permuted, its group sums padded with zeros to a
-// multiple of 16 (sp), and scr as long.
+// multiple of 16 (sp), and scr as long (the kernel's scratch).
 func (m *qMatrix) rows16p(xp, sp, scr []float32, r0 int, out []float32) {
 	n := len(out)
 	p := m.raw[r0*m.rowBytes : (r0+n)*m.rowBytes]
@@ -229,48 +229,41 @@ func (m *qMatrix) rows16p(xp, sp, scr []float32, r0 int, out []float32) {
 	qmv16(m.bits, m.group/32, &xp[:m.cols][0], &p[0], n, m.groups, dt, &sp[0], sc, bi, &scr[0], &out[0], m.groups*es, m.groups/16, mask)
 }
 
-// qmm16TileBytes bounds the packed rows one 16-lane qmm tile keeps in L2 while every
-// x row passes over them.
-const qmm16TileBytes = 256 << 10
+// The 16-lane qmv and qmm split a matrix into chunks of rows: qmv into chunks of
+// qmv16ChunkBytes so the two cores share the rows evenly, qmm into tiles of
+// qmm16TileBytes that stay in L2 while every x row passes over them. Matrices of
+// fewer than qSplitBytes stay on one core.
+const (
+	qmv16ChunkBytes = 64 << 10
+	qmm16TileBytes  = 256 << 10
+	qSplitBytes     = 1 << 20
+)
 
-// qmmRows16 is qmmRows for the 16-lane kernels: x rows permuted once, then tiles of
-// packed rows, each dotted with every x row while it is in cache.
-func (m *qMatrix) qmmRows16(xs, sums []float32, mRows, n int, os []float32) {
+// rowsAll16 writes os[i*n+r] = m.dot(x row i, its sums, r) for the mRows x rows of
+// xs (each cols long, sums groups long) and every row r < n, with the 16-lane
+// kernels: x rows permuted once, then chunks of rows (tiles when tiled) each dotted
+// with every x row, shared with h's helper when the matrix is large.
+func (m *qMatrix) rowsAll16(xs, sums []float32, mRows, n int, os []float32, tiled bool, h *Helper) {
 	k, g := m.cols, m.groups
 	pad := (g + 15) &^ 15
-	buf := getScratch(mRows*(k+pad) + pad) // zeroed: the sums' padding
+	buf := getScratch(mRows*(k+pad) + 2*pad) // zeroed: the sums' padding
 	defer putScratch(buf)
 	xp, sp, scr := (*buf)[:mRows*k], (*buf)[mRows*k:mRows*(k+pad)], (*buf)[mRows*(k+pad):]
 	for i := 0; i < mRows; i++ {
 		qPermute16(xp[i*k:(i+1)*k], xs[i*k:(i+1)*k], m.bits)
 		copy(sp[i*pad:], sums[i*g:(i+1)*g])
 	}
-	tile := max(1, qmm16TileBytes/m.rowBytes)
-	for r0 := 0; r0 < n; r0 += tile {
-		r1 := min(n, r0+tile)
-		for i := 0; i < mRows; i++ {
-			m.rows16p(xp[i*k:(i+1)*k], sp[i*pad:(i+1)*pad], scr, r0, os[i*n+r0:i*n+r1])
-		}
+	step := qmv16ChunkBytes
+	if tiled {
+		step = qmm16TileBytes
 	}
-}
-
-// qSplitBytes is the packed size above which qmv splits its rows between the worker
-// and a helper, so both cores stream the matrix.
-const qSplitBytes = 1 << 20
-
-// qmvSplit is qmv over every x row with the rows [N/2, N) offered to h (run here if
-// no helper takes them). Each row's value is the same wherever it is computed.
-func (m *qMatrix) qmvSplit(xs, sums []float32, mRows, n int, os []float32, q *qSIMD, h *Helper) {
-	half := n / 2
-	rows := func(q *qSIMD, r0, r1 int) {
-		for i := 0; i < mRows; i++ {
-			m.dotRows(xs[i*m.cols:(i+1)*m.cols], sums[i*m.groups:(i+1)*m.groups], r0, os[i*n+r0:i*n+r1], q)
-		}
+	step = max(1, step/m.rowBytes)
+	if n*m.rowBytes < qSplitBytes {
+		h = nil
 	}
-	h.postOrRun(helpJob{fn: func() {
-		var q2 qSIMD
-		rows(q2.init(m), half, n)
-	}})
-	rows(q, 0, half)
-	h.join()
+	h.parallelRows(n, step, func(r0, r1, s int) {
+		for i := 0; i < mRows; i++ {
+			m.rows16p(xp[i*k:(i+1)*k], sp[i*pad:(i+1)*pad], scr[s*pad:(s+1)*pad], r0, os[i*n+r0:i*n+r1])
+		}
+	})
 }
