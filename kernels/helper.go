@@ -10,9 +10,10 @@ import (
 // that submitted the work helps while it waits (graph's executor.wait), so a decode
 // step uses the machine's second core and its memory bandwidth. The fused blocks hand
 // over products whose result they need only later: the MoE block its shared expert,
-// the GatedDeltaNet block its z projection. (Splitting single products by rows
-// between the cores was measured too and gained nothing: a round trip between the
-// cores costs about what half of a small product saves.)
+// the GatedDeltaNet block its z projection. Large products (a quantized or half
+// matrix of a megabyte or more: the real-size models' projections and head) split
+// their rows between the two (parallelRows); small ones do not, since a round trip
+// between the cores costs about what half of a small product saves.
 //
 // A posted job is joined before its result is used: if no helper has taken it by
 // then, the kernel runs it itself. Either way it runs once, with the same arithmetic,
@@ -97,6 +98,31 @@ func (h *Helper) join() {
 	if p != nil {
 		panic(p)
 	}
+}
+
+// parallelRows runs f over the rows [0, n) in chunks of step rows, which this
+// goroutine and, if it takes the offer in time, h's helper claim in turn: whoever is
+// free takes the next chunk, so a helper that comes late or runs slowly (a busy
+// machine) holds the worker up by one chunk at most. It returns when every chunk has
+// run; each chunk runs once. f gets a scratch index, 0 or 1, distinct between the
+// two goroutines running at once. With a nil h it runs every chunk here.
+func (h *Helper) parallelRows(n, step int, f func(r0, r1, scratch int)) {
+	var next atomic.Int64
+	loop := func(scratch int) {
+		for {
+			r0 := int(next.Add(int64(step))) - step
+			if r0 >= n {
+				return
+			}
+			f(r0, min(n, r0+step), scratch)
+		}
+	}
+	if !h.post(helpJob{fn: func() { loop(1) }}) {
+		loop(0)
+		return
+	}
+	loop(0)
+	h.join()
 }
 
 // Help runs the job on offer, if any, and reports whether it ran one.

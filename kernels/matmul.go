@@ -53,7 +53,12 @@ func linearCPU(l *Launch) {
 		}
 		return
 	}
-	// Half types: widen to float32 (exact), run the same arithmetic, round once on store.
+	if (w.DType == Float16 || w.DType == BFloat16) && x.DType == w.DType && o.DType == w.DType {
+		linearHalf(l, p) // the 16-lane order of linear16.go
+		return
+	}
+	// Mixed dtypes: widen to float32 (exact), run the float32 arithmetic, round once
+	// on store.
 	xf := make([]float32, p.M*p.K)
 	wf := make([]float32, p.N*p.K)
 	of := make([]float32, p.M*p.N)

@@ -11,10 +11,11 @@ import (
 // float32, all float16 or all bfloat16). Activations and outputs are float32.
 //
 // Every dot product of an x row with a packed row, in both twins and every kernel, is
-// computed per group as scale*(x.q) + bias*sum(x), each part rounded to float32 and
-// the groups accumulated in order; x.q and sum(x) use the matmul family's four-lane
-// order within the group. So a row gives the same result in qmv, qmm, the tied head
-// and the experts, alone or among many rows.
+// computed per group as scale*(x.q) + bias*sum(x), each part rounded to float32, in
+// one fixed order: at 4 and 8 bits the 16-lane order of quant16.go (built for
+// AVX-512), at 2, 3, 5 and 6 bits groups accumulated in order with x.q and sum(x) in
+// the matmul family's four-lane order within the group. So a row gives the same
+// result in qmv, qmm, the tied head and the experts, alone or among many rows.
 
 // QuantParams is the parameter struct of KQMV and KQMM: x [M, K] times the transpose of
 // the quantized [N, K] matrix gives out [M, N].
@@ -114,6 +115,9 @@ func qSum(v []float32) float32 {
 // the definition of every quantized dot product and the portable fallback: dotRows
 // (quant_simd.go) computes the same values bit for bit in assembly, eight rows at a time.
 func (m *qMatrix) dot(x, sums []float32, r int) float32 {
+	if qLanes16(m.bits) {
+		return m.dot16(x, sums, r)
+	}
 	p := m.raw[r*m.rowBytes : (r+1)*m.rowBytes]
 	gb := m.group * m.bits / 8
 	acc := float32(0)
@@ -207,6 +211,10 @@ func qLinearCPU(l *Launch, op string, tiled bool) {
 	}
 	var qs qSIMD
 	q := qs.init(&m)
+	if q != nil && q.lanes {
+		m.rowsAll16(xs, sums, p.M, p.N, os, tiled, l.Helper)
+		return
+	}
 	if tiled && q != nil && p.N >= qRowBlock {
 		m.qmmRows(xs, sums, p.M, p.N, os, q)
 		return

@@ -1,7 +1,8 @@
 // quant family: affine-quantized matrices used in place (MLX's format). Packed rows are
 // little-endian bit streams of b-bit codes; 8 consecutive codes fill exactly b bytes,
 // so every width decodes by one rule (q8). A row's dot with x is, per group,
-// scale*(x.q) + bias*sum(x), both in the Go twin's four-lane order, groups summed in
+// scale*(x.q) + bias*sum(x), in the Go twin's order: at 4 and 8 bits its 16-lane order
+// (quant16.go, dot16 here), at the other widths the four-lane order, groups summed in
 // order. Scales and biases are float, half or bfloat (one template per kernel).
 #include "prelude.metal"
 
@@ -39,8 +40,54 @@ struct QMat {
         return (s0 + s1) + (s2 + s3);
     }
 
+    // code16 is code k of a packed 4- or 8-bit row p, as float.
+    float code16(const device uchar* p, int k) const {
+        return bits == 4 ? float((p[k / 2] >> (4 * (k & 1))) & 15) : float(p[k]);
+    }
+
+    // dot16 is row r dotted with x in the 16-lane order of 4- and 8-bit codes: per
+    // 32-code chunk, lane l adds x*q for code a = 2l (8 bits: l) then b = 2l+1 (16+l);
+    // each lane's group partial is scaled into acc[l]; bias*sum(x) of group g goes to
+    // bl[g mod 16]; then acc += bl, folded by halves (l+8, l+4, l+2, l+1).
+    float dot16(const device float* x, int r) const {
+        const device uchar* p = w + r * row_bytes();
+        float acc[16];
+        float bl[16];
+        for (int l = 0; l < 16; l++) {
+            acc[l] = 0.0f;
+            bl[l] = 0.0f;
+        }
+        for (int g = 0; g < groups(); g++) {
+            float sc = float(s[r * groups() + g]);
+            for (int l = 0; l < 16; l++) {
+                int a = bits == 4 ? 2 * l : l;
+                int b2 = bits == 4 ? 2 * l + 1 : 16 + l;
+                float lane = 0.0f;
+                for (int c = g * group; c < (g + 1) * group; c += 32) {
+                    float pa = x[c + a] * code16(p, c + a);
+                    lane = c == g * group ? pa : lane + pa;
+                    lane += x[c + b2] * code16(p, c + b2);
+                }
+                acc[l] += sc * lane;
+            }
+            bl[g % 16] += float(b[r * groups() + g]) * group_sum(x, g);
+        }
+        for (int l = 0; l < 16; l++) {
+            acc[l] += bl[l];
+        }
+        for (int n = 8; n >= 1; n /= 2) {
+            for (int l = 0; l < n; l++) {
+                acc[l] += acc[l + n];
+            }
+        }
+        return acc[0];
+    }
+
     // dot is row r dotted with x (x in device memory).
     float dot(const device float* x, int r) const {
+        if (bits == 4 || bits == 8) {
+            return dot16(x, r);
+        }
         const device uchar* p = w + r * row_bytes();
         ulong mask = (ulong(1) << bits) - 1;
         float acc = 0.0f;
@@ -111,9 +158,86 @@ inline void qembed_impl(const device int* ids, const device uchar* w, const devi
     out[t * p.D + i] = r < 0 ? 0.0f : m.value(r, i);
 }
 
+// qswitch_act is the activation of an expert's intermediate row i (silu(gate . x) *
+// (up . x)).
+template <typename S>
+inline float qswitch_act(QMat<S> gate, QMat<S> up, const device float* xr, int i) {
+    float gv = gate.dot(xr, i);
+    float uv = up.dot(xr, i);
+    return (gv / (1.0f + exp(-gv))) * uv;
+}
+
+// qswitch_down is down row r dotted with the activations of the expert whose
+// intermediate rows start at i0, in the four-lane order.
+template <typename S>
+inline float qswitch_down(QMat<S> gate, QMat<S> up, QMat<S> down, const device float* xr, int i0, int r) {
+    const device uchar* dp = down.w + r * down.row_bytes();
+    ulong mask = (ulong(1) << down.bits) - 1;
+    float acc = 0.0f;
+    for (int g = 0; g < down.groups(); g++) {
+        float l[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        float a[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        for (int c = 0; c < down.group; c += 8) {
+            int k = g * down.group + c;
+            ulong v = q8(dp + k / 8 * down.bits, down.bits);
+            for (int jj = 0; jj < 8; jj++) {
+                float act = qswitch_act(gate, up, xr, i0 + k + jj);
+                l[jj & 3] += act * float((v >> (jj * down.bits)) & mask);
+                a[jj & 3] += act;
+            }
+        }
+        float d = (l[0] + l[1]) + (l[2] + l[3]);
+        float asum = (a[0] + a[1]) + (a[2] + a[3]);
+        int gi = r * down.groups() + g;
+        acc += float(down.s[gi]) * d + float(down.b[gi]) * asum;
+    }
+    return acc;
+}
+
+// qswitch_down16 is qswitch_down in the 16-lane order of 4- and 8-bit codes (QMat's
+// dot16 with the activations for x).
+template <typename S>
+inline float qswitch_down16(QMat<S> gate, QMat<S> up, QMat<S> down, const device float* xr, int i0, int r) {
+    const device uchar* p = down.w + r * down.row_bytes();
+    float acc[16];
+    float bl[16];
+    for (int l = 0; l < 16; l++) {
+        acc[l] = 0.0f;
+        bl[l] = 0.0f;
+    }
+    for (int g = 0; g < down.groups(); g++) {
+        float sc = float(down.s[r * down.groups() + g]);
+        for (int l = 0; l < 16; l++) {
+            int a = down.bits == 4 ? 2 * l : l;
+            int b2 = down.bits == 4 ? 2 * l + 1 : 16 + l;
+            float lane = 0.0f;
+            for (int c = g * down.group; c < (g + 1) * down.group; c += 32) {
+                float pa = qswitch_act(gate, up, xr, i0 + c + a) * down.code16(p, c + a);
+                lane = c == g * down.group ? pa : lane + pa;
+                lane += qswitch_act(gate, up, xr, i0 + c + b2) * down.code16(p, c + b2);
+            }
+            acc[l] += sc * lane;
+        }
+        float s4[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        for (int k = g * down.group; k < (g + 1) * down.group; k++) {
+            s4[k & 3] += qswitch_act(gate, up, xr, i0 + k);
+        }
+        bl[g % 16] += float(down.b[r * down.groups() + g]) * ((s4[0] + s4[1]) + (s4[2] + s4[3]));
+    }
+    for (int l = 0; l < 16; l++) {
+        acc[l] += bl[l];
+    }
+    for (int n = 8; n >= 1; n /= 2) {
+        for (int l = 0; l < n; l++) {
+            acc[l] += acc[l + n];
+        }
+    }
+    return acc[0];
+}
+
 // qswitch_glu: thread (h, t) recomputes each routed expert's activations (act_i =
 // silu(gate_i . x) * (up_i . x)) and accumulates score * down_h . act in the Go
-// twin's order: the down row's groups in order, four lanes inside a group.
+// twin's order (qswitch_down, or qswitch_down16 at 4 and 8 bits).
 template <typename S>
 inline void qswitch_impl(const device float* x, QMat<S> gate, QMat<S> up, QMat<S> down,
                          const device int* idx, const device float* scores, device float* out,
@@ -122,33 +246,12 @@ inline void qswitch_impl(const device float* x, QMat<S> gate, QMat<S> up, QMat<S
     if (h >= p.H || t >= p.T) return;
     const device float* xr = x + t * p.H;
     float y = 0.0f;
-    ulong mask = (ulong(1) << down.bits) - 1;
     for (int j = 0; j < p.K; j++) {
         int e = q_index(idx[t * p.K + j], p.E);
         if (e < 0) continue;
         int r = e * p.H + h;
-        const device uchar* dp = down.w + r * down.row_bytes();
-        float acc = 0.0f;
-        for (int g = 0; g < down.groups(); g++) {
-            float l[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-            float a[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-            for (int c = 0; c < down.group; c += 8) {
-                int k = g * down.group + c;
-                ulong v = q8(dp + k / 8 * down.bits, down.bits);
-                for (int jj = 0; jj < 8; jj++) {
-                    int i = k + jj;
-                    float gv = gate.dot(xr, e * p.I + i);
-                    float uv = up.dot(xr, e * p.I + i);
-                    float act = (gv / (1.0f + exp(-gv))) * uv;
-                    l[jj & 3] += act * float((v >> (jj * down.bits)) & mask);
-                    a[jj & 3] += act;
-                }
-            }
-            float d = (l[0] + l[1]) + (l[2] + l[3]);
-            float asum = (a[0] + a[1]) + (a[2] + a[3]);
-            int gi = r * down.groups() + g;
-            acc += float(down.s[gi]) * d + float(down.b[gi]) * asum;
-        }
+        float acc = (down.bits == 4 || down.bits == 8) ? qswitch_down16(gate, up, down, xr, e * p.I, r)
+                                                       : qswitch_down(gate, up, down, xr, e * p.I, r);
         y += acc * scores[t * p.K + j];
     }
     out[t * p.H + h] = y;

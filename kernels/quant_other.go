@@ -24,3 +24,15 @@ func qdot8f(x, d *float32, groups, supers int, sums, sc, bi *float32, tab *qTab,
 func qdot8f2(x0, x1, d *float32, groups, supers int, sums0, sums1, sc, bi *float32, tab *qTab, out0, out1 *float32) {
 	panic("kernels: qdot8f2 without assembly")
 }
+
+func qAsm16() bool { return false }
+
+func qmv16(bits, chunks int, x *float32, p *byte, rows, groups, dt int, sums, sc, bi, scr, out *float32, sstride, blocks int, mask uint16) {
+	panic("kernels: qmv16 without assembly")
+}
+
+const useAVX512 = false
+
+func gemv16(dt DType, x []float32, ws []uint16, out []float32) {
+	panic("kernels: gemv16 without assembly")
+}

@@ -1,8 +1,15 @@
 package kernels
 
-// The assembly path of the quantized dot products. qMatrix.dot and qGroupDot stay the
-// definition (and the portable fallback); dotRows computes eight rows at a time in
-// assembly on amd64 with AVX2, bit for bit the same values:
+import (
+	"fmt"
+	"unsafe"
+)
+
+// The assembly path of the quantized dot products. qMatrix.dot stays the definition
+// (and the portable fallback). At 4 and 8 bits dotRows calls the 16-lane AVX-512
+// kernels (quant16.go, quant16_amd64.s: every row of the call in one pass); at the
+// other widths it computes eight rows at a time in AVX2 assembly, bit for bit
+// qGroupDot's values:
 //
 //   - Within a group, lane j (j = k mod 4) adds x[k]*q[k] for k = j, j+4, j+8, ... in
 //     order, each product rounded to float32 and then added (VMULPS then VADDPS, never
@@ -35,6 +42,9 @@ type qTab struct {
 // (each [8, groups] float32), into out[0:8].
 type qSIMD struct {
 	bits   int
+	lanes  bool      // the 16-lane kernels (4 and 8 bits, quant16.go)
+	xp     []float32 // x permuted for them
+	dt     DType     // the scales' dtype
 	tab    qTab
 	sc, bi []float32 // one block's scales and biases widened from a half type
 	tail   [qRowBlock]float32
@@ -57,6 +67,13 @@ func qChunkOffset(bits, k int) int {
 // init sets q up for m and returns it, or nil when the portable loops must run (no
 // AVX2, or a layout the kernels do not cover). q may live on the caller's stack.
 func (q *qSIMD) init(m *qMatrix) *qSIMD {
+	if qLanes16(m.bits) {
+		if !qAsm16() || m.group%32 != 0 || m.groups == 0 {
+			return nil
+		}
+		q.bits, q.lanes, q.dt = m.bits, true, m.sc.DType
+		return q
+	}
 	if !useAVX2 || m.group%16 != 0 || m.groups == 0 || !qAsmHas(m.bits) {
 		return nil
 	}
@@ -84,6 +101,10 @@ func (q *qSIMD) init(m *qMatrix) *qSIMD {
 // the eight rows ending at the last one (each row's value does not depend on its
 // block), in Go only when the matrix has fewer than eight rows up to there.
 func (m *qMatrix) dotRows(x, sums []float32, r0 int, out []float32, q *qSIMD) {
+	if q != nil && q.lanes {
+		m.rows16(x, sums, r0, out, q)
+		return
+	}
 	i := 0
 	if q != nil {
 		x, sums = x[:m.cols], sums[:m.groups] // the extent the assembly reads
@@ -162,4 +183,87 @@ func (m *qMatrix) qmmRows(xs, sums []float32, mRows, n int, os []float32, q *qSI
 			qdot8f(&xs[i*k], &dec[0], g, m.group/16, &sums[i*g], &sc[0], &bi[0], &q.tab, &o[0])
 		}
 	}
+}
+
+// rows16 writes out[i] = m.dot(x, sums, r0+i) for i < len(out) with one call of the
+// 16-lane kernel (q.lanes set).
+func (m *qMatrix) rows16(x, sums []float32, r0 int, out []float32, q *qSIMD) {
+	if len(out) == 0 {
+		return
+	}
+	pad := (m.groups + 15) &^ 15
+	if cap(q.xp) < m.cols+2*pad {
+		q.xp = make([]float32, m.cols+2*pad)
+	}
+	xp, sp, scr := q.xp[:m.cols], q.xp[m.cols:m.cols+pad], q.xp[m.cols+pad:m.cols+2*pad]
+	qPermute16(xp, x[:m.cols], m.bits)
+	copy(sp, sums[:m.groups]) // the padding stays 0
+	m.rows16p(xp, sp, scr, r0, out)
+}
+
+// rows16p is rows16 for x already permuted, its group sums padded with zeros to a
+// multiple of 16 (sp), and scr as long (the kernel's scratch).
+func (m *qMatrix) rows16p(xp, sp, scr []float32, r0 int, out []float32) {
+	n := len(out)
+	p := m.raw[r0*m.rowBytes : (r0+n)*m.rowBytes]
+	i0, i1 := r0*m.groups, (r0+n)*m.groups
+	var sc, bi *float32
+	dt, es := 0, 4
+	switch m.sc.DType {
+	case Float32:
+		sc, bi = &m.scale32[i0:i1][0], &m.bias32[i0:i1][0]
+	case BFloat16, Float16:
+		dt, es = 1, 2
+		if m.sc.DType == Float16 {
+			dt = 2
+		}
+		// The kernel reads the halves through a float32 pointer's address only.
+		sc = (*float32)(unsafe.Pointer(&U16(m.sc.Data)[m.sc.Offset+i0 : m.sc.Offset+i1][0]))
+		bi = (*float32)(unsafe.Pointer(&U16(m.bi.Data)[m.bi.Offset+i0 : m.bi.Offset+i1][0]))
+	default:
+		panic(fmt.Sprintf("kernels: qmv: %s scales", m.sc.DType))
+	}
+	pad := (m.groups + 15) &^ 15
+	sp, scr = sp[:pad], scr[:pad]
+	mask := uint16(1)<<(m.groups%16) - 1
+	qmv16(m.bits, m.group/32, &xp[:m.cols][0], &p[0], n, m.groups, dt, &sp[0], sc, bi, &scr[0], &out[0], m.groups*es, m.groups/16, mask)
+}
+
+// The 16-lane qmv and qmm split a matrix into chunks of rows: qmv into chunks of
+// qmv16ChunkBytes so the two cores share the rows evenly, qmm into tiles of
+// qmm16TileBytes that stay in L2 while every x row passes over them. Matrices of
+// fewer than qSplitBytes stay on one core.
+const (
+	qmv16ChunkBytes = 64 << 10
+	qmm16TileBytes  = 256 << 10
+	qSplitBytes     = 1 << 20
+)
+
+// rowsAll16 writes os[i*n+r] = m.dot(x row i, its sums, r) for the mRows x rows of
+// xs (each cols long, sums groups long) and every row r < n, with the 16-lane
+// kernels: x rows permuted once, then chunks of rows (tiles when tiled) each dotted
+// with every x row, shared with h's helper when the matrix is large.
+func (m *qMatrix) rowsAll16(xs, sums []float32, mRows, n int, os []float32, tiled bool, h *Helper) {
+	k, g := m.cols, m.groups
+	pad := (g + 15) &^ 15
+	buf := getScratch(mRows*(k+pad) + 2*pad) // zeroed: the sums' padding
+	defer putScratch(buf)
+	xp, sp, scr := (*buf)[:mRows*k], (*buf)[mRows*k:mRows*(k+pad)], (*buf)[mRows*(k+pad):]
+	for i := 0; i < mRows; i++ {
+		qPermute16(xp[i*k:(i+1)*k], xs[i*k:(i+1)*k], m.bits)
+		copy(sp[i*pad:], sums[i*g:(i+1)*g])
+	}
+	step := qmv16ChunkBytes
+	if tiled {
+		step = qmm16TileBytes
+	}
+	step = max(1, step/m.rowBytes)
+	if n*m.rowBytes < qSplitBytes {
+		h = nil
+	}
+	h.parallelRows(n, step, func(r0, r1, s int) {
+		for i := 0; i < mRows; i++ {
+			m.rows16p(xp[i*k:(i+1)*k], sp[i*pad:(i+1)*pad], scr[s*pad:(s+1)*pad], r0, os[i*n+r0:i*n+r1])
+		}
+	})
 }

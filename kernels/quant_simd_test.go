@@ -162,3 +162,85 @@ func TestQuantLaunchesMatchScalar(t *testing.T) {
 		}
 	}
 }
+
+// TestQuant16MatchesScalar checks the 16-lane kernels (4 and 8 bits) against
+// qMatrix.dot bit for bit at widths whose group counts cross the kernels' 16-group
+// blocks (15, 16, 17, 33, 56 groups: none, one full block, tails), every group size
+// and scale dtype, through qmv and qmm.
+func TestQuant16MatchesScalar(t *testing.T) {
+	t.Logf("useAVX512 = %v", qAsm16())
+	rng := rand.New(rand.NewSource(16))
+	for _, bits := range []int{4, 8} {
+		for _, group := range []int{32, 64, 128} {
+			for _, groups := range []int{1, 15, 16, 17, 33, 56} {
+				for _, dt := range []DType{Float32, Float16, BFloat16} {
+					cols := group * groups
+					for _, kn := range []struct {
+						k    *Kernel
+						m, n int
+					}{{KQMV, 1, 19}, {KQMM, 3, 21}} {
+						w, s, b := qsimdArgs(rng, kn.n, cols, bits, group, dt)
+						x := NewArg(Contiguous(Float32, kn.m, cols))
+						copy(F32(x.Data), simdRandRow(rng, kn.m*cols, rng.Intn(3) == 0))
+						l := &Launch{Kernel: kn.k, NArgs: 5, Params: &QuantParams{M: kn.m, N: kn.n, K: cols, Bits: bits, Group: group}}
+						l.Args[0], l.Args[1], l.Args[2], l.Args[3] = x, w, s, b
+						l.Args[4] = NewArg(Contiguous(Float32, kn.m, kn.n))
+						Run(l)
+						m := qBind("test", &w, &s, &b, kn.n, cols, bits, group)
+						xs, got := F32(x.Data), F32(l.Args[4].Data)
+						sums := make([]float32, m.groups)
+						for i := 0; i < kn.m; i++ {
+							m.groupSums(xs[i*cols:], sums)
+							for r := 0; r < kn.n; r++ {
+								want := m.dot(xs[i*cols:(i+1)*cols], sums, r)
+								require.Truef(t, sameBits(want, got[i*kn.n+r]), "%s bits %d group %d x%d %s at (%d, %d): %v, want %v",
+									kn.k.Name, bits, group, groups, dt, i, r, got[i*kn.n+r], want)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestQuantSplitMatchesScalar: a qmv large enough to split its rows with a helper
+// (which takes them, or not, as it happens) gives qMatrix.dot's values bit for bit.
+func TestQuantSplitMatchesScalar(t *testing.T) {
+	rng := rand.New(rand.NewSource(22))
+	for _, bits := range []int{4, 8} {
+		const m, n, cols = 2, 4101, 1024
+		w, s, b := qsimdArgs(rng, n, cols, bits, 64, BFloat16)
+		x := NewArg(Contiguous(Float32, m, cols))
+		copy(F32(x.Data), simdRandRow(rng, m*cols, false))
+		l := &Launch{Kernel: KQMV, NArgs: 5, Params: &QuantParams{M: m, N: n, K: cols, Bits: bits, Group: 64}}
+		l.Args[0], l.Args[1], l.Args[2], l.Args[3] = x, w, s, b
+		l.Args[4] = NewArg(Contiguous(Float32, m, n))
+		h := &Helper{}
+		l.Helper = h
+		done := make(chan struct{})
+		go func() {
+			for {
+				select {
+				case <-done:
+					return
+				default:
+					h.Help()
+				}
+			}
+		}()
+		Run(l)
+		close(done)
+		qm := qBind("test", &w, &s, &b, n, cols, bits, 64)
+		require.GreaterOrEqual(t, n*qm.rowBytes, qSplitBytes, "the product splits")
+		xs, got := F32(x.Data), F32(l.Args[4].Data)
+		sums := make([]float32, qm.groups)
+		for i := 0; i < m; i++ {
+			qm.groupSums(xs[i*cols:], sums)
+			for r := 0; r < n; r++ {
+				want := qm.dot(xs[i*cols:(i+1)*cols], sums, r)
+				require.Truef(t, sameBits(want, got[i*n+r]), "bits %d (%d, %d): %v, want %v", bits, i, r, got[i*n+r], want)
+			}
+		}
+	}
+}

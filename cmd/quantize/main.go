@@ -8,6 +8,12 @@
 // -router-bits with group 64, and config.json's quantization block.
 //
 //	quantize -in DIR -out DIR [-bits 4] [-group 64] [-router-bits 8] [-shard-size 5GB] [-scale-dtype auto]
+//	quantize -random CONFIG.json -out DIR [-dtype bfloat16] [-seed 0] [-shard-size 5GB]
+//
+// With -random it quantizes nothing: it writes a float checkpoint of CONFIG.json's
+// structure with deterministic random weights (qwen35.RandomCheckpoint) in Hugging
+// Face's layout, a real-size test model made without any download; quantize that
+// with -in for the quantized formats.
 //
 // Exit codes: 0 written, 64 bad command line or unusable input checkpoint, 70 any
 // other failure (such as a write error).
@@ -45,6 +51,9 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 // options are the command's flags.
 type options struct {
 	in, out    string
+	random     string // a config.json: write a random float checkpoint of its structure
+	dtype      string // -random's weight dtype
+	seed       int64
 	bits       int
 	group      int
 	routerBits int
@@ -58,7 +67,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
-	if err == nil {
+	if err == nil && o.random != "" {
+		err = writeRandom(o, stdout)
+	} else if err == nil {
 		err = quantize(o, stdout)
 	}
 	if err != nil {
@@ -77,6 +88,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.in, "in", "", "the float checkpoint directory (HF or mlx-lm layout)")
 	fs.StringVar(&o.out, "out", "", "the directory to write (must not exist, or be empty)")
+	fs.StringVar(&o.random, "random", "", "instead of -in: write a float checkpoint with random weights of this config.json's structure")
+	fs.StringVar(&o.dtype, "dtype", "bfloat16", "-random's weight dtype: float32, float16 or bfloat16")
+	fs.Int64Var(&o.seed, "seed", 0, "-random's seed")
 	fs.IntVar(&o.bits, "bits", 4, "bits per weight: 2, 3, 4, 5, 6 or 8")
 	fs.IntVar(&o.group, "group", 64, "weights per scale and bias: 32, 64 or 128")
 	fs.IntVar(&o.routerBits, "router-bits", 8, "bits of the MoE routers (mlp.gate, mlp.shared_expert_gate; group 64); 0: like every other module")
@@ -92,8 +106,12 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	switch {
 	case fs.NArg() > 0:
 		return nil, bad("unexpected arguments %q", strings.Join(fs.Args(), " "))
-	case o.in == "" || o.out == "":
-		return nil, bad("-in and -out are required")
+	case o.random != "" && o.in != "":
+		return nil, bad("-random and -in exclude each other")
+	case o.random != "" && o.dtype != "float32" && o.dtype != "float16" && o.dtype != "bfloat16":
+		return nil, bad("-dtype must be float32, float16 or bfloat16, not %q", o.dtype)
+	case (o.in == "" && o.random == "") || o.out == "":
+		return nil, bad("-in (or -random) and -out are required")
 	case !kernels.QuantBits(o.bits):
 		return nil, bad("-bits must be 2, 3, 4, 5, 6 or 8, not %d", o.bits)
 	case !kernels.QuantGroup(o.group):
@@ -218,6 +236,41 @@ func quantize(o *options, stdout io.Writer) (err error) {
 		return err
 	}
 	return summarize(o.out, stdout)
+}
+
+// writeRandom writes o.random's structure with random o.dtype weights into o.out.
+func writeRandom(o *options, stdout io.Writer) (err error) {
+	if err := checkOut(o.out); err != nil {
+		return err
+	}
+	raw, err := os.ReadFile(o.random)
+	if err != nil {
+		return fmt.Errorf("%w: -random: %v", errUsage, err)
+	}
+	cfg, err := qwen35.LoadConfig(o.random)
+	if err != nil {
+		return fmt.Errorf("%w: -random: %v", errUsage, err)
+	}
+	dt, _ := scaleDType(o.dtype, nil)
+	tensors, err := qwen35.RandomCheckpoint(cfg, o.seed, dt)
+	if err != nil {
+		return fmt.Errorf("%w: -random: %v", errUsage, err)
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(o.out)
+		}
+	}()
+	write := nn.WriteOptions{ShardBytes: o.shardBytes, Format: nn.KeepFormat}
+	if err := nn.WriteCheckpoint(o.out, raw, tensors, write); err != nil {
+		return err
+	}
+	var bytes int64
+	for _, t := range tensors {
+		bytes += int64(len(t.Data))
+	}
+	fmt.Fprintf(stdout, "quantize: wrote %s: %d random %s tensors, %.1f MB\n", o.out, len(tensors), o.dtype, float64(bytes)/1e6)
+	return nil
 }
 
 // checkOut refuses an output directory that holds anything (nothing is overwritten).

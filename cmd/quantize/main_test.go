@@ -196,7 +196,9 @@ func TestQuantizeRefuses(t *testing.T) {
 		{"-router-bits must be 0, 2, 3, 4, 5, 6 or 8, not 1", []string{"-in", src, "-out", out, "-router-bits", "1"}},
 		{`-shard-size: "5 parsecs": want a size such as 5GB, 500MB or 0`, []string{"-in", src, "-out", out, "-shard-size", "5 parsecs"}},
 		{`-scale-dtype must be float32, float16, bfloat16 or auto, not "f8"`, []string{"-in", src, "-out", out, "-scale-dtype", "f8"}},
-		{"-in and -out are required", []string{"-in", src}},
+		{"-in (or -random) and -out are required", []string{"-in", src}},
+		{"-random and -in exclude each other", []string{"-in", src, "-random", "config.json", "-out", out}},
+		{`-dtype must be float32, float16 or bfloat16, not "int8"`, []string{"-random", "config.json", "-dtype", "int8", "-out", out}},
 		{"-out " + full + " is not empty", []string{"-in", src, "-out", full}},
 		{"-in " + mlx + " is already quantized (its config.json has a quantization block)", []string{"-in", mlx, "-out", out}},
 		{"-in: checkpoint " + filepath.Join(tmp, "none", "config.json") + ": cannot read the model config: open " + filepath.Join(tmp, "none", "config.json") + ": no such file or directory",
@@ -208,4 +210,45 @@ func TestQuantizeRefuses(t *testing.T) {
 		_, err := os.Stat(out)
 		require.ErrorIs(t, err, os.ErrNotExist, "%v wrote nothing", c.args)
 	}
+}
+
+// TestRandomCheckpoint: -random writes a checkpoint of a config's structure (a sparse
+// model, so experts are written too) that loads as the model qwen35.NewRandom builds
+// for the same seed: at float32 the logits are bit-identical; at bfloat16 it loads,
+// and quantizes at 4 bits.
+func TestRandomCheckpoint(t *testing.T) {
+	cfg, err := qwen35.ReproConfig(qwen35.ReproOptions{Layers: 4})
+	require.NoError(t, err)
+	raw, err := cfg.MarshalHF()
+	require.NoError(t, err)
+	tmp := t.TempDir()
+	cfgPath := filepath.Join(tmp, "config.json")
+	require.NoError(t, os.WriteFile(cfgPath, raw, 0o644))
+	prompt := []int32{3, 1, 4, 1, 5, 9}
+
+	f32 := filepath.Join(tmp, "f32")
+	code, stdout, stderr := cmd("-random", cfgPath, "-dtype", "float32", "-seed", "7", "-out", f32)
+	require.Equal(t, exitOK, code, stderr)
+	require.True(t, strings.HasPrefix(stdout, "quantize: wrote "+f32+": "), stdout)
+	g := graph.NewCPU(graph.Options{})
+	ref, err := qwen35.NewRandom(cfg, g, 7, qwen35.Options{})
+	require.NoError(t, err)
+	want, err := ref.Forward(tensor.FromInt32(g, prompt, 1, len(prompt)), ref.MakeCache(cache.Eager)).Float32s()
+	require.NoError(t, err)
+	require.Equal(t, want[len(want)-cfg.VocabSize:], logits(t, f32, prompt))
+
+	bf16 := filepath.Join(tmp, "bf16")
+	code, _, stderr = cmd("-random", cfgPath, "-seed", "7", "-out", bf16)
+	require.Equal(t, exitOK, code, stderr)
+	ck, err := nn.OpenCheckpoint(bf16)
+	require.NoError(t, err)
+	info, _, ok := ck.Info("model.embed_tokens.weight")
+	require.True(t, ok)
+	require.Equal(t, nn.BF16, info.DType)
+	require.NoError(t, ck.Close())
+	require.Len(t, logits(t, bf16, prompt), cfg.VocabSize)
+	q4 := filepath.Join(tmp, "q4")
+	code, _, stderr = cmd("-in", bf16, "-out", q4, "-bits", "4", "-group", "32")
+	require.Equal(t, exitOK, code, stderr)
+	require.Len(t, logits(t, q4, prompt), cfg.VocabSize)
 }

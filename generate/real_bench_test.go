@@ -1,0 +1,81 @@
+package generate_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/ingotml/ingot/cache"
+	"github.com/ingotml/ingot/generate"
+	"github.com/ingotml/ingot/graph"
+	"github.com/ingotml/ingot/internal/membw"
+	"github.com/ingotml/ingot/nn"
+	"github.com/ingotml/ingot/nn/models"
+)
+
+// BenchmarkDecodeReal measures eager decode of random checkpoints of Qwen3.5-0.8B's
+// structure, as cmd/decode --model runs them: bfloat16 weights (kept bfloat16), and
+// 4-bit and 8-bit g64 quantized copies. It reports tokens/s, the weight bytes read per
+// token times that rate (GB/s), and that as a share of the read bandwidth measured by
+// membw.Probe just before (%probe), so the figure holds on a busy machine.
+//
+// The checkpoints are read from $INGOT_REAL_MODELS/{bf16,q4,q8}, which
+// scripts/bench-real.sh makes once with cmd/quantize -random (about a minute, 2.7 GB);
+// without it the benchmark is skipped. Run it with a fixed count of tokens, e.g.
+// -bench DecodeReal -benchtime 100x.
+func BenchmarkDecodeReal(b *testing.B) {
+	dir := os.Getenv("INGOT_REAL_MODELS")
+	if dir == "" {
+		b.Skip("INGOT_REAL_MODELS is not set (scripts/bench-real.sh makes the models)")
+	}
+	for _, name := range []string{"q4", "q8", "bf16"} {
+		b.Run(name, func(b *testing.B) {
+			path := filepath.Join(dir, name)
+			weights, err := weightBytes(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			g := graph.NewCPU(graph.Options{})
+			m, err := models.Load(path, g, models.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			bg := generate.NewBatchGenerator(m, cache.Eager, 0)
+			if err := bg.Insert(generate.Request{Prompt: []int32{1, 2, 3, 4, 5, 6, 7, 8}, MaxTokens: b.N + 2}); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := bg.Next(); err != nil { // prefill
+				b.Fatal(err)
+			}
+			probe := membw.Probe(1<<30, 0, 3)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := bg.Next(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			tps := float64(b.N) / b.Elapsed().Seconds()
+			b.ReportMetric(tps, "tokens/s")
+			b.ReportMetric(tps*float64(weights)/1e9, "GB/s")
+			b.ReportMetric(100*tps*float64(weights)/probe, "%probe")
+			b.ReportMetric(probe/1e9, "probeGB/s")
+		})
+	}
+}
+
+// weightBytes is the size of every tensor in the checkpoint at dir: what one decode
+// step reads (the tied embedding table is read whole by the head).
+func weightBytes(dir string) (int64, error) {
+	ck, err := nn.OpenCheckpoint(dir)
+	if err != nil {
+		return 0, err
+	}
+	defer ck.Close()
+	var n int64
+	for _, name := range ck.Names() {
+		t, _, _ := ck.Info(name)
+		n += t.End - t.Begin
+	}
+	return n, nil
+}

@@ -1,0 +1,99 @@
+package kernels
+
+// The half-weight linear: float16 and bfloat16 weights are read in their dtype and
+// widened in registers, never converted as a whole matrix per call (a bfloat16
+// checkpoint decoded at 0.3 tokens/s when every call widened its matrix in Go). The
+// dot of an x row (widened, exactly) with a w row is computed in 16 lanes: lane l
+// adds float32(x[k]*w[k]) for k = l, l+16, l+32, ... in order (each product rounded,
+// no FMA), then the lanes fold by halves as qReduce16 folds them; the result is
+// rounded to the output dtype once. mmDot16 is the definition; gemv16 (AVX-512) the
+// fast path, four rows per pass; GEMM (many x rows) uses the same per-row dot on
+// tiles of w, so a row's value does not depend on how many rows are computed.
+
+// mmDot16 is the half-weight linear's dot product (x and w widened to float32).
+func mmDot16(x, w []float32) float32 {
+	w = w[:len(x)]
+	var a [16]float32
+	for k := range x {
+		a[k%16] += float32(x[k] * w[k])
+	}
+	return qReduce16(&a)
+}
+
+// The half linear splits w into chunks of rows as the 16-lane qmv does (see
+// qmv16ChunkBytes): chunks of linear16ChunkBytes for one x row, tiles of
+// linear16TileBytes (kept in L2 while every x row passes) for several, shared with the
+// Helper when w has linear16SplitBytes or more.
+const (
+	linear16ChunkBytes = 64 << 10
+	linear16TileBytes  = 256 << 10
+	linear16SplitBytes = 1 << 20
+)
+
+// linearHalf is linearCPU for float16 and bfloat16 (x, w and out of one dtype).
+func linearHalf(l *Launch, p *MatmulParams) {
+	x, w, o := &l.Args[0], &l.Args[1], &l.Args[2]
+	xf := make([]float32, p.M*p.K)
+	ofp := getScratchDirty(p.M * p.N)
+	defer putScratch(ofp)
+	of := *ofp
+	step := linear16ChunkBytes
+	if p.M > 1 {
+		step = linear16TileBytes
+	}
+	step = max(1, step/(2*max(p.K, 1)))
+	h := l.Helper
+	if 2*p.N*p.K < linear16SplitBytes {
+		h = nil
+	}
+	for b := 0; b < p.Batch; b++ {
+		mmWiden(xf, x, x.Offset+b*p.XStride)
+		wo := w.Offset + b*p.WStride
+		ws := U16(w.Data)[wo : wo+p.N*p.K]
+		h.parallelRows(p.N, step, func(r0, r1, _ int) {
+			for i := 0; i < p.M; i++ {
+				halfRows(w.DType, xf[i*p.K:(i+1)*p.K], ws[r0*p.K:r1*p.K], of[i*p.N+r0:i*p.N+r1])
+			}
+		})
+		oo := o.Offset + b*p.M*p.N
+		if o.DType == BFloat16 {
+			os := U16(o.Data)[oo : oo+len(of)]
+			for i, v := range of {
+				os[i] = F32ToBF16(v)
+			}
+		} else {
+			for i, v := range of {
+				Store(o.DType, o.Data, oo+i, float64(v))
+			}
+		}
+	}
+}
+
+// halfRows writes out[r] = mmDot16(x, row r of w) for the len(out) rows of the [., K]
+// half matrix ws (dtype dt): the AVX-512 rows, or the definition.
+func halfRows(dt DType, x []float32, ws []uint16, out []float32) {
+	k, n := len(x), len(out)
+	if n == 0 {
+		return
+	}
+	if k == 0 {
+		clear(out)
+		return
+	}
+	ws = ws[:n*k]
+	if useAVX512 {
+		gemv16(dt, x, ws, out)
+		return
+	}
+	wf := make([]float32, k)
+	for r := range out {
+		for i, v := range ws[r*k : (r+1)*k] {
+			if dt == BFloat16 {
+				wf[i] = BF16ToF32(v)
+			} else {
+				wf[i] = F16ToF32(v)
+			}
+		}
+		out[r] = mmDot16(x, wf)
+	}
+}

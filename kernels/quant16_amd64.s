@@ -1,0 +1,763 @@
+#include "textflag.h"
+
+// The 16-lane quantized row dots (quant16.go defines the order; rows16p in
+// quant_simd.go calls them through qmv16). One call computes rows consecutive packed
+// rows (back to back, so one pointer walks them all) dotted with x, permuted by
+// qPermute16, and writes one float per row. One kernel per code width and group size
+// (chunks of 32 codes per group); the scale dtype is a branch per row.
+//
+// Arguments: x, p (codes), rows, groups, dt (0 float32, 1 bfloat16, 2 float16 scales),
+// sums (x's group sums, zero-padded to a multiple of 16), sc and bi (the rows' first
+// scale and bias), scr (a float32 scratch of groups rounded up to 16), out, sstride
+// (bytes of one row's scales), blocks (groups/16) and mask (the groups%16 tail lanes).
+//
+// Registers: SI x, R15 the codes, CX rows left, DX groups, AX blocks, R8 sums, R9 /
+// R10 the scales / biases, R11 out, BX scr, DI dt; R12, R13, R14 walk x or sums, scr
+// and groups within a row. Z0 holds the row's 16 lane accumulators, Z1 its bias
+// lanes, Z4 a group's partial lanes; Z31 the floats 0..15, which VPERMPS indexes with
+// a code's low four bits (a 4-bit code to float32 in one instruction, the high nibble
+// after one shift). K1 masks the tail block of scales and biases.
+
+// Q4FIRST: the first 32-code chunk of a 4-bit group (codes at co, x at xo): p =
+// xa*qa + xb*qb. Q4NEXT: a later chunk: p += xa*qa, then p += xb*qb.
+#define Q4FIRST(co, xo) \
+	VPMOVZXBD co(R15), Z2; \
+	VPSRLD    $4, Z2, Z3; \
+	VPERMPS   Z31, Z2, Z2; \
+	VPERMPS   Z31, Z3, Z3; \
+	VMULPS    xo(R12), Z2, Z4; \
+	VMULPS    (xo+64)(R12), Z3, Z5; \
+	VADDPS    Z5, Z4, Z4
+
+#define Q4NEXT(co, xo) \
+	VPMOVZXBD co(R15), Z2; \
+	VPSRLD    $4, Z2, Z3; \
+	VPERMPS   Z31, Z2, Z2; \
+	VPERMPS   Z31, Z3, Z3; \
+	VMULPS    xo(R12), Z2, Z5; \
+	VADDPS    Z5, Z4, Z4; \
+	VMULPS    (xo+64)(R12), Z3, Z5; \
+	VADDPS    Z5, Z4, Z4
+
+// Q8FIRST and Q8NEXT are the same for 8-bit codes (bytes l and 16+l of the chunk).
+#define Q8FIRST(co, xo) \
+	VPMOVZXBD co(R15), Z2; \
+	VPMOVZXBD (co+16)(R15), Z3; \
+	VCVTDQ2PS Z2, Z2; \
+	VCVTDQ2PS Z3, Z3; \
+	VMULPS    xo(R12), Z2, Z4; \
+	VMULPS    (xo+64)(R12), Z3, Z5; \
+	VADDPS    Z5, Z4, Z4
+
+#define Q8NEXT(co, xo) \
+	VPMOVZXBD co(R15), Z2; \
+	VPMOVZXBD (co+16)(R15), Z3; \
+	VCVTDQ2PS Z2, Z2; \
+	VCVTDQ2PS Z3, Z3; \
+	VMULPS    xo(R12), Z2, Z5; \
+	VADDPS    Z5, Z4, Z4; \
+	VMULPS    (xo+64)(R12), Z3, Z5; \
+	VADDPS    Z5, Z4, Z4
+
+// BLOCKEND stores 16 widened scales (Z8) to scr and adds the 16 groups' bias
+// products (biases Z9 times the sums) to the bias lanes.
+#define BLOCKEND \
+	VMOVUPS Z8, (R13); \
+	VMULPS  (R12), Z9, Z9; \
+	VADDPS  Z9, Z1, Z1; \
+	ADDQ    $64, R13; \
+	ADDQ    $64, R12; \
+	ADDQ    $16, R14
+
+
+// func qmv16b4c1(x *float32, p *byte, rows, groups, dt int, sums, sc, bi, scr, out *float32, sstride, blocks int, mask uint16)
+TEXT ·qmv16b4c1(SB), NOSPLIT, $0-98
+	MOVQ x+0(FP), SI
+	MOVQ p+8(FP), R15
+	MOVQ rows+16(FP), CX
+	MOVQ groups+24(FP), DX
+	MOVQ dt+32(FP), DI
+	MOVQ sums+40(FP), R8
+	MOVQ sc+48(FP), R9
+	MOVQ bi+56(FP), R10
+	MOVQ scr+64(FP), BX
+	MOVQ out+72(FP), R11
+	MOVQ blocks+88(FP), AX
+	KMOVW mask+96(FP), K1
+	VMOVUPS ·qIota16(SB), Z31
+row:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	MOVQ   BX, R13
+	MOVQ   R8, R12
+	XORQ   R14, R14
+	CMPQ   DI, $1
+	JEQ    bf16
+	JGT    f16
+	TESTQ AX, AX
+	JZ    f32tail
+f32blk:
+	VMOVUPS (R9)(R14*4), Z8
+	VMOVUPS (R10)(R14*4), Z9
+	BLOCKEND
+	MOVQ  AX, DX
+	SHLQ  $4, DX
+	CMPQ  R14, DX
+	JLT   f32blk
+f32tail:
+	KORTESTW K1, K1
+	JZ       main
+	VMOVUPS.Z (R9)(R14*4), K1, Z8
+	VMOVUPS.Z (R10)(R14*4), K1, Z9
+	BLOCKEND
+	JMP main
+bf16:
+	TESTQ AX, AX
+	JZ    bf16tail
+bf16blk:
+	VPMOVZXWD (R9)(R14*2), Z8
+	VPSLLD $16, Z8, Z8
+	VPMOVZXWD (R10)(R14*2), Z9
+	VPSLLD $16, Z9, Z9
+	BLOCKEND
+	MOVQ  AX, DX
+	SHLQ  $4, DX
+	CMPQ  R14, DX
+	JLT   bf16blk
+bf16tail:
+	KORTESTW K1, K1
+	JZ       main
+	VPMOVZXWD.Z (R9)(R14*2), K1, Z8
+	VPSLLD $16, Z8, Z8
+	VPMOVZXWD.Z (R10)(R14*2), K1, Z9
+	VPSLLD $16, Z9, Z9
+	BLOCKEND
+	JMP main
+f16:
+	TESTQ AX, AX
+	JZ    f16tail
+f16blk:
+	VCVTPH2PS (R9)(R14*2), Z8
+	VCVTPH2PS (R10)(R14*2), Z9
+	BLOCKEND
+	MOVQ  AX, DX
+	SHLQ  $4, DX
+	CMPQ  R14, DX
+	JLT   f16blk
+f16tail:
+	KORTESTW K1, K1
+	JZ       main
+	VCVTPH2PS.Z (R9)(R14*2), K1, Z8
+	VCVTPH2PS.Z (R10)(R14*2), K1, Z9
+	BLOCKEND
+	JMP main
+main:
+	MOVQ groups+24(FP), DX
+	MOVQ SI, R12
+	MOVQ BX, R13
+	MOVQ DX, R14
+grp:
+	Q4FIRST(0, 0)
+	VMULPS.BCST (R13), Z4, Z4
+	VADDPS Z4, Z0, Z0
+	ADDQ   $16, R15
+	ADDQ   $128, R12
+	ADDQ   $4, R13
+	DECQ   R14
+	JNZ    grp
+	// acc += bias lanes; reduce16: lanes l+8, l+4, l+2, l+1 onto l.
+	VADDPS Z1, Z0, Z0
+	VEXTRACTF64X4 $1, Z0, Y2
+	VADDPS Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X2
+	VADDPS X2, X0, X0
+	VMOVHLPS X0, X0, X2
+	VADDPS X2, X0, X0
+	VMOVSHDUP X0, X2
+	VADDSS X2, X0, X0
+	VMOVSS X0, (R11)
+	ADDQ $4, R11
+	ADDQ sstride+80(FP), R9
+	ADDQ sstride+80(FP), R10
+	DECQ CX
+	JNZ row
+	VZEROUPPER
+	RET
+
+// func qmv16b4c2(x *float32, p *byte, rows, groups, dt int, sums, sc, bi, scr, out *float32, sstride, blocks int, mask uint16)
+TEXT ·qmv16b4c2(SB), NOSPLIT, $0-98
+	MOVQ x+0(FP), SI
+	MOVQ p+8(FP), R15
+	MOVQ rows+16(FP), CX
+	MOVQ groups+24(FP), DX
+	MOVQ dt+32(FP), DI
+	MOVQ sums+40(FP), R8
+	MOVQ sc+48(FP), R9
+	MOVQ bi+56(FP), R10
+	MOVQ scr+64(FP), BX
+	MOVQ out+72(FP), R11
+	MOVQ blocks+88(FP), AX
+	KMOVW mask+96(FP), K1
+	VMOVUPS ·qIota16(SB), Z31
+row:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	MOVQ   BX, R13
+	MOVQ   R8, R12
+	XORQ   R14, R14
+	CMPQ   DI, $1
+	JEQ    bf16
+	JGT    f16
+	TESTQ AX, AX
+	JZ    f32tail
+f32blk:
+	VMOVUPS (R9)(R14*4), Z8
+	VMOVUPS (R10)(R14*4), Z9
+	BLOCKEND
+	MOVQ  AX, DX
+	SHLQ  $4, DX
+	CMPQ  R14, DX
+	JLT   f32blk
+f32tail:
+	KORTESTW K1, K1
+	JZ       main
+	VMOVUPS.Z (R9)(R14*4), K1, Z8
+	VMOVUPS.Z (R10)(R14*4), K1, Z9
+	BLOCKEND
+	JMP main
+bf16:
+	TESTQ AX, AX
+	JZ    bf16tail
+bf16blk:
+	VPMOVZXWD (R9)(R14*2), Z8
+	VPSLLD $16, Z8, Z8
+	VPMOVZXWD (R10)(R14*2), Z9
+	VPSLLD $16, Z9, Z9
+	BLOCKEND
+	MOVQ  AX, DX
+	SHLQ  $4, DX
+	CMPQ  R14, DX
+	JLT   bf16blk
+bf16tail:
+	KORTESTW K1, K1
+	JZ       main
+	VPMOVZXWD.Z (R9)(R14*2), K1, Z8
+	VPSLLD $16, Z8, Z8
+	VPMOVZXWD.Z (R10)(R14*2), K1, Z9
+	VPSLLD $16, Z9, Z9
+	BLOCKEND
+	JMP main
+f16:
+	TESTQ AX, AX
+	JZ    f16tail
+f16blk:
+	VCVTPH2PS (R9)(R14*2), Z8
+	VCVTPH2PS (R10)(R14*2), Z9
+	BLOCKEND
+	MOVQ  AX, DX
+	SHLQ  $4, DX
+	CMPQ  R14, DX
+	JLT   f16blk
+f16tail:
+	KORTESTW K1, K1
+	JZ       main
+	VCVTPH2PS.Z (R9)(R14*2), K1, Z8
+	VCVTPH2PS.Z (R10)(R14*2), K1, Z9
+	BLOCKEND
+	JMP main
+main:
+	MOVQ groups+24(FP), DX
+	MOVQ SI, R12
+	MOVQ BX, R13
+	MOVQ DX, R14
+grp:
+	Q4FIRST(0, 0)
+	Q4NEXT(16, 128)
+	VMULPS.BCST (R13), Z4, Z4
+	VADDPS Z4, Z0, Z0
+	ADDQ   $32, R15
+	ADDQ   $256, R12
+	ADDQ   $4, R13
+	DECQ   R14
+	JNZ    grp
+	// acc += bias lanes; reduce16: lanes l+8, l+4, l+2, l+1 onto l.
+	VADDPS Z1, Z0, Z0
+	VEXTRACTF64X4 $1, Z0, Y2
+	VADDPS Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X2
+	VADDPS X2, X0, X0
+	VMOVHLPS X0, X0, X2
+	VADDPS X2, X0, X0
+	VMOVSHDUP X0, X2
+	VADDSS X2, X0, X0
+	VMOVSS X0, (R11)
+	ADDQ $4, R11
+	ADDQ sstride+80(FP), R9
+	ADDQ sstride+80(FP), R10
+	DECQ CX
+	JNZ row
+	VZEROUPPER
+	RET
+
+// func qmv16b4c4(x *float32, p *byte, rows, groups, dt int, sums, sc, bi, scr, out *float32, sstride, blocks int, mask uint16)
+TEXT ·qmv16b4c4(SB), NOSPLIT, $0-98
+	MOVQ x+0(FP), SI
+	MOVQ p+8(FP), R15
+	MOVQ rows+16(FP), CX
+	MOVQ groups+24(FP), DX
+	MOVQ dt+32(FP), DI
+	MOVQ sums+40(FP), R8
+	MOVQ sc+48(FP), R9
+	MOVQ bi+56(FP), R10
+	MOVQ scr+64(FP), BX
+	MOVQ out+72(FP), R11
+	MOVQ blocks+88(FP), AX
+	KMOVW mask+96(FP), K1
+	VMOVUPS ·qIota16(SB), Z31
+row:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	MOVQ   BX, R13
+	MOVQ   R8, R12
+	XORQ   R14, R14
+	CMPQ   DI, $1
+	JEQ    bf16
+	JGT    f16
+	TESTQ AX, AX
+	JZ    f32tail
+f32blk:
+	VMOVUPS (R9)(R14*4), Z8
+	VMOVUPS (R10)(R14*4), Z9
+	BLOCKEND
+	MOVQ  AX, DX
+	SHLQ  $4, DX
+	CMPQ  R14, DX
+	JLT   f32blk
+f32tail:
+	KORTESTW K1, K1
+	JZ       main
+	VMOVUPS.Z (R9)(R14*4), K1, Z8
+	VMOVUPS.Z (R10)(R14*4), K1, Z9
+	BLOCKEND
+	JMP main
+bf16:
+	TESTQ AX, AX
+	JZ    bf16tail
+bf16blk:
+	VPMOVZXWD (R9)(R14*2), Z8
+	VPSLLD $16, Z8, Z8
+	VPMOVZXWD (R10)(R14*2), Z9
+	VPSLLD $16, Z9, Z9
+	BLOCKEND
+	MOVQ  AX, DX
+	SHLQ  $4, DX
+	CMPQ  R14, DX
+	JLT   bf16blk
+bf16tail:
+	KORTESTW K1, K1
+	JZ       main
+	VPMOVZXWD.Z (R9)(R14*2), K1, Z8
+	VPSLLD $16, Z8, Z8
+	VPMOVZXWD.Z (R10)(R14*2), K1, Z9
+	VPSLLD $16, Z9, Z9
+	BLOCKEND
+	JMP main
+f16:
+	TESTQ AX, AX
+	JZ    f16tail
+f16blk:
+	VCVTPH2PS (R9)(R14*2), Z8
+	VCVTPH2PS (R10)(R14*2), Z9
+	BLOCKEND
+	MOVQ  AX, DX
+	SHLQ  $4, DX
+	CMPQ  R14, DX
+	JLT   f16blk
+f16tail:
+	KORTESTW K1, K1
+	JZ       main
+	VCVTPH2PS.Z (R9)(R14*2), K1, Z8
+	VCVTPH2PS.Z (R10)(R14*2), K1, Z9
+	BLOCKEND
+	JMP main
+main:
+	MOVQ groups+24(FP), DX
+	MOVQ SI, R12
+	MOVQ BX, R13
+	MOVQ DX, R14
+grp:
+	Q4FIRST(0, 0)
+	Q4NEXT(16, 128)
+	Q4NEXT(32, 256)
+	Q4NEXT(48, 384)
+	VMULPS.BCST (R13), Z4, Z4
+	VADDPS Z4, Z0, Z0
+	ADDQ   $64, R15
+	ADDQ   $512, R12
+	ADDQ   $4, R13
+	DECQ   R14
+	JNZ    grp
+	// acc += bias lanes; reduce16: lanes l+8, l+4, l+2, l+1 onto l.
+	VADDPS Z1, Z0, Z0
+	VEXTRACTF64X4 $1, Z0, Y2
+	VADDPS Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X2
+	VADDPS X2, X0, X0
+	VMOVHLPS X0, X0, X2
+	VADDPS X2, X0, X0
+	VMOVSHDUP X0, X2
+	VADDSS X2, X0, X0
+	VMOVSS X0, (R11)
+	ADDQ $4, R11
+	ADDQ sstride+80(FP), R9
+	ADDQ sstride+80(FP), R10
+	DECQ CX
+	JNZ row
+	VZEROUPPER
+	RET
+
+// func qmv16b8c1(x *float32, p *byte, rows, groups, dt int, sums, sc, bi, scr, out *float32, sstride, blocks int, mask uint16)
+TEXT ·qmv16b8c1(SB), NOSPLIT, $0-98
+	MOVQ x+0(FP), SI
+	MOVQ p+8(FP), R15
+	MOVQ rows+16(FP), CX
+	MOVQ groups+24(FP), DX
+	MOVQ dt+32(FP), DI
+	MOVQ sums+40(FP), R8
+	MOVQ sc+48(FP), R9
+	MOVQ bi+56(FP), R10
+	MOVQ scr+64(FP), BX
+	MOVQ out+72(FP), R11
+	MOVQ blocks+88(FP), AX
+	KMOVW mask+96(FP), K1
+	VMOVUPS ·qIota16(SB), Z31
+row:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	MOVQ   BX, R13
+	MOVQ   R8, R12
+	XORQ   R14, R14
+	CMPQ   DI, $1
+	JEQ    bf16
+	JGT    f16
+	TESTQ AX, AX
+	JZ    f32tail
+f32blk:
+	VMOVUPS (R9)(R14*4), Z8
+	VMOVUPS (R10)(R14*4), Z9
+	BLOCKEND
+	MOVQ  AX, DX
+	SHLQ  $4, DX
+	CMPQ  R14, DX
+	JLT   f32blk
+f32tail:
+	KORTESTW K1, K1
+	JZ       main
+	VMOVUPS.Z (R9)(R14*4), K1, Z8
+	VMOVUPS.Z (R10)(R14*4), K1, Z9
+	BLOCKEND
+	JMP main
+bf16:
+	TESTQ AX, AX
+	JZ    bf16tail
+bf16blk:
+	VPMOVZXWD (R9)(R14*2), Z8
+	VPSLLD $16, Z8, Z8
+	VPMOVZXWD (R10)(R14*2), Z9
+	VPSLLD $16, Z9, Z9
+	BLOCKEND
+	MOVQ  AX, DX
+	SHLQ  $4, DX
+	CMPQ  R14, DX
+	JLT   bf16blk
+bf16tail:
+	KORTESTW K1, K1
+	JZ       main
+	VPMOVZXWD.Z (R9)(R14*2), K1, Z8
+	VPSLLD $16, Z8, Z8
+	VPMOVZXWD.Z (R10)(R14*2), K1, Z9
+	VPSLLD $16, Z9, Z9
+	BLOCKEND
+	JMP main
+f16:
+	TESTQ AX, AX
+	JZ    f16tail
+f16blk:
+	VCVTPH2PS (R9)(R14*2), Z8
+	VCVTPH2PS (R10)(R14*2), Z9
+	BLOCKEND
+	MOVQ  AX, DX
+	SHLQ  $4, DX
+	CMPQ  R14, DX
+	JLT   f16blk
+f16tail:
+	KORTESTW K1, K1
+	JZ       main
+	VCVTPH2PS.Z (R9)(R14*2), K1, Z8
+	VCVTPH2PS.Z (R10)(R14*2), K1, Z9
+	BLOCKEND
+	JMP main
+main:
+	MOVQ groups+24(FP), DX
+	MOVQ SI, R12
+	MOVQ BX, R13
+	MOVQ DX, R14
+grp:
+	Q8FIRST(0, 0)
+	VMULPS.BCST (R13), Z4, Z4
+	VADDPS Z4, Z0, Z0
+	ADDQ   $32, R15
+	ADDQ   $128, R12
+	ADDQ   $4, R13
+	DECQ   R14
+	JNZ    grp
+	// acc += bias lanes; reduce16: lanes l+8, l+4, l+2, l+1 onto l.
+	VADDPS Z1, Z0, Z0
+	VEXTRACTF64X4 $1, Z0, Y2
+	VADDPS Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X2
+	VADDPS X2, X0, X0
+	VMOVHLPS X0, X0, X2
+	VADDPS X2, X0, X0
+	VMOVSHDUP X0, X2
+	VADDSS X2, X0, X0
+	VMOVSS X0, (R11)
+	ADDQ $4, R11
+	ADDQ sstride+80(FP), R9
+	ADDQ sstride+80(FP), R10
+	DECQ CX
+	JNZ row
+	VZEROUPPER
+	RET
+
+// func qmv16b8c2(x *float32, p *byte, rows, groups, dt int, sums, sc, bi, scr, out *float32, sstride, blocks int, mask uint16)
+TEXT ·qmv16b8c2(SB), NOSPLIT, $0-98
+	MOVQ x+0(FP), SI
+	MOVQ p+8(FP), R15
+	MOVQ rows+16(FP), CX
+	MOVQ groups+24(FP), DX
+	MOVQ dt+32(FP), DI
+	MOVQ sums+40(FP), R8
+	MOVQ sc+48(FP), R9
+	MOVQ bi+56(FP), R10
+	MOVQ scr+64(FP), BX
+	MOVQ out+72(FP), R11
+	MOVQ blocks+88(FP), AX
+	KMOVW mask+96(FP), K1
+	VMOVUPS ·qIota16(SB), Z31
+row:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	MOVQ   BX, R13
+	MOVQ   R8, R12
+	XORQ   R14, R14
+	CMPQ   DI, $1
+	JEQ    bf16
+	JGT    f16
+	TESTQ AX, AX
+	JZ    f32tail
+f32blk:
+	VMOVUPS (R9)(R14*4), Z8
+	VMOVUPS (R10)(R14*4), Z9
+	BLOCKEND
+	MOVQ  AX, DX
+	SHLQ  $4, DX
+	CMPQ  R14, DX
+	JLT   f32blk
+f32tail:
+	KORTESTW K1, K1
+	JZ       main
+	VMOVUPS.Z (R9)(R14*4), K1, Z8
+	VMOVUPS.Z (R10)(R14*4), K1, Z9
+	BLOCKEND
+	JMP main
+bf16:
+	TESTQ AX, AX
+	JZ    bf16tail
+bf16blk:
+	VPMOVZXWD (R9)(R14*2), Z8
+	VPSLLD $16, Z8, Z8
+	VPMOVZXWD (R10)(R14*2), Z9
+	VPSLLD $16, Z9, Z9
+	BLOCKEND
+	MOVQ  AX, DX
+	SHLQ  $4, DX
+	CMPQ  R14, DX
+	JLT   bf16blk
+bf16tail:
+	KORTESTW K1, K1
+	JZ       main
+	VPMOVZXWD.Z (R9)(R14*2), K1, Z8
+	VPSLLD $16, Z8, Z8
+	VPMOVZXWD.Z (R10)(R14*2), K1, Z9
+	VPSLLD $16, Z9, Z9
+	BLOCKEND
+	JMP main
+f16:
+	TESTQ AX, AX
+	JZ    f16tail
+f16blk:
+	VCVTPH2PS (R9)(R14*2), Z8
+	VCVTPH2PS (R10)(R14*2), Z9
+	BLOCKEND
+	MOVQ  AX, DX
+	SHLQ  $4, DX
+	CMPQ  R14, DX
+	JLT   f16blk
+f16tail:
+	KORTESTW K1, K1
+	JZ       main
+	VCVTPH2PS.Z (R9)(R14*2), K1, Z8
+	VCVTPH2PS.Z (R10)(R14*2), K1, Z9
+	BLOCKEND
+	JMP main
+main:
+	MOVQ groups+24(FP), DX
+	MOVQ SI, R12
+	MOVQ BX, R13
+	MOVQ DX, R14
+grp:
+	Q8FIRST(0, 0)
+	Q8NEXT(32, 128)
+	VMULPS.BCST (R13), Z4, Z4
+	VADDPS Z4, Z0, Z0
+	ADDQ   $64, R15
+	ADDQ   $256, R12
+	ADDQ   $4, R13
+	DECQ   R14
+	JNZ    grp
+	// acc += bias lanes; reduce16: lanes l+8, l+4, l+2, l+1 onto l.
+	VADDPS Z1, Z0, Z0
+	VEXTRACTF64X4 $1, Z0, Y2
+	VADDPS Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X2
+	VADDPS X2, X0, X0
+	VMOVHLPS X0, X0, X2
+	VADDPS X2, X0, X0
+	VMOVSHDUP X0, X2
+	VADDSS X2, X0, X0
+	VMOVSS X0, (R11)
+	ADDQ $4, R11
+	ADDQ sstride+80(FP), R9
+	ADDQ sstride+80(FP), R10
+	DECQ CX
+	JNZ row
+	VZEROUPPER
+	RET
+
+// func qmv16b8c4(x *float32, p *byte, rows, groups, dt int, sums, sc, bi, scr, out *float32, sstride, blocks int, mask uint16)
+TEXT ·qmv16b8c4(SB), NOSPLIT, $0-98
+	MOVQ x+0(FP), SI
+	MOVQ p+8(FP), R15
+	MOVQ rows+16(FP), CX
+	MOVQ groups+24(FP), DX
+	MOVQ dt+32(FP), DI
+	MOVQ sums+40(FP), R8
+	MOVQ sc+48(FP), R9
+	MOVQ bi+56(FP), R10
+	MOVQ scr+64(FP), BX
+	MOVQ out+72(FP), R11
+	MOVQ blocks+88(FP), AX
+	KMOVW mask+96(FP), K1
+	VMOVUPS ·qIota16(SB), Z31
+row:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	MOVQ   BX, R13
+	MOVQ   R8, R12
+	XORQ   R14, R14
+	CMPQ   DI, $1
+	JEQ    bf16
+	JGT    f16
+	TESTQ AX, AX
+	JZ    f32tail
+f32blk:
+	VMOVUPS (R9)(R14*4), Z8
+	VMOVUPS (R10)(R14*4), Z9
+	BLOCKEND
+	MOVQ  AX, DX
+	SHLQ  $4, DX
+	CMPQ  R14, DX
+	JLT   f32blk
+f32tail:
+	KORTESTW K1, K1
+	JZ       main
+	VMOVUPS.Z (R9)(R14*4), K1, Z8
+	VMOVUPS.Z (R10)(R14*4), K1, Z9
+	BLOCKEND
+	JMP main
+bf16:
+	TESTQ AX, AX
+	JZ    bf16tail
+bf16blk:
+	VPMOVZXWD (R9)(R14*2), Z8
+	VPSLLD $16, Z8, Z8
+	VPMOVZXWD (R10)(R14*2), Z9
+	VPSLLD $16, Z9, Z9
+	BLOCKEND
+	MOVQ  AX, DX
+	SHLQ  $4, DX
+	CMPQ  R14, DX
+	JLT   bf16blk
+bf16tail:
+	KORTESTW K1, K1
+	JZ       main
+	VPMOVZXWD.Z (R9)(R14*2), K1, Z8
+	VPSLLD $16, Z8, Z8
+	VPMOVZXWD.Z (R10)(R14*2), K1, Z9
+	VPSLLD $16, Z9, Z9
+	BLOCKEND
+	JMP main
+f16:
+	TESTQ AX, AX
+	JZ    f16tail
+f16blk:
+	VCVTPH2PS (R9)(R14*2), Z8
+	VCVTPH2PS (R10)(R14*2), Z9
+	BLOCKEND
+	MOVQ  AX, DX
+	SHLQ  $4, DX
+	CMPQ  R14, DX
+	JLT   f16blk
+f16tail:
+	KORTESTW K1, K1
+	JZ       main
+	VCVTPH2PS.Z (R9)(R14*2), K1, Z8
+	VCVTPH2PS.Z (R10)(R14*2), K1, Z9
+	BLOCKEND
+	JMP main
+main:
+	MOVQ groups+24(FP), DX
+	MOVQ SI, R12
+	MOVQ BX, R13
+	MOVQ DX, R14
+grp:
+	Q8FIRST(0, 0)
+	Q8NEXT(32, 128)
+	Q8NEXT(64, 256)
+	Q8NEXT(96, 384)
+	VMULPS.BCST (R13), Z4, Z4
+	VADDPS Z4, Z0, Z0
+	ADDQ   $128, R15
+	ADDQ   $512, R12
+	ADDQ   $4, R13
+	DECQ   R14
+	JNZ    grp
+	// acc += bias lanes; reduce16: lanes l+8, l+4, l+2, l+1 onto l.
+	VADDPS Z1, Z0, Z0
+	VEXTRACTF64X4 $1, Z0, Y2
+	VADDPS Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X2
+	VADDPS X2, X0, X0
+	VMOVHLPS X0, X0, X2
+	VADDPS X2, X0, X0
+	VMOVSHDUP X0, X2
+	VADDSS X2, X0, X0
+	VMOVSS X0, (R11)
+	ADDQ $4, R11
+	ADDQ sstride+80(FP), R9
+	ADDQ sstride+80(FP), R10
+	DECQ CX
+	JNZ row
+	VZEROUPPER
+	RET
