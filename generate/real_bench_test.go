@@ -10,6 +10,7 @@ import (
 	"github.com/ingotml/ingot/graph"
 	"github.com/ingotml/ingot/internal/membw"
 	"github.com/ingotml/ingot/nn"
+	"github.com/ingotml/ingot/nn/checkpoint"
 	"github.com/ingotml/ingot/nn/models"
 )
 
@@ -36,7 +37,7 @@ func BenchmarkDecodeReal(b *testing.B) {
 				b.Fatal(err)
 			}
 			g := graph.NewCPU(graph.Options{})
-			m, err := models.Load(path, g, models.Options{})
+			m, err := models.Load(path, g, nn.Options{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -67,7 +68,7 @@ func BenchmarkDecodeReal(b *testing.B) {
 // weightBytes is the size of every tensor in the checkpoint at dir: what one decode
 // step reads (the tied embedding table is read whole by the head).
 func weightBytes(dir string) (int64, error) {
-	ck, err := nn.OpenCheckpoint(dir)
+	ck, err := checkpoint.OpenCheckpoint(dir)
 	if err != nil {
 		return 0, err
 	}

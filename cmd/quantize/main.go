@@ -247,12 +247,12 @@ func writeRandom(o *options, stdout io.Writer) (err error) {
 	if err != nil {
 		return fmt.Errorf("%w: -random: %v", errUsage, err)
 	}
-	cfg, err := qwen35.LoadConfig(o.random)
+	cfg, err := models.ParseConfig(raw)
 	if err != nil {
-		return fmt.Errorf("%w: -random: %v", errUsage, err)
+		return fmt.Errorf("%w: -random: %s: %v", errUsage, o.random, err)
 	}
 	dt, _ := scaleDType(o.dtype, nil)
-	tensors, err := qwen35.RandomCheckpoint(cfg, o.seed, dt)
+	tensors, err := cfg.RandomCheckpoint(o.seed, dt)
 	if err != nil {
 		return fmt.Errorf("%w: -random: %v", errUsage, err)
 	}
@@ -261,8 +261,8 @@ func writeRandom(o *options, stdout io.Writer) (err error) {
 			os.RemoveAll(o.out)
 		}
 	}()
-	write := nn.WriteOptions{ShardBytes: o.shardBytes, Format: nn.KeepFormat}
-	if err := nn.WriteCheckpoint(o.out, raw, tensors, write); err != nil {
+	write := checkpoint.WriteOptions{ShardBytes: o.shardBytes, Format: checkpoint.KeepFormat}
+	if err := checkpoint.WriteCheckpoint(o.out, raw, tensors, write); err != nil {
 		return err
 	}
 	var bytes int64

@@ -217,7 +217,7 @@ func TestQuantizeRefuses(t *testing.T) {
 // for the same seed: at float32 the logits are bit-identical; at bfloat16 it loads,
 // and quantizes at 4 bits.
 func TestRandomCheckpoint(t *testing.T) {
-	cfg, err := qwen35.ReproConfig(qwen35.ReproOptions{Layers: 4})
+	cfg, err := qwen35.ReproConfig(nn.ReproOptions{Layers: 4})
 	require.NoError(t, err)
 	raw, err := cfg.MarshalHF()
 	require.NoError(t, err)
@@ -231,7 +231,7 @@ func TestRandomCheckpoint(t *testing.T) {
 	require.Equal(t, exitOK, code, stderr)
 	require.True(t, strings.HasPrefix(stdout, "quantize: wrote "+f32+": "), stdout)
 	g := graph.NewCPU(graph.Options{})
-	ref, err := qwen35.NewRandom(cfg, g, 7, qwen35.Options{})
+	ref, err := qwen35.NewRandom(cfg, g, 7, nn.Options{})
 	require.NoError(t, err)
 	want, err := ref.Forward(tensor.FromInt32(g, prompt, 1, len(prompt)), ref.MakeCache(cache.Eager)).Float32s()
 	require.NoError(t, err)
@@ -240,11 +240,11 @@ func TestRandomCheckpoint(t *testing.T) {
 	bf16 := filepath.Join(tmp, "bf16")
 	code, _, stderr = cmd("-random", cfgPath, "-seed", "7", "-out", bf16)
 	require.Equal(t, exitOK, code, stderr)
-	ck, err := nn.OpenCheckpoint(bf16)
+	ck, err := checkpoint.OpenCheckpoint(bf16)
 	require.NoError(t, err)
 	info, _, ok := ck.Info("model.embed_tokens.weight")
 	require.True(t, ok)
-	require.Equal(t, nn.BF16, info.DType)
+	require.Equal(t, checkpoint.BF16, info.DType)
 	require.NoError(t, ck.Close())
 	require.Len(t, logits(t, bf16, prompt), cfg.VocabSize)
 	q4 := filepath.Join(tmp, "q4")

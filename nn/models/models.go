@@ -32,6 +32,9 @@ type Config interface {
 	Random(g *graph.Graph, seed int64, opt nn.Options) (nn.Model, error)
 	// JSON returns the configuration as a Hugging Face config.json would hold it.
 	JSON() ([]byte, error)
+	// RandomCheckpoint returns the tensors of a Hugging Face checkpoint of this
+	// structure holding Random's weights for seed, stored as dt (F32, F16 or BF16).
+	RandomCheckpoint(seed int64, dt checkpoint.DType) ([]checkpoint.WriteTensor, error)
 	// Resize returns a validated copy with the hidden size and the routed expert count
 	// changed (0 keeps either); experts on a dense model wrap ErrDense.
 	Resize(hidden, experts int) (Config, error)

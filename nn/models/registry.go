@@ -3,6 +3,7 @@ package models
 import (
 	"github.com/ingotml/ingot/graph"
 	"github.com/ingotml/ingot/nn"
+	"github.com/ingotml/ingot/nn/checkpoint"
 	"github.com/ingotml/ingot/nn/qwen3"
 	"github.com/ingotml/ingot/nn/qwen35"
 )
@@ -50,6 +51,10 @@ func (q qwen35Config) Random(g *graph.Graph, seed int64, opt nn.Options) (nn.Mod
 }
 
 func (q qwen35Config) JSON() ([]byte, error) { return q.c.MarshalHF() }
+
+func (q qwen35Config) RandomCheckpoint(seed int64, dt checkpoint.DType) ([]checkpoint.WriteTensor, error) {
+	return qwen35.RandomCheckpoint(q.c, seed, dt)
+}
 
 func (q qwen35Config) Resize(hidden, experts int) (Config, error) {
 	c := *q.c
@@ -100,6 +105,10 @@ func (q qwen3Config) Random(g *graph.Graph, seed int64, opt nn.Options) (nn.Mode
 }
 
 func (q qwen3Config) JSON() ([]byte, error) { return q.c.MarshalHF() }
+
+func (q qwen3Config) RandomCheckpoint(seed int64, dt checkpoint.DType) ([]checkpoint.WriteTensor, error) {
+	return qwen3.RandomCheckpoint(q.c, seed, dt)
+}
 
 func (q qwen3Config) Resize(hidden, experts int) (Config, error) {
 	if experts > 0 {

@@ -10,6 +10,7 @@ import (
 	"github.com/ingotml/ingot/graph"
 	"github.com/ingotml/ingot/kernels"
 	"github.com/ingotml/ingot/nn"
+	"github.com/ingotml/ingot/nn/checkpoint"
 	"github.com/ingotml/ingot/tensor"
 )
 
@@ -72,20 +73,20 @@ func (r *randomSource) fill(v []float32, mean, std float64) {
 }
 
 // RandomCheckpoint returns the tensors of a Hugging Face checkpoint of cfg's structure
-// holding NewRandom's weights for seed, rounded to dt (nn.F32, nn.F16 or nn.BF16):
+// holding NewRandom's weights for seed, rounded to dt (checkpoint.F32, checkpoint.F16 or checkpoint.BF16):
 // names under "model." and "lm_head.weight", zero-centred norms stored as w (the
 // model adds 1), conv1d as [C, 1, K], experts as save_pretrained writes them
-// ("<mlp>.experts.<e>.<proj>.weight"). Written by nn.WriteCheckpoint with cfg's
+// ("<mlp>.experts.<e>.<proj>.weight"). Written by checkpoint.WriteCheckpoint with cfg's
 // config.json, it is a real-size test model made without any download (see
 // cmd/quantize -random); quantize it for the quantized formats.
-func RandomCheckpoint(cfg *Config, seed int64, dt nn.DType) ([]nn.WriteTensor, error) {
-	edt, ok := nn.EngineDType(dt)
+func RandomCheckpoint(cfg *Config, seed int64, dt checkpoint.DType) ([]checkpoint.WriteTensor, error) {
+	edt, ok := checkpoint.EngineDType(dt)
 	if !ok {
 		return nil, fmt.Errorf("qwen35: random checkpoint dtype %s: want F32, F16 or BF16", dt)
 	}
 	r := &recordSource{randomSource: randomSource{rng: rand.New(rand.NewSource(seed))}, dt: edt, st: dt}
 	// The builder names and shapes every parameter; the model it builds is dropped.
-	if _, err := build(cfg, graph.NewCPU(graph.Options{}), r, Options{}); err != nil {
+	if _, err := build(cfg, graph.NewCPU(graph.Options{}), r, nn.Options{}); err != nil {
 		return nil, err
 	}
 	return r.out, nil
@@ -96,8 +97,8 @@ func RandomCheckpoint(cfg *Config, seed int64, dt nn.DType) ([]nn.WriteTensor, e
 type recordSource struct {
 	randomSource
 	dt  tensor.DType
-	st  nn.DType // dt's name in the files
-	out []nn.WriteTensor
+	st  checkpoint.DType // dt's name in the files
+	out []checkpoint.WriteTensor
 }
 
 func (r *recordSource) load(p param) (nn.Host, error) {
@@ -116,17 +117,17 @@ func (r *recordSource) load(p param) (nn.Host, error) {
 	st := r.st
 	switch p.kind {
 	case kindConv:
-		r.out = append(r.out, nn.WriteTensor{Name: p.name, DType: st, Shape: []int{p.shape[0], 1, p.shape[1]}, Data: c.Data})
+		r.out = append(r.out, checkpoint.WriteTensor{Name: p.name, DType: st, Shape: []int{p.shape[0], 1, p.shape[1]}, Data: c.Data})
 	case kindExperts:
 		i := strings.LastIndex(p.name, ".experts.")
 		mlp, proj := p.name[:i+1], p.name[i+len(".experts."):]
 		sz := len(c.Data) / p.shape[0]
 		for e := range p.shape[0] {
-			r.out = append(r.out, nn.WriteTensor{Name: fmt.Sprintf("%sexperts.%d.%s.weight", mlp, e, proj),
+			r.out = append(r.out, checkpoint.WriteTensor{Name: fmt.Sprintf("%sexperts.%d.%s.weight", mlp, e, proj),
 				DType: st, Shape: slices.Clone(p.shape[1:]), Data: c.Data[e*sz : (e+1)*sz]})
 		}
 	default:
-		r.out = append(r.out, nn.WriteTensor{Name: p.name, DType: st, Shape: slices.Clone(p.shape), Data: c.Data})
+		r.out = append(r.out, checkpoint.WriteTensor{Name: p.name, DType: st, Shape: slices.Clone(p.shape), Data: c.Data})
 	}
 	if p.kind == kindNorm {
 		return c.Map(func(w float64) float64 { return 1 + w }), nil
