@@ -275,18 +275,8 @@ func (a *Allocator) Malloc(size int) (Buffer, error) {
 // missLocked handles a cache miss: purge under pressure, give the reclaimer
 // one chance at the limit, then create a new counted buffer.
 func (a *Allocator) missLocked(size int) (*block, error) {
-	a.purgeLocked(size)
-	if a.count >= a.resourceLimit && a.reclaimer != nil {
-		// The reclaimer frees unreachable buffers through Free, which locks.
-		f := a.reclaimer
-		a.mu.Unlock()
-		f()
-		a.mu.Lock()
-		// What it freed went to the cache (count unchanged); drop it.
-		a.purgeLocked(size)
-	}
-	if a.count >= a.resourceLimit {
-		return nil, &ResourceLimitError{Limit: a.resourceLimit}
+	if err := a.roomLocked(size); err != nil {
+		return nil, err
 	}
 
 	// The mutex stays held across the device call so concurrent misses can
@@ -306,6 +296,26 @@ func (a *Allocator) missLocked(size int) (*block, error) {
 	b := a.cache.blocks.get()
 	b.raw, b.data, b.owner = raw, data, a
 	return b, nil
+}
+
+// roomLocked makes room for one more buffer object of size bytes, as a cache miss
+// does: purge under pressure, give the reclaimer one chance at the limit, then fail
+// with the resource-limit error if the count is still at the limit.
+func (a *Allocator) roomLocked(size int) error {
+	a.purgeLocked(size)
+	if a.count >= a.resourceLimit && a.reclaimer != nil {
+		// The reclaimer frees unreachable buffers through Free, which locks.
+		f := a.reclaimer
+		a.mu.Unlock()
+		f()
+		a.mu.Lock()
+		// What it freed went to the cache (count unchanged); drop it.
+		a.purgeLocked(size)
+	}
+	if a.count >= a.resourceLimit {
+		return &ResourceLimitError{Limit: a.resourceLimit}
+	}
+	return nil
 }
 
 // purgeLocked is MLX's step 5: under memory or count pressure, release at
@@ -384,17 +394,9 @@ func (a *Allocator) Adopt(data []byte, release func()) (Buffer, error) {
 	}
 	a.mu.Lock()
 	// A cache miss of the same size: the same purge and limit check as Malloc's.
-	a.purgeLocked(acct)
-	if a.count >= a.resourceLimit && a.reclaimer != nil {
-		f := a.reclaimer
+	if err := a.roomLocked(acct); err != nil {
 		a.mu.Unlock()
-		f()
-		a.mu.Lock()
-		a.purgeLocked(acct)
-	}
-	if a.count >= a.resourceLimit {
-		a.mu.Unlock()
-		return Buffer{}, &ResourceLimitError{Limit: a.resourceLimit}
+		return Buffer{}, err
 	}
 	a.count++
 	b := a.cache.blocks.get()
