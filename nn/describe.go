@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+
+	"github.com/ingotml/ingot/nn/checkpoint"
 )
 
 // Options choose between equivalent implementations of a model's ops; every model
@@ -104,6 +106,17 @@ type Description struct {
 	// Weights names how a checkpoint stores the weights ("float (bfloat16)", "4-bit
 	// g64 affine, ..."); empty for a random model.
 	Weights string
+}
+
+// SetStorage fills in what a checkpoint's description adds: how the tensors its
+// parameters read are stored (Weights) and how many weight files ck has (Files).
+func (d *Description) SetStorage(ck *checkpoint.Checkpoint) {
+	var names []string
+	for _, p := range d.Params {
+		names = append(names, p.Stored.Tensors...)
+	}
+	d.Weights = ck.DescribeStorage(names)
+	d.Files = len(ck.Files())
 }
 
 // Layers is the number of decoder layers.

@@ -51,7 +51,7 @@ func TestLoadRefuses(t *testing.T) {
 		{func(w *checkpoint.WriteTensor) bool {
 			w.Shape = []int{w.Shape[0] / 2, 2}
 			return true
-		}, ErrShape, "tensor " + victim + ": shape ["},
+		}, nn.ErrShape, "tensor " + victim + ": shape ["},
 		{func(w *checkpoint.WriteTensor) bool { w.DType = checkpoint.I32; return true }, checkpoint.ErrDTypeMismatch, "unsupported dtype I32"},
 	} {
 		dir := rewrite(t, gm.dir, func(_ map[string]any, ts []checkpoint.WriteTensor) []checkpoint.WriteTensor {
@@ -67,7 +67,7 @@ func TestLoadRefuses(t *testing.T) {
 		_, lerr := Load(dir, graph.NewCPU(graph.Options{}), nn.Options{})
 		for _, err := range []error{ierr, lerr} {
 			require.ErrorIs(t, err, c.want)
-			var we *WeightError
+			var we *nn.WeightError
 			require.True(t, errors.As(err, &we))
 			require.Equal(t, filepath.Join(dir, "model.safetensors"), we.File)
 			require.Contains(t, err.Error(), c.msg)

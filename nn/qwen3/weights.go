@@ -1,7 +1,6 @@
 package qwen3
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -111,27 +110,6 @@ func (b *builder) norm(name string, dim int, eps float64) nn.RMSNorm {
 	return nn.RMSNorm{Weight: b.array(name, kindNorm, dim), Eps: eps}
 }
 
-// ErrShape is wrapped by a WeightError for a tensor whose shape the config rules out.
-var ErrShape = errors.New("wrong shape")
-
-// WeightError reports a checkpoint tensor that is missing, misshapen or of an
-// unsupported dtype. Err is checkpoint.ErrTensorNotFound, ErrShape or
-// checkpoint.ErrDTypeMismatch.
-type WeightError struct {
-	File   string
-	Tensor string
-	Reason string
-	Err    error
-}
-
-// Error formats the error as "qwen3: <file>: tensor <name>: <reason>".
-func (e *WeightError) Error() string {
-	return fmt.Sprintf("qwen3: %s: tensor %s: %s", e.File, e.Tensor, e.Reason)
-}
-
-// Unwrap returns the sentinel that classifies the error.
-func (e *WeightError) Unwrap() error { return e.Err }
-
 // fileSource reads parameters from a checkpoint: Hugging Face's names, which
 // mlx-community's conversions keep (their quantized modules add .scales and .biases).
 type fileSource struct{ ck *checkpoint.Checkpoint }
@@ -144,7 +122,7 @@ func (s fileSource) fail(name string, err error, format string, args ...any) err
 	} else if files := s.ck.Files(); len(files) == 1 {
 		file = files[0]
 	}
-	return &WeightError{File: file, Tensor: name, Reason: fmt.Sprintf(format, args...), Err: err}
+	return &nn.WeightError{Model: "qwen3", File: file, Tensor: name, Reason: fmt.Sprintf(format, args...), Err: err}
 }
 
 func (s fileSource) float(g *graph.Graph, name string, _ kind, shape []int) (tensor.Array, nn.Stored, error) {
@@ -153,7 +131,7 @@ func (s fileSource) float(g *graph.Graph, name string, _ kind, shape []int) (ten
 		return tensor.Array{}, nn.Stored{}, s.fail(name, checkpoint.ErrTensorNotFound, "not found")
 	}
 	if !slices.Equal(t.Shape, shape) {
-		return tensor.Array{}, nn.Stored{}, s.fail(name, ErrShape, "shape %v, want %v", t.Shape, shape)
+		return tensor.Array{}, nn.Stored{}, s.fail(name, nn.ErrShape, "shape %v, want %v", t.Shape, shape)
 	}
 	if _, ok := checkpoint.EngineDType(t.DType); !ok {
 		return tensor.Array{}, nn.Stored{}, s.fail(name, checkpoint.ErrDTypeMismatch, "unsupported dtype %s (want F32, F16 or BF16)", t.DType)
@@ -186,7 +164,7 @@ func (s fileSource) quantized(g *graph.Graph, module string, shape []int) (tenso
 	w, _, _ := s.ck.Info(module + ".weight")
 	cols, _ := kernels.QuantCols(w.Shape[len(w.Shape)-1], spec.Bits, spec.GroupSize)
 	if got := append(slices.Clone(w.Shape[:len(w.Shape)-1]), cols); !slices.Equal(got, shape) {
-		return tensor.QuantizedWeight{}, nn.Stored{}, false, s.fail(module+".weight", ErrShape, "quantized matrix %v, want %v", got, shape)
+		return tensor.QuantizedWeight{}, nn.Stored{}, false, s.fail(module+".weight", nn.ErrShape, "quantized matrix %v, want %v", got, shape)
 	}
 	if g == nil {
 		return tensor.QuantizedWeight{}, st, true, nil
@@ -240,12 +218,7 @@ func Inspect(dir string) (*nn.Description, error) {
 	if err != nil {
 		return nil, err
 	}
-	var names []string
-	for _, p := range d.Params {
-		names = append(names, p.Stored.Tensors...)
-	}
-	d.Weights = ck.DescribeStorage(names)
-	d.Files = len(ck.Files())
+	d.SetStorage(ck)
 	return d, nil
 }
 

@@ -29,12 +29,7 @@ func Inspect(dir string) (*nn.Description, error) {
 	if err != nil {
 		return nil, err
 	}
-	var names []string
-	for _, p := range d.Params {
-		names = append(names, p.Stored.Tensors...)
-	}
-	d.Weights = ck.DescribeStorage(names)
-	d.Files = len(ck.Files())
+	d.SetStorage(ck)
 	return d, nil
 }
 

@@ -252,16 +252,16 @@ func TestLoadErrors(t *testing.T) {
 		{"wrong shape", func(ts map[string]stTensor) {
 			x := ts[g0+"linear_attn.in_proj_z.weight"]
 			ts[g0+"linear_attn.in_proj_z.weight"] = stTensor{"F32", []int{vd / 2, h}, x.data[:len(x.data)/2]}
-		}, g0 + "linear_attn.in_proj_z.weight", fmt.Sprintf("shape [%d %d], want [%d %d]", vd/2, h, vd, h), ErrShape},
+		}, g0 + "linear_attn.in_proj_z.weight", fmt.Sprintf("shape [%d %d], want [%d %d]", vd/2, h, vd, h), nn.ErrShape},
 		{"wrong conv shape", func(ts map[string]stTensor) {
 			x := ts[g0+"linear_attn.conv1d.weight"]
 			ts[g0+"linear_attn.conv1d.weight"] = stTensor{"F32", []int{convC, cfg.LinearConvKernel}, x.data}
 		}, g0 + "linear_attn.conv1d.weight", fmt.Sprintf("shape [%d %d], want [%d 1 %d] or [%d %d 1]",
-			convC, cfg.LinearConvKernel, convC, cfg.LinearConvKernel, convC, cfg.LinearConvKernel), ErrShape},
+			convC, cfg.LinearConvKernel, convC, cfg.LinearConvKernel, convC, cfg.LinearConvKernel), nn.ErrShape},
 		{"wrong experts shape", func(ts map[string]stTensor) {
 			x := ts[sLast+"mlp.experts.down_proj"]
 			ts[sLast+"mlp.experts.down_proj"] = stTensor{"F32", []int{e, ei, h}, x.data}
-		}, sLast + "mlp.experts.down_proj", fmt.Sprintf("shape [%d %d %d], want [%d %d %d]", e, ei, h, e, h, ei), ErrShape},
+		}, sLast + "mlp.experts.down_proj", fmt.Sprintf("shape [%d %d %d], want [%d %d %d]", e, ei, h, e, h, ei), nn.ErrShape},
 		{"unsupported dtype", func(ts map[string]stTensor) {
 			n := cfg.LinearNumValueHeads
 			ts[g0+"linear_attn.dt_bias"] = stTensor{"I32", []int{n}, make([]byte, 4*n)}
@@ -274,7 +274,7 @@ func TestLoadErrors(t *testing.T) {
 			file := filepath.Join(dir, "model.safetensors")
 			require.EqualError(t, err, fmt.Sprintf("qwen35: %s: tensor %s: %s", file, tc.tensor, tc.reason))
 			require.ErrorIs(t, err, tc.is)
-			var we *WeightError
+			var we *nn.WeightError
 			require.ErrorAs(t, err, &we)
 			require.Equal(t, tc.tensor, we.Tensor)
 			require.Equal(t, file, we.File)
@@ -363,8 +363,8 @@ func TestLoadPerExpertHugeConfig(t *testing.T) {
 		t.Run(gm.name, func(t *testing.T) {
 			dir := withConfig(t, saved, ts, map[string]any{"moe_intermediate_size": 1 << 24})
 			_, err := Load(dir, graph.NewCPU(graph.Options{}), nn.Options{})
-			require.ErrorIs(t, err, ErrShape)
-			var we *WeightError
+			require.ErrorIs(t, err, nn.ErrShape)
+			var we *nn.WeightError
 			require.ErrorAs(t, err, &we)
 			require.True(t, strings.HasSuffix(we.Tensor, ".mlp.experts.0.gate_proj.weight"), we.Tensor)
 		})

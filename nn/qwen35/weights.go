@@ -1,7 +1,6 @@
 package qwen35
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -172,26 +171,6 @@ func (b *builder) mlp(p string, h, inter int) *nn.MLP {
 	}
 }
 
-// ErrShape is wrapped by a WeightError for a tensor whose shape the config rules out.
-var ErrShape = errors.New("wrong shape")
-
-// WeightError reports a checkpoint tensor that is missing, misshapen or of an
-// unsupported dtype. Err is checkpoint.ErrTensorNotFound, ErrShape or checkpoint.ErrDTypeMismatch.
-type WeightError struct {
-	File   string
-	Tensor string
-	Reason string
-	Err    error
-}
-
-// Error formats the error as "qwen35: <file>: tensor <name>: <reason>".
-func (e *WeightError) Error() string {
-	return fmt.Sprintf("qwen35: %s: tensor %s: %s", e.File, e.Tensor, e.Reason)
-}
-
-// Unwrap returns the sentinel that classifies the error.
-func (e *WeightError) Unwrap() error { return e.Err }
-
 // Load reads a model from dir: config.json (HF layout) and its weights, in
 // model.safetensors, in shards listed by model.safetensors.index.json or in every
 // model*.safetensors (checkpoint.OpenCheckpoint: memory-mapped). Modules stored with MLX's
@@ -329,7 +308,7 @@ func (s *fileSource) storedQuantized(module string, shape []int) (nn.Stored, boo
 	cols, _ := kernels.QuantCols(w.Shape[len(w.Shape)-1], spec.Bits, spec.GroupSize)
 	got := append(slices.Clone(w.Shape[:len(w.Shape)-1]), cols)
 	if !slices.Equal(got, shape) {
-		return nn.Stored{}, false, s.fail(name+".weight", ErrShape, "quantized matrix %v, want %v", got, shape)
+		return nn.Stored{}, false, s.fail(name+".weight", nn.ErrShape, "quantized matrix %v, want %v", got, shape)
 	}
 	return st, true, nil
 }
@@ -419,7 +398,7 @@ func (s *fileSource) check(name string, shapes ...[]int) (checkpoint.TensorInfo,
 		for _, sh := range shapes[1:] {
 			want += fmt.Sprintf(" or %v", sh)
 		}
-		return t, 0, s.fail(name, ErrShape, "shape %v, want %s", t.Shape, want)
+		return t, 0, s.fail(name, nn.ErrShape, "shape %v, want %s", t.Shape, want)
 	}
 	dt, ok := checkpoint.EngineDType(t.DType)
 	if !ok {
@@ -443,7 +422,7 @@ func (s *fileSource) read(name string, shapes ...[]int) (nn.Host, error) {
 }
 
 func (s *fileSource) fail(name string, err error, format string, args ...any) error {
-	return &WeightError{File: s.file(name), Tensor: name, Reason: fmt.Sprintf(format, args...), Err: err}
+	return &nn.WeightError{Model: "qwen35", File: s.file(name), Tensor: name, Reason: fmt.Sprintf(format, args...), Err: err}
 }
 
 // expertPlan is where one stacked expert projection lives: names and infos of the
