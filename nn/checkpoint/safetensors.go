@@ -13,15 +13,16 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/ingotml/ingot/tensor"
 	"github.com/x448/float16"
 )
 
-// MaxHeaderSize caps the JSON header of a safetensors file. Real checkpoints
-// use a few MiB at most; the cap keeps a hostile length prefix from driving a
-// huge allocation.
-const MaxHeaderSize = 100 << 20
+// MaxHeaderSize caps the JSON header of a safetensors file at the reference
+// implementation's limit (100 MB). Real checkpoints use a few MiB at most; the cap
+// keeps a hostile length prefix from driving a huge allocation.
+const MaxHeaderSize = 100_000_000
 
 // metadataKey is the reserved header entry holding free-form string metadata.
 const metadataKey = "__metadata__"
@@ -257,6 +258,15 @@ func parseHeader(file string, header []byte, dataLen int64) (*Safetensors, error
 	fail := func(tensor, format string, args ...any) error {
 		return &FormatError{File: file, Tensor: tensor, Reason: fmt.Sprintf(format, args...)}
 	}
+	// The reference reads the header as a UTF-8 string that starts with '{': invalid
+	// UTF-8 (which encoding/json would silently turn into U+FFFD, renaming a tensor)
+	// and leading whitespace are errors there, so they are here.
+	if !utf8.Valid(header) {
+		return nil, fail("", "header is not valid UTF-8 (at byte %d)", invalidUTF8At(header))
+	}
+	if len(header) > 0 && header[0] != '{' {
+		return nil, fail("", "header is not a JSON object")
+	}
 	dec := json.NewDecoder(bytes.NewReader(header))
 	tok, err := dec.Token()
 	if err != nil {
@@ -307,10 +317,22 @@ func parseHeader(file string, header []byte, dataLen int64) (*Safetensors, error
 		return nil, fail("", "unexpected bytes after the header's JSON object")
 	}
 	sort.Strings(s.names)
-	if err := s.checkOverlaps(); err != nil {
+	if err := s.checkLayout(dataLen); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// invalidUTF8At is the offset of the first byte of b that is not valid UTF-8.
+func invalidUTF8At(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return len(b)
 }
 
 // jsonReason words a decoder error; the decoder reports a cut-off header as a bare "EOF".
@@ -439,26 +461,46 @@ func intList(field string, raw json.RawMessage, limit int) ([]int64, error) {
 	return out, nil
 }
 
-// checkOverlaps rejects tensors whose byte ranges intersect. Gaps are allowed.
-func (s *Safetensors) checkOverlaps() error {
+// checkLayout applies the reference's layout rule: taken in offset order, every tensor
+// begins where the previous one ended and the last ends where the data section does.
+// So tensors neither overlap nor leave gaps, and no bytes trail the last one (where a
+// writer's bug or a hidden payload would otherwise go unnoticed).
+func (s *Safetensors) checkLayout(dataLen int64) error {
 	byStart := make([]TensorInfo, 0, len(s.tensors))
 	for _, t := range s.tensors {
-		if t.End > t.Begin { // empty tensors occupy no bytes
-			byStart = append(byStart, t)
-		}
+		byStart = append(byStart, t)
 	}
 	sort.Slice(byStart, func(i, j int) bool {
-		if byStart[i].Begin != byStart[j].Begin {
-			return byStart[i].Begin < byStart[j].Begin
+		a, b := byStart[i], byStart[j]
+		if a.Begin != b.Begin {
+			return a.Begin < b.Begin
 		}
-		return byStart[i].Name < byStart[j].Name
+		if a.End != b.End {
+			return a.End < b.End
+		}
+		return a.Name < b.Name
 	})
-	for i := 1; i < len(byStart); i++ {
-		prev, cur := byStart[i-1], byStart[i]
-		if cur.Begin < prev.End {
+	var pos int64 // where the tensors so far end
+	last := ""    // the tensor ending at pos
+	for _, cur := range byStart {
+		switch {
+		case cur.Begin < pos:
+			prev := s.tensors[last]
 			return &FormatError{File: s.file, Tensor: cur.Name, Reason: fmt.Sprintf(
 				"data_offsets [%d, %d] overlap tensor %s [%d, %d]", cur.Begin, cur.End, prev.Name, prev.Begin, prev.End)}
+		case cur.Begin > pos:
+			after := "the start of the data section"
+			if last != "" {
+				after = "tensor " + last
+			}
+			return &FormatError{File: s.file, Tensor: cur.Name, Reason: fmt.Sprintf(
+				"data_offsets [%d, %d] leave bytes [%d, %d] after %s unused (tensors must be contiguous)", cur.Begin, cur.End, pos, cur.Begin, after)}
 		}
+		pos, last = cur.End, cur.Name
+	}
+	if pos != dataLen {
+		return &FormatError{File: s.file, Reason: fmt.Sprintf(
+			"%d bytes after the last tensor's data (tensors end at %d of the %d-byte data section)", dataLen-pos, pos, dataLen)}
 	}
 	return nil
 }

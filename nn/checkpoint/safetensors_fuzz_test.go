@@ -1,6 +1,7 @@
 package checkpoint_test
 
 import (
+	"encoding/binary"
 	"errors"
 	"testing"
 
@@ -30,6 +31,15 @@ func FuzzParseSafetensors(f *testing.F) {
 				t.Fatalf("error is not a FormatError naming the file: %v", err)
 			}
 			return
+		}
+		// The reference's layout: the tensors tile the data section exactly.
+		var total int64
+		for _, name := range s.Names() {
+			info, _ := s.Info(name)
+			total += info.End - info.Begin
+		}
+		if n := int64(binary.LittleEndian.Uint64(data)); total != int64(len(data))-8-n {
+			t.Fatalf("tensors cover %d bytes of a %d-byte data section", total, int64(len(data))-8-n)
 		}
 		for _, name := range s.Names() {
 			info, ok := s.Info(name)
