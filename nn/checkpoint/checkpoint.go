@@ -66,7 +66,7 @@ type Checkpoint struct {
 // quantization block is affine, and every quantized module's tensors fit it.
 func OpenCheckpoint(dir string) (*Checkpoint, error) {
 	cfgPath := filepath.Join(dir, "config.json")
-	cfg, err := os.ReadFile(cfgPath)
+	cfg, err := ReadMetadataFile(cfgPath)
 	if err != nil {
 		return nil, &CheckpointError{Path: cfgPath, Reason: "cannot read the model config", Err: err}
 	}
@@ -91,7 +91,7 @@ func (c *Checkpoint) open() error {
 	indexPath := filepath.Join(c.Dir, IndexFile)
 	var index map[string]string
 	var shards []string
-	switch raw, err := os.ReadFile(indexPath); {
+	switch raw, err := ReadMetadataFile(indexPath); {
 	case err == nil:
 		var idx struct {
 			WeightMap map[string]string `json:"weight_map"`

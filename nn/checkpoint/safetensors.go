@@ -129,11 +129,15 @@ type Safetensors struct {
 // memory mapping (or read range by range) when asked for, so a file's size, or
 // bytes no tensor uses, cost no memory. Call Close to release the file.
 func ReadSafetensors(path string) (*Safetensors, error) {
-	f, err := os.Open(path)
-	if err != nil {
+	f, st, err := OpenRegular(path)
+	var nr *NotRegularError
+	switch {
+	case errors.As(err, &nr):
+		return nil, &FormatError{File: path, Reason: nr.Error()}
+	case err != nil:
 		return nil, fmt.Errorf("safetensors %s: %w", path, err)
 	}
-	s, err := readSafetensors(path, f)
+	s, err := readSafetensors(path, f, st.Size())
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -141,16 +145,9 @@ func ReadSafetensors(path string) (*Safetensors, error) {
 	return s, nil
 }
 
-// readSafetensors parses the open file f; on success f belongs to the result.
-func readSafetensors(path string, f *os.File) (*Safetensors, error) {
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("safetensors %s: %w", path, err)
-	}
-	if reason := notRegular(st.Mode()); reason != "" {
-		return nil, &FormatError{File: path, Reason: reason}
-	}
-	size := st.Size()
+// readSafetensors parses the open regular file f of size bytes; on success f belongs
+// to the result.
+func readSafetensors(path string, f *os.File, size int64) (*Safetensors, error) {
 	var prefix [8]byte
 	if _, err := f.ReadAt(prefix[:], 0); err != nil {
 		return nil, &FormatError{File: path, Reason: fmt.Sprintf("file too short for the 8-byte header length (%d bytes)", size)}
@@ -178,24 +175,6 @@ func readSafetensors(path string, f *os.File) (*Safetensors, error) {
 
 // mmapFile is mapFile, replaceable by tests of the read-ranges fallback.
 var mmapFile = mapFile
-
-// notRegular explains why a file that is not a regular file cannot be a safetensors
-// file ("" for a regular file).
-func notRegular(m os.FileMode) string {
-	switch {
-	case m.IsRegular():
-		return ""
-	case m.IsDir():
-		return "is a directory, not a safetensors file"
-	case m&os.ModeDevice != 0:
-		return "is a device, not a regular file"
-	case m&os.ModeNamedPipe != 0:
-		return "is a named pipe, not a regular file"
-	case m&os.ModeSocket != 0:
-		return "is a socket, not a regular file"
-	}
-	return fmt.Sprintf("is not a regular file (mode %s)", m)
-}
 
 // Close releases the file (its mapping or descriptor). Slices returned by Bytes
 // must not be used afterwards; later reads return ErrClosed. Closing twice is a no-op.

@@ -12,13 +12,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/ingotml/ingot/graph"
 	"github.com/ingotml/ingot/nn"
+	"github.com/ingotml/ingot/nn/checkpoint"
 	"github.com/ingotml/ingot/nn/qwen35"
 )
 
@@ -111,7 +111,7 @@ func lookup(config []byte) (Constructor, error) {
 // Load reads the checkpoint in dir with the package its config.json's model_type names.
 func Load(dir string, g *graph.Graph, opt Options) (nn.Model, error) {
 	path := filepath.Join(dir, "config.json")
-	data, err := os.ReadFile(path)
+	data, err := checkpoint.ReadMetadataFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("models: %w", err)
 	}
