@@ -66,7 +66,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	if err == nil {
-		err = quantize(o, stdout)
+		// The input and scratch files are mapped and read in this goroutine: one that
+		// shrinks meanwhile becomes an error naming it, not SIGBUS (exit 2).
+		err = checkpoint.CatchFault(func() error { return quantize(o, stdout) })
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "quantize: %v\n", err)

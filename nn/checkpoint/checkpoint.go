@@ -225,7 +225,17 @@ func (c *Checkpoint) Tensor(g *graph.Graph, name string) (tensor.Array, error) {
 		_, file, _ := c.Info(name)
 		return tensor.Array{}, &CheckpointError{Path: file, Tensor: name, Reason: fmt.Sprintf("rank %d exceeds %d", len(info.Shape), kernels.MaxDims)}
 	}
-	return tensor.Wrap(g.FromBytes(kernels.Contiguous(dt, info.Shape...), b)), nil
+	// FromBytes copies b, which aliases the mapping, in this goroutine: the fault guard
+	// sits here (see CatchFault).
+	var h *graph.Handle
+	err = catchTensorFault(name, func() error {
+		h = g.FromBytes(kernels.Contiguous(dt, info.Shape...), b)
+		return nil
+	})
+	if err != nil {
+		return tensor.Array{}, err
+	}
+	return tensor.Wrap(h), nil
 }
 
 // Files returns the paths of the checkpoint's weight files, sorted.

@@ -112,27 +112,39 @@ func (c *Checkpoint) CheckFinite(name string) error {
 	if err != nil {
 		return err
 	}
-	size := info.DType.Size()
-	for i := 0; i+size <= len(b); i += size {
-		var v float64
-		switch info.DType {
-		case F64:
-			v = math.Float64frombits(binary.LittleEndian.Uint64(b[i:]))
-		case F32:
-			v = float64(math.Float32frombits(binary.LittleEndian.Uint32(b[i:])))
-		case F16:
-			v = float64(kernels.F16ToF32(binary.LittleEndian.Uint16(b[i:])))
-		case BF16:
-			v = float64(kernels.BF16ToF32(binary.LittleEndian.Uint16(b[i:])))
-		default:
-			return nil
-		}
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			_, file, _ := c.Info(name)
-			return &CheckpointError{Path: file, Tensor: name, Reason: fmt.Sprintf("element %v of %v holds %v", unravel(i/size, info.Shape), info.Shape, v), Err: kernels.ErrNonFinite}
-		}
+	switch info.DType {
+	case F64, F32, F16, BF16:
+	default:
+		return nil
 	}
-	return nil
+	size := info.DType.Size()
+	bad := -1
+	var value float64
+	err = catchTensorFault(name, func() error { // b is the mapping (see CatchFault)
+		for i := 0; i+size <= len(b); i += size {
+			var v float64
+			switch info.DType {
+			case F64:
+				v = math.Float64frombits(binary.LittleEndian.Uint64(b[i:]))
+			case F32:
+				v = float64(math.Float32frombits(binary.LittleEndian.Uint32(b[i:])))
+			case F16:
+				v = float64(kernels.F16ToF32(binary.LittleEndian.Uint16(b[i:])))
+			case BF16:
+				v = float64(kernels.BF16ToF32(binary.LittleEndian.Uint16(b[i:])))
+			}
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				bad, value = i/size, v
+				return nil
+			}
+		}
+		return nil
+	})
+	if err != nil || bad < 0 {
+		return err
+	}
+	_, file, _ := c.Info(name)
+	return &CheckpointError{Path: file, Tensor: name, Reason: fmt.Sprintf("element %v of %v holds %v", unravel(bad, info.Shape), info.Shape, value), Err: kernels.ErrNonFinite}
 }
 
 // unravel turns a flat row-major index into one index per dimension of shape.

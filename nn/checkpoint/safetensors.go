@@ -165,8 +165,9 @@ func readSafetensors(path string, f *os.File, size int64) (*Safetensors, error) 
 		return nil, err
 	}
 	if m, unmap, err := mmapFile(f, size); err == nil {
-		f.Close() // the mapping outlives the descriptor
-		s.data, s.release = m[8+n:], unmap
+		f.Close()                   // the mapping outlives the descriptor
+		forget := register(path, m) // so that CatchFault can name the file
+		s.data, s.release = m[8+n:], func() error { forget(); return unmap() }
 	} else {
 		s.ra, s.dataOff, s.release = f, 8+n, f.Close
 	}
@@ -554,21 +555,30 @@ func (s *Safetensors) Float32(name string) ([]float32, []int, error) {
 	n := t.NumElements()
 	out := make([]float32, n)
 	switch t.DType {
-	case F32:
-		for i := range out {
-			out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-		}
-	case F16:
-		for i := range out {
-			out[i] = float16.Frombits(binary.LittleEndian.Uint16(b[2*i:])).Float32()
-		}
-	case BF16:
-		// bfloat16 is the top half of a float32, so widening is exact.
-		for i := range out {
-			out[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(b[2*i:])) << 16)
-		}
+	case F32, F16, BF16:
 	default:
 		return nil, nil, s.mismatch(t, "float32")
+	}
+	err = catchTensorFault(name, func() error { // b may be a mapping (see CatchFault)
+		switch t.DType {
+		case F32:
+			for i := range out {
+				out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+			}
+		case F16:
+			for i := range out {
+				out[i] = float16.Frombits(binary.LittleEndian.Uint16(b[2*i:])).Float32()
+			}
+		case BF16:
+			// bfloat16 is the top half of a float32, so widening is exact.
+			for i := range out {
+				out[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(b[2*i:])) << 16)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	return out, t.Shape, nil
 }
@@ -583,16 +593,24 @@ func (s *Safetensors) Int64(name string) ([]int64, []int, error) {
 	n := t.NumElements()
 	out := make([]int64, n)
 	switch t.DType {
-	case I64:
-		for i := range out {
-			out[i] = int64(binary.LittleEndian.Uint64(b[8*i:]))
+	case I64, I32:
+	default:
+		return nil, nil, s.mismatch(t, "int64")
+	}
+	err = catchTensorFault(name, func() error { // b may be a mapping (see CatchFault)
+		if t.DType == I64 {
+			for i := range out {
+				out[i] = int64(binary.LittleEndian.Uint64(b[8*i:]))
+			}
+			return nil
 		}
-	case I32:
 		for i := range out {
 			out[i] = int64(int32(binary.LittleEndian.Uint32(b[4*i:])))
 		}
-	default:
-		return nil, nil, s.mismatch(t, "int64")
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	return out, t.Shape, nil
 }

@@ -119,7 +119,15 @@ func Load(dir string, g *graph.Graph, opt Options) (nn.Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return c.Load(dir, g, opt)
+	// The weight files are mapped and the load copies from them: a file that shrinks
+	// meanwhile becomes an error naming it, not SIGBUS (see checkpoint.CatchFault).
+	var m nn.Model
+	err = checkpoint.CatchFault(func() error {
+		var err error
+		m, err = c.Load(dir, g, opt)
+		return err
+	})
+	return m, err
 }
 
 // Random builds the model config.json data describes, with random weights from seed.
