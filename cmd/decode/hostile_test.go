@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -89,4 +90,25 @@ func TestEmptyModelPathsRefused(t *testing.T) {
 	usage(t, `--model needs a checkpoint directory, not ""`, "--model", "", "--tokens", "16")
 	usage(t, `--config needs a config.json path, not ""`, "--config", "", "--tokens", "16")
 	usage(t, `--model needs a checkpoint directory, not " "`, "--model", " ", "--predict-only")
+}
+
+// TestFileStringsEscaped: a tensor name holding terminal escapes (clear the screen,
+// print a green "[verdict] FLAT") reaches the terminal escaped, on one line.
+func TestFileStringsEscaped(t *testing.T) {
+	sets, err := golden.Sets()
+	require.NoError(t, err)
+	dir := t.TempDir()
+	cfg, err := os.ReadFile(filepath.Join(sets[0], "config.json"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.json"), cfg, 0o644))
+	header := `{"\u001b[2J\u001b[32m[verdict] FLAT\u001b[0m\n":{"dtype":"F128","shape":[1],"data_offsets":[0,1]}}`
+	file := binary.LittleEndian.AppendUint64(nil, uint64(len(header)))
+	file = append(append(file, header...), 0)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "model.safetensors"), file, 0o644))
+	for _, extra := range []string{"--predict-only", "--tokens=16"} {
+		var out, errb bytes.Buffer
+		code := run([]string{"--model", dir, extra}, &out, &errb)
+		require.Equal(t, exitUsage, code, errb.String())
+		require.Equal(t, `decode: usage: --model: safetensors `+filepath.Join(dir, "model.safetensors")+`: tensor \x1b[2J\x1b[32m[verdict] FLAT\x1b[0m\n: unknown dtype "F128"`+"\n", errb.String())
+	}
 }

@@ -199,3 +199,17 @@ func TestShardSizeWhole(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, int64(500_000_000), n)
 }
+
+// TestFileStringsEscaped: a tensor name holding terminal escapes reaches the terminal
+// escaped, on one line.
+func TestFileStringsEscaped(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := os.ReadFile(filepath.Join(goldenSets(t)[0], "config.json"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.json"), cfg, 0o644))
+	header := `{"\u001b[2J\u001b[32m[verdict] FLAT\u001b[0m\n":{"dtype":"F128","shape":[1],"data_offsets":[0,1]}}`
+	file := binary.LittleEndian.AppendUint64(nil, uint64(len(header)))
+	file = append(append(file, header...), 0)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "model.safetensors"), file, 0o644))
+	refused(t, dir, `-in: safetensors `+filepath.Join(dir, "model.safetensors")+`: tensor \x1b[2J\x1b[32m[verdict] FLAT\x1b[0m\n: unknown dtype "F128"`)
+}

@@ -28,7 +28,8 @@ type CheckpointError struct {
 	Err    error // the underlying error, if any
 }
 
-// Error formats the error as "checkpoint <path>: tensor <name>: <reason>".
+// Error formats the error as "checkpoint <path>: tensor <name>: <reason>", with
+// anything unprintable escaped (see Printable): names come from the files.
 func (e *CheckpointError) Error() string {
 	s := "checkpoint " + e.Path + ": "
 	if e.Tensor != "" {
@@ -42,7 +43,7 @@ func (e *CheckpointError) Error() string {
 	default:
 		s += e.Reason
 	}
-	return s
+	return Printable(s)
 }
 
 // Unwrap returns the underlying error.

@@ -89,12 +89,13 @@ type FormatError struct {
 	Reason string
 }
 
-// Error formats the error as "safetensors <file>: tensor <name>: <reason>".
+// Error formats the error as "safetensors <file>: tensor <name>: <reason>", with
+// anything unprintable escaped (see Printable): names come from the file.
 func (e *FormatError) Error() string {
 	if e.Tensor == "" {
-		return fmt.Sprintf("safetensors %s: %s", e.File, e.Reason)
+		return Printable(fmt.Sprintf("safetensors %s: %s", e.File, e.Reason))
 	}
-	return fmt.Sprintf("safetensors %s: tensor %s: %s", e.File, e.Tensor, e.Reason)
+	return Printable(fmt.Sprintf("safetensors %s: tensor %s: %s", e.File, e.Tensor, e.Reason))
 }
 
 // ErrTensorNotFound is returned (wrapped with the file and tensor name) when a

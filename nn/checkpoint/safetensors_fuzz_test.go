@@ -23,12 +23,18 @@ func FuzzParseSafetensors(f *testing.F) {
 	for _, c := range stCorruptions(f) {
 		f.Add(c.file)
 	}
+	// Issue 24: a name with terminal escapes, a million-tensor header's shape in small.
+	f.Add(stRaw(`{"\u001b[2J\u001b[32m[verdict] FLAT\u001b[0m\n":{"dtype":"F128","shape":[1],"data_offsets":[0,1]}}`, make([]byte, 1)))
+	f.Add(stManyEmpty(50))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := checkpoint.ParseSafetensors("fuzz.st", data)
 		if err != nil {
 			var fe *checkpoint.FormatError
 			if !errors.As(err, &fe) || fe.File != "fuzz.st" {
 				t.Fatalf("error is not a FormatError naming the file: %v", err)
+			}
+			if msg := err.Error(); checkpoint.Printable(msg) != msg {
+				t.Fatalf("message holds unprintable characters: %q", msg)
 			}
 			return
 		}

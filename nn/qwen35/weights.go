@@ -146,7 +146,7 @@ type WeightError struct {
 
 // Error formats the error as "qwen35: <file>: tensor <name>: <reason>".
 func (e *WeightError) Error() string {
-	return fmt.Sprintf("qwen35: %s: tensor %s: %s", e.File, e.Tensor, e.Reason)
+	return checkpoint.Printable(fmt.Sprintf("qwen35: %s: tensor %s: %s", e.File, e.Tensor, e.Reason)) // names come from the file
 }
 
 // Unwrap returns the sentinel that classifies the error.
