@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"unsafe"
@@ -24,6 +25,12 @@ func QuantBits(b int) bool {
 
 // QuantGroup reports whether g is a supported group size (32, 64 or 128).
 func QuantGroup(g int) bool { return g == 32 || g == 64 || g == 128 }
+
+// ErrNonFinite is wrapped by Quantize's error for a NaN or infinite weight. MLX's rule
+// has no code for one: mx.quantize gives a group holding +Inf a NaN scale and an
+// infinite bias (every weight of the group then reads back as NaN) and a NaN weight an
+// undefined code, silently. Here the weight is refused instead.
+var ErrNonFinite = errors.New("non-finite weight")
 
 // QuantFormatError reports a quantized matrix whose shapes do not fit its bits and group.
 type QuantFormatError struct{ Reason string }
@@ -114,7 +121,10 @@ func Quantize(w []float32, rows, cols, bits, group int) (q []uint32, scales, bia
 		for g := 0; g < groups; g++ {
 			vals := w[r*cols+g*group : r*cols+(g+1)*group]
 			lo, hi := vals[0], vals[0]
-			for _, v := range vals {
+			for i, v := range vals {
+				if v-v != 0 { // NaN or ±Inf: its code would overflow the bits (and putBits the row)
+					return nil, nil, nil, fmt.Errorf("row %d, column %d holds %v: %w", r, g*group+i, v, ErrNonFinite)
+				}
 				lo, hi = min(lo, v), max(hi, v)
 			}
 			scale := max((hi-lo)/n, 1e-7)

@@ -3,6 +3,8 @@ package nn
 import (
 	"errors"
 	"fmt"
+
+	"github.com/ingotml/ingot/nn/checkpoint"
 )
 
 // ErrShape is wrapped by a WeightError for a tensor whose shape the config rules out.
@@ -21,7 +23,8 @@ type WeightError struct {
 
 // Error formats the error as "<model>: <file>: tensor <name>: <reason>".
 func (e *WeightError) Error() string {
-	return fmt.Sprintf("%s: %s: tensor %s: %s", e.Model, e.File, e.Tensor, e.Reason)
+	// Names come from the file: escaped before they reach a terminal.
+	return checkpoint.Printable(fmt.Sprintf("%s: %s: tensor %s: %s", e.Model, e.File, e.Tensor, e.Reason))
 }
 
 // Unwrap returns the sentinel that classifies the error.

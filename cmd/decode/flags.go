@@ -137,6 +137,13 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 // do not apply); a dense model has no experts to count.
 func (o *options) validateModel() error {
 	bad := func(f string, args ...any) error { return fmt.Errorf("%w: "+f, append([]any{errUsage}, args...)...) }
+	// An empty path would read as "flag not given" below and run the random model.
+	if o.set["model"] && strings.TrimSpace(o.modelDir) == "" {
+		return bad("--model needs a checkpoint directory, not %q", o.modelDir)
+	}
+	if o.set["config"] && strings.TrimSpace(o.configPath) == "" {
+		return bad("--config needs a config.json path, not %q", o.configPath)
+	}
 	if o.modelDir != "" {
 		// The checkpoint decides the model: a flag that shapes the random one is refused.
 		for _, f := range []string{"model-type", "config", "layers", "interval", "experts", "hidden", "seed", "attention-only"} {

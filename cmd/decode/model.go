@@ -3,10 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/ingotml/ingot/cache"
 	"github.com/ingotml/ingot/nn"
+	"github.com/ingotml/ingot/nn/checkpoint"
 	"github.com/ingotml/ingot/nn/models"
 )
 
@@ -143,5 +143,5 @@ func checkFitsHint(e memEstimate, memLimit int64, hint string) error {
 
 func gb(n int64) string { return fmt.Sprintf("%.2f GB", float64(n)/1e9) }
 
-// readConfigFile reads --config's file.
-func readConfigFile(path string) ([]byte, error) { return os.ReadFile(path) }
+// readConfigFile reads --config's file, bounded, never blocking on a FIFO.
+func readConfigFile(path string) ([]byte, error) { return checkpoint.ReadMetadataFile(path) }

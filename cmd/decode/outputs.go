@@ -29,6 +29,10 @@ func checkWritable(path string) error {
 	switch {
 	case err == nil && st.IsDir():
 		return errors.New("is a directory")
+	case err == nil && st.Mode()&(fs.ModeNamedPipe|fs.ModeSocket) != 0:
+		// Opening a FIFO for writing waits for a reader, maybe forever; a device
+		// (/dev/null) is fine.
+		return errors.New("is a named pipe, not a regular file")
 	case err == nil:
 		f, err := os.OpenFile(path, os.O_WRONLY, 0)
 		if err != nil {

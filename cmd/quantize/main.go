@@ -15,8 +15,13 @@
 // Face's layout, a real-size test model made without any download; quantize that
 // with -in for the quantized formats.
 //
+// The output is written under a hidden name beside -out and renamed to -out when
+// complete, so a partial output never carries the name; a failed or interrupted run
+// leaves neither it nor the scratch copy behind, and removes nothing it did not create.
+//
 // Exit codes: 0 written, 64 bad command line or unusable input checkpoint, 70 any
-// other failure (such as a write error).
+// other failure (such as a write error), 128+n when stopped by signal n (130 for
+// SIGINT, 143 for SIGTERM).
 package main
 
 import (
@@ -24,6 +29,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -42,6 +48,9 @@ const (
 	// routerGroup is the group size mlx-lm's recipe gives the 8-bit routers.
 	routerGroup = 64
 )
+
+// afterScratch runs once the scratch copy is written; the interrupt test stops there.
+var afterScratch = func() {}
 
 // errUsage marks a bad command line or input (exit 64).
 var errUsage = errors.New("usage")
@@ -70,7 +79,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err == nil && o.random != "" {
 		err = writeRandom(o, stdout)
 	} else if err == nil {
-		err = quantize(o, stdout)
+		// The input and scratch files are mapped and read in this goroutine: one that
+		// shrinks meanwhile becomes an error naming it, not SIGBUS (exit 2).
+		err = checkpoint.CatchFault(func() error { return quantize(o, stdout) })
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "quantize: %v\n", err)
@@ -144,10 +155,12 @@ func parseSize(s string) (int64, error) {
 		}
 	}
 	n, err := strconv.ParseFloat(num, 64)
-	if err != nil || n < 0 || n*float64(unit) > 1<<50 {
-		return 0, fmt.Errorf("%q: want a size such as 5GB, 500MB or 0", s)
+	bytes := n * float64(unit)
+	// !(bytes >= 0) also refuses NaN; a fraction of a byte (0.5) is no size.
+	if err != nil || !(bytes >= 0) || bytes > 1<<50 || bytes != math.Trunc(bytes) {
+		return 0, fmt.Errorf("%q: want a whole number of bytes, such as 5GB, 500MB or 0", s)
 	}
-	return int64(n * float64(unit)), nil
+	return int64(bytes), nil
 }
 
 // scaleDType maps -scale-dtype to a dtype; "auto" takes the float weights' most common
@@ -181,17 +194,14 @@ func scaleDType(name string, ck *checkpoint.Checkpoint) (checkpoint.DType, error
 	return best, nil
 }
 
-// quantize converts o.in into mlx-lm's layout in a scratch directory next to o.out,
-// quantizes that into o.out and removes the scratch copy.
+// quantize converts o.in into mlx-lm's layout in a hidden work directory next to o.out,
+// quantizes that into the work directory too, and renames the result to o.out only
+// when it is complete: an interrupted or failed run leaves no -out and no scratch copy
+// (see workDir), and nothing that was there before is removed.
 func quantize(o *options, stdout io.Writer) (err error) {
 	if err := checkOut(o.out); err != nil {
 		return err
 	}
-	defer func() {
-		if err != nil {
-			os.RemoveAll(o.out) // empty or absent before: no half-written checkpoint stays
-		}
-	}()
 	src, err := checkpoint.OpenCheckpoint(o.in)
 	if err != nil {
 		return fmt.Errorf("%w: -in: %w", errUsage, err)
@@ -204,22 +214,24 @@ func quantize(o *options, stdout io.Writer) (err error) {
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
+	if err := checkInput(src); err != nil {
+		return fmt.Errorf("%w: -in: %w", errUsage, err)
+	}
 	tensors, err := models.MLXLayout(src)
 	if err != nil {
 		return fmt.Errorf("%w: -in: %w", errUsage, err)
 	}
-	if err := os.MkdirAll(filepath.Dir(filepath.Clean(o.out)), 0o755); err != nil {
-		return err
-	}
-	scratch, err := os.MkdirTemp(filepath.Dir(filepath.Clean(o.out)), ".quantize-")
+	work, err := newWorkDir(o.out)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(scratch)
+	defer func() { work.remove(err != nil) }()
+	scratch, done := filepath.Join(work.dir, "mlx"), filepath.Join(work.dir, "out")
 	write := checkpoint.WriteOptions{ShardBytes: o.shardBytes}
 	if err := checkpoint.WriteCheckpoint(scratch, src.Config, tensors, write); err != nil {
 		return err
 	}
+	afterScratch()
 	mlx, err := checkpoint.OpenCheckpoint(scratch)
 	if err != nil {
 		return err
@@ -232,8 +244,13 @@ func quantize(o *options, stdout io.Writer) (err error) {
 			opt.Modules[m] = &checkpoint.QuantSpec{Bits: o.routerBits, GroupSize: routerGroup}
 		}
 	}
-	if err := checkpoint.QuantizeCheckpoint(mlx, o.out, opt); err != nil {
+	if err := checkpoint.QuantizeCheckpoint(mlx, done, opt); err != nil {
 		return err
+	}
+	// The one step that makes -out appear, whole (replacing it if it was an empty
+	// directory): a partial output never carries the name.
+	if err := os.Rename(done, o.out); err != nil {
+		return fmt.Errorf("-out %s: %w", o.out, err)
 	}
 	return summarize(o.out, stdout)
 }
@@ -274,11 +291,22 @@ func writeRandom(o *options, stdout io.Writer) (err error) {
 }
 
 // checkOut refuses an output directory that holds anything (nothing is overwritten).
+// checkOut refuses an output that holds anything (nothing is overwritten) or that is a
+// symbolic link (the rename that publishes the output would replace the link).
 func checkOut(dir string) error {
-	entries, err := os.ReadDir(dir)
+	st, err := os.Lstat(dir)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return nil
+	case err != nil:
+		return fmt.Errorf("%w: -out %s: %v", errUsage, dir, err)
+	case st.Mode()&os.ModeSymlink != 0:
+		return fmt.Errorf("%w: -out %s is a symbolic link: give the directory itself", errUsage, dir)
+	case !st.IsDir():
+		return fmt.Errorf("%w: -out %s exists and is not a directory", errUsage, dir)
+	}
+	entries, err := os.ReadDir(dir)
+	switch {
 	case err != nil:
 		return fmt.Errorf("%w: -out %s: %v", errUsage, dir, err)
 	case len(entries) > 0:

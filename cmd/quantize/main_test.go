@@ -194,7 +194,7 @@ func TestQuantizeRefuses(t *testing.T) {
 		{"-bits must be 2, 3, 4, 5, 6 or 8, not 7", []string{"-in", src, "-out", out, "-bits", "7"}},
 		{"-group must be 32, 64 or 128, not 48", []string{"-in", src, "-out", out, "-group", "48"}},
 		{"-router-bits must be 0, 2, 3, 4, 5, 6 or 8, not 1", []string{"-in", src, "-out", out, "-router-bits", "1"}},
-		{`-shard-size: "5 parsecs": want a size such as 5GB, 500MB or 0`, []string{"-in", src, "-out", out, "-shard-size", "5 parsecs"}},
+		{`-shard-size: "5 parsecs": want a whole number of bytes, such as 5GB, 500MB or 0`, []string{"-in", src, "-out", out, "-shard-size", "5 parsecs"}},
 		{`-scale-dtype must be float32, float16, bfloat16 or auto, not "f8"`, []string{"-in", src, "-out", out, "-scale-dtype", "f8"}},
 		{"-in (or -random) and -out are required", []string{"-in", src}},
 		{"-random and -in exclude each other", []string{"-in", src, "-random", "config.json", "-out", out}},

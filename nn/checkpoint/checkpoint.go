@@ -28,7 +28,8 @@ type CheckpointError struct {
 	Err    error // the underlying error, if any
 }
 
-// Error formats the error as "checkpoint <path>: tensor <name>: <reason>".
+// Error formats the error as "checkpoint <path>: tensor <name>: <reason>", with
+// anything unprintable escaped (see Printable): names come from the files.
 func (e *CheckpointError) Error() string {
 	s := "checkpoint " + e.Path + ": "
 	if e.Tensor != "" {
@@ -42,7 +43,7 @@ func (e *CheckpointError) Error() string {
 	default:
 		s += e.Reason
 	}
-	return s
+	return Printable(s)
 }
 
 // Unwrap returns the underlying error.
@@ -89,7 +90,7 @@ func OpenCheckpoint(dir string) (*Checkpoint, error) {
 // ReadConfig reads dir's config.json; the error is a *CheckpointError naming it.
 func ReadConfig(dir string) ([]byte, error) {
 	path := filepath.Join(dir, "config.json")
-	cfg, err := os.ReadFile(path)
+	cfg, err := ReadMetadataFile(path)
 	if err != nil {
 		return nil, &CheckpointError{Path: path, Reason: "cannot read the model config", Err: err}
 	}
@@ -101,7 +102,7 @@ func (c *Checkpoint) open() error {
 	indexPath := filepath.Join(c.Dir, IndexFile)
 	var index map[string]string
 	var shards []string
-	switch raw, err := os.ReadFile(indexPath); {
+	switch raw, err := ReadMetadataFile(indexPath); {
 	case err == nil:
 		var idx struct {
 			WeightMap map[string]string `json:"weight_map"`
@@ -239,7 +240,18 @@ func (c *Checkpoint) Tensor(g *graph.Graph, name string) (tensor.Array, error) {
 	if len(info.Shape) > kernels.MaxDims {
 		return fail(fmt.Sprintf("rank %d exceeds %d", len(info.Shape), kernels.MaxDims), nil)
 	}
-	return tensor.Wrap(g.FromHost(kernels.Contiguous(dt, info.Shape...), b, release)), nil
+	// On the CPU device FromHost uses b in place (a later fault is the kernels' to catch:
+	// graph.ErrMemoryFault); elsewhere it copies b, which aliases the mapping, in this
+	// goroutine: the fault guard sits here (see CatchFault).
+	var h *graph.Handle
+	err = catchTensorFault(name, func() error {
+		h = g.FromHost(kernels.Contiguous(dt, info.Shape...), b, release)
+		return nil
+	})
+	if err != nil {
+		return tensor.Array{}, err
+	}
+	return tensor.Wrap(h), nil
 }
 
 // Files returns the paths of the checkpoint's weight files, sorted.

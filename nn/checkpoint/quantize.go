@@ -102,3 +102,58 @@ func wordBytes(words []uint32) []byte {
 	}
 	return b
 }
+
+// CheckFinite returns an error naming the file, the tensor and the first element that
+// is NaN or infinite in the named float tensor (F64, F32, F16 or BF16; other dtypes
+// pass). Quantization has no code for such a weight (kernels.ErrNonFinite, which the
+// error wraps), so a quantizer calls this on its input before writing anything.
+func (c *Checkpoint) CheckFinite(name string) error {
+	b, info, err := c.Bytes(name)
+	if err != nil {
+		return err
+	}
+	switch info.DType {
+	case F64, F32, F16, BF16:
+	default:
+		return nil
+	}
+	size := info.DType.Size()
+	bad := -1
+	var value float64
+	err = catchTensorFault(name, func() error { // b is the mapping (see CatchFault)
+		for i := 0; i+size <= len(b); i += size {
+			var v float64
+			switch info.DType {
+			case F64:
+				v = math.Float64frombits(binary.LittleEndian.Uint64(b[i:]))
+			case F32:
+				v = float64(math.Float32frombits(binary.LittleEndian.Uint32(b[i:])))
+			case F16:
+				v = float64(kernels.F16ToF32(binary.LittleEndian.Uint16(b[i:])))
+			case BF16:
+				v = float64(kernels.BF16ToF32(binary.LittleEndian.Uint16(b[i:])))
+			}
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				bad, value = i/size, v
+				return nil
+			}
+		}
+		return nil
+	})
+	if err != nil || bad < 0 {
+		return err
+	}
+	_, file, _ := c.Info(name)
+	return &CheckpointError{Path: file, Tensor: name, Reason: fmt.Sprintf("element %v of %v holds %v", unravel(bad, info.Shape), info.Shape, value), Err: kernels.ErrNonFinite}
+}
+
+// unravel turns a flat row-major index into one index per dimension of shape.
+func unravel(flat int, shape []int) []int {
+	idx := make([]int, len(shape))
+	for d := len(shape) - 1; d >= 0; d-- {
+		if shape[d] > 0 {
+			idx[d], flat = flat%shape[d], flat/shape[d]
+		}
+	}
+	return idx
+}

@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -13,16 +14,18 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/ingotml/ingot/tensor"
 	"github.com/x448/float16"
 )
 
-// MaxHeaderSize caps the JSON header of a safetensors file. Real checkpoints
-// use a few MiB at most; the cap keeps a hostile length prefix from driving a
-// huge allocation.
-const MaxHeaderSize = 100 << 20
+// MaxHeaderSize caps the JSON header of a safetensors file at the reference
+// implementation's limit (100 MB). Real checkpoints use a few MiB at most; the cap
+// keeps a hostile length prefix from driving a huge allocation.
+const MaxHeaderSize = 100_000_000
 
 // metadataKey is the reserved header entry holding free-form string metadata.
 const metadataKey = "__metadata__"
@@ -87,12 +90,13 @@ type FormatError struct {
 	Reason string
 }
 
-// Error formats the error as "safetensors <file>: tensor <name>: <reason>".
+// Error formats the error as "safetensors <file>: tensor <name>: <reason>", with
+// anything unprintable escaped (see Printable): names come from the file.
 func (e *FormatError) Error() string {
 	if e.Tensor == "" {
-		return fmt.Sprintf("safetensors %s: %s", e.File, e.Reason)
+		return Printable(fmt.Sprintf("safetensors %s: %s", e.File, e.Reason))
 	}
-	return fmt.Sprintf("safetensors %s: tensor %s: %s", e.File, e.Tensor, e.Reason)
+	return Printable(fmt.Sprintf("safetensors %s: tensor %s: %s", e.File, e.Tensor, e.Reason))
 }
 
 // ErrTensorNotFound is returned (wrapped with the file and tensor name) when a
@@ -128,11 +132,15 @@ type Safetensors struct {
 // memory mapping (or read range by range) when asked for, so a file's size, or
 // bytes no tensor uses, cost no memory. Call Close to release the file.
 func ReadSafetensors(path string) (*Safetensors, error) {
-	f, err := os.Open(path)
-	if err != nil {
+	f, st, err := OpenRegular(path)
+	var nr *NotRegularError
+	switch {
+	case errors.As(err, &nr):
+		return nil, &FormatError{File: path, Reason: nr.Error()}
+	case err != nil:
 		return nil, fmt.Errorf("safetensors %s: %w", path, err)
 	}
-	s, err := readSafetensors(path, f)
+	s, err := readSafetensors(path, f, st.Size())
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -140,16 +148,9 @@ func ReadSafetensors(path string) (*Safetensors, error) {
 	return s, nil
 }
 
-// readSafetensors parses the open file f; on success f belongs to the result.
-func readSafetensors(path string, f *os.File) (*Safetensors, error) {
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("safetensors %s: %w", path, err)
-	}
-	if reason := notRegular(st.Mode()); reason != "" {
-		return nil, &FormatError{File: path, Reason: reason}
-	}
-	size := st.Size()
+// readSafetensors parses the open regular file f of size bytes; on success f belongs
+// to the result.
+func readSafetensors(path string, f *os.File, size int64) (*Safetensors, error) {
 	var prefix [8]byte
 	if _, err := f.ReadAt(prefix[:], 0); err != nil {
 		return nil, &FormatError{File: path, Reason: fmt.Sprintf("file too short for the 8-byte header length (%d bytes)", size)}
@@ -167,8 +168,9 @@ func readSafetensors(path string, f *os.File) (*Safetensors, error) {
 		return nil, err
 	}
 	if m, unmap, err := mmapFile(f, size); err == nil {
-		f.Close() // the mapping outlives the descriptor
-		s.data, s.release = m[8+n:], unmap
+		f.Close()                   // the mapping outlives the descriptor
+		forget := register(path, m) // so that CatchFault can name the file
+		s.data, s.release = m[8+n:], func() error { forget(); return unmap() }
 	} else {
 		s.ra, s.dataOff, s.release = f, 8+n, f.Close
 	}
@@ -177,24 +179,6 @@ func readSafetensors(path string, f *os.File) (*Safetensors, error) {
 
 // mmapFile is mapFile, replaceable by tests of the read-ranges fallback.
 var mmapFile = mapFile
-
-// notRegular explains why a file that is not a regular file cannot be a safetensors
-// file ("" for a regular file).
-func notRegular(m os.FileMode) string {
-	switch {
-	case m.IsRegular():
-		return ""
-	case m.IsDir():
-		return "is a directory, not a safetensors file"
-	case m&os.ModeDevice != 0:
-		return "is a device, not a regular file"
-	case m&os.ModeNamedPipe != 0:
-		return "is a named pipe, not a regular file"
-	case m&os.ModeSocket != 0:
-		return "is a socket, not a regular file"
-	}
-	return fmt.Sprintf("is not a regular file (mode %s)", m)
-}
 
 // Close releases the file (its mapping or descriptor). Slices returned by Bytes
 // must not be used afterwards; later reads return ErrClosed. Closing twice is a no-op.
@@ -254,28 +238,44 @@ func parseHeader(file string, header []byte, dataLen int64) (*Safetensors, error
 	fail := func(tensor, format string, args ...any) error {
 		return &FormatError{File: file, Tensor: tensor, Reason: fmt.Sprintf(format, args...)}
 	}
-	dec := json.NewDecoder(bytes.NewReader(header))
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, fail("", "header is not valid JSON: %s", jsonReason(err))
+	// The reference reads the header as a UTF-8 string that starts with '{': invalid
+	// UTF-8 (which encoding/json would silently turn into U+FFFD, renaming a tensor)
+	// and leading whitespace are errors there, so they are here.
+	if !utf8.Valid(header) {
+		return nil, fail("", "header is not valid UTF-8 (at byte %d)", invalidUTF8At(header))
 	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
+	if len(header) > 0 && header[0] != '{' {
 		return nil, fail("", "header is not a JSON object")
 	}
-	s := &Safetensors{file: file, tensors: map[string]TensorInfo{}, meta: map[string]string{}}
-	seenMeta := false
-	for dec.More() {
+	// A valid header (every real one) is split by a scanner that trusts its syntax; only
+	// an invalid one goes through encoding/json's tokenizer, which words the error. The
+	// tokenizer alone took ~9 s and 3 GB of garbage for a million-tensor header.
+	var members memberReader
+	if json.Valid(header) {
+		members = &validMembers{header: header, pos: 1}
+	} else {
+		dec := json.NewDecoder(bytes.NewReader(header))
 		tok, err := dec.Token()
 		if err != nil {
 			return nil, fail("", "header is not valid JSON: %s", jsonReason(err))
 		}
-		name, ok := tok.(string)
-		if !ok {
-			return nil, fail("", "header is not valid JSON: object key is not a string")
+		if d, ok := tok.(json.Delim); !ok || d != '{' {
+			return nil, fail("", "header is not a JSON object")
 		}
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, fail(name, "header is not valid JSON: %s", jsonReason(err))
+		members = &tokenMembers{file: file, header: header, dec: dec}
+	}
+	// Size the map once: growing it by rehashing cost a second for a million tensors.
+	// The hint never exceeds the entries the header has room for (each takes 48 bytes).
+	hint := min(bytes.Count(header, []byte(`"data_offsets"`)), len(header)/48)
+	s := &Safetensors{file: file, tensors: make(map[string]TensorInfo, hint), names: make([]string, 0, hint), meta: map[string]string{}}
+	seenMeta := false
+	for {
+		name, raw, ok, err := members.next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			break
 		}
 		if name == metadataKey {
 			if seenMeta {
@@ -297,17 +297,23 @@ func parseHeader(file string, header []byte, dataLen int64) (*Safetensors, error
 		s.tensors[name] = info
 		s.names = append(s.names, name)
 	}
-	if _, err := dec.Token(); err != nil { // the closing brace
-		return nil, fail("", "header is not valid JSON: %s", jsonReason(err))
-	}
-	if rest := bytes.TrimSpace(header[dec.InputOffset():]); len(rest) > 0 {
-		return nil, fail("", "unexpected bytes after the header's JSON object")
-	}
 	sort.Strings(s.names)
-	if err := s.checkOverlaps(); err != nil {
+	if err := s.checkLayout(dataLen); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// invalidUTF8At is the offset of the first byte of b that is not valid UTF-8.
+func invalidUTF8At(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return len(b)
 }
 
 // jsonReason words a decoder error; the decoder reports a cut-off header as a bare "EOF".
@@ -337,29 +343,43 @@ func (s *Safetensors) parseMetadata(raw json.RawMessage) error {
 // parseEntry validates one tensor entry; errors carry only the reason, the
 // caller adds file and tensor name.
 func parseEntry(name string, raw json.RawMessage, dataLen int64) (TensorInfo, error) {
+	dtName, dims, offs, ok := scanEntry(raw)
+	if !ok {
+		var err error
+		if dtName, dims, offs, err = decodeEntry(raw); err != nil {
+			return TensorInfo{}, err
+		}
+	}
+	return checkEntry(name, dtName, dims, offs, dataLen)
+}
+
+// decodeEntry reads an entry with encoding/json, wording what is wrong with it.
+func decodeEntry(raw json.RawMessage) (dtName string, dims, offs []int64, err error) {
 	var e rawEntry
 	if err := json.Unmarshal(raw, &e); err != nil {
-		return TensorInfo{}, fmt.Errorf("entry is not a JSON object of dtype/shape/data_offsets")
+		return "", nil, nil, fmt.Errorf("entry is not a JSON object of dtype/shape/data_offsets")
 	}
-	var dtName string
 	switch {
 	case isNull(e.DType):
-		return TensorInfo{}, errors.New("missing dtype")
+		return "", nil, nil, errors.New("missing dtype")
 	case isNull(e.Shape):
-		return TensorInfo{}, errors.New("missing shape")
+		return "", nil, nil, errors.New("missing shape")
 	case isNull(e.DataOffsets):
-		return TensorInfo{}, errors.New("missing data_offsets")
+		return "", nil, nil, errors.New("missing data_offsets")
 	case json.Unmarshal(e.DType, &dtName) != nil:
-		return TensorInfo{}, errors.New("dtype is not a string")
+		return "", nil, nil, errors.New("dtype is not a string")
 	}
-	dims, err := intList("shape", e.Shape, MaxRank)
-	if err != nil {
-		return TensorInfo{}, err
+	if dims, err = intList("shape", e.Shape, MaxRank); err != nil {
+		return "", nil, nil, err
 	}
-	offs, err := intList("data_offsets", e.DataOffsets, 2)
-	if err != nil {
-		return TensorInfo{}, err
+	if offs, err = intList("data_offsets", e.DataOffsets, 2); err != nil {
+		return "", nil, nil, err
 	}
+	return dtName, dims, offs, nil
+}
+
+// checkEntry validates a decoded entry against the data section.
+func checkEntry(name, dtName string, dims, offs []int64, dataLen int64) (TensorInfo, error) {
 	dt := DType(dtName)
 	size := dt.Size()
 	if size == 0 {
@@ -436,26 +456,43 @@ func intList(field string, raw json.RawMessage, limit int) ([]int64, error) {
 	return out, nil
 }
 
-// checkOverlaps rejects tensors whose byte ranges intersect. Gaps are allowed.
-func (s *Safetensors) checkOverlaps() error {
-	byStart := make([]TensorInfo, 0, len(s.tensors))
-	for _, t := range s.tensors {
-		if t.End > t.Begin { // empty tensors occupy no bytes
-			byStart = append(byStart, t)
-		}
+// checkLayout applies the reference's layout rule: taken in offset order, every tensor
+// begins where the previous one ended and the last ends where the data section does.
+// So tensors neither overlap nor leave gaps, and no bytes trail the last one (where a
+// writer's bug or a hidden payload would otherwise go unnoticed).
+func (s *Safetensors) checkLayout(dataLen int64) error {
+	type span struct {
+		begin, end int64
+		name       string
 	}
-	sort.Slice(byStart, func(i, j int) bool {
-		if byStart[i].Begin != byStart[j].Begin {
-			return byStart[i].Begin < byStart[j].Begin
-		}
-		return byStart[i].Name < byStart[j].Name
+	byStart := make([]span, 0, len(s.tensors))
+	for _, t := range s.tensors {
+		byStart = append(byStart, span{t.Begin, t.End, t.Name})
+	}
+	slices.SortFunc(byStart, func(a, b span) int {
+		return cmp.Or(cmp.Compare(a.begin, b.begin), cmp.Compare(a.end, b.end), strings.Compare(a.name, b.name))
 	})
-	for i := 1; i < len(byStart); i++ {
-		prev, cur := byStart[i-1], byStart[i]
-		if cur.Begin < prev.End {
-			return &FormatError{File: s.file, Tensor: cur.Name, Reason: fmt.Sprintf(
-				"data_offsets [%d, %d] overlap tensor %s [%d, %d]", cur.Begin, cur.End, prev.Name, prev.Begin, prev.End)}
+	var pos int64 // where the tensors so far end
+	last := ""    // the tensor ending at pos
+	for _, cur := range byStart {
+		switch {
+		case cur.begin < pos:
+			prev := s.tensors[last]
+			return &FormatError{File: s.file, Tensor: cur.name, Reason: fmt.Sprintf(
+				"data_offsets [%d, %d] overlap tensor %s [%d, %d]", cur.begin, cur.end, prev.Name, prev.Begin, prev.End)}
+		case cur.begin > pos:
+			after := "the start of the data section"
+			if last != "" {
+				after = "tensor " + last
+			}
+			return &FormatError{File: s.file, Tensor: cur.name, Reason: fmt.Sprintf(
+				"data_offsets [%d, %d] leave bytes [%d, %d] after %s unused (tensors must be contiguous)", cur.begin, cur.end, pos, cur.begin, after)}
 		}
+		pos, last = cur.end, cur.name
+	}
+	if pos != dataLen {
+		return &FormatError{File: s.file, Reason: fmt.Sprintf(
+			"%d bytes after the last tensor's data (tensors end at %d of the %d-byte data section)", dataLen-pos, pos, dataLen)}
 	}
 	return nil
 }
@@ -516,21 +553,30 @@ func (s *Safetensors) Float32(name string) ([]float32, []int, error) {
 	n := t.NumElements()
 	out := make([]float32, n)
 	switch t.DType {
-	case F32:
-		for i := range out {
-			out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-		}
-	case F16:
-		for i := range out {
-			out[i] = float16.Frombits(binary.LittleEndian.Uint16(b[2*i:])).Float32()
-		}
-	case BF16:
-		// bfloat16 is the top half of a float32, so widening is exact.
-		for i := range out {
-			out[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(b[2*i:])) << 16)
-		}
+	case F32, F16, BF16:
 	default:
 		return nil, nil, s.mismatch(t, "float32")
+	}
+	err = catchTensorFault(name, func() error { // b may be a mapping (see CatchFault)
+		switch t.DType {
+		case F32:
+			for i := range out {
+				out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+			}
+		case F16:
+			for i := range out {
+				out[i] = float16.Frombits(binary.LittleEndian.Uint16(b[2*i:])).Float32()
+			}
+		case BF16:
+			// bfloat16 is the top half of a float32, so widening is exact.
+			for i := range out {
+				out[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(b[2*i:])) << 16)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	return out, t.Shape, nil
 }
@@ -545,16 +591,24 @@ func (s *Safetensors) Int64(name string) ([]int64, []int, error) {
 	n := t.NumElements()
 	out := make([]int64, n)
 	switch t.DType {
-	case I64:
-		for i := range out {
-			out[i] = int64(binary.LittleEndian.Uint64(b[8*i:]))
+	case I64, I32:
+	default:
+		return nil, nil, s.mismatch(t, "int64")
+	}
+	err = catchTensorFault(name, func() error { // b may be a mapping (see CatchFault)
+		if t.DType == I64 {
+			for i := range out {
+				out[i] = int64(binary.LittleEndian.Uint64(b[8*i:]))
+			}
+			return nil
 		}
-	case I32:
 		for i := range out {
 			out[i] = int64(int32(binary.LittleEndian.Uint32(b[4*i:])))
 		}
-	default:
-		return nil, nil, s.mismatch(t, "int64")
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	return out, t.Shape, nil
 }

@@ -1,6 +1,7 @@
 package checkpoint_test
 
 import (
+	"encoding/binary"
 	"errors"
 	"testing"
 
@@ -22,6 +23,9 @@ func FuzzParseSafetensors(f *testing.F) {
 	for _, c := range stCorruptions(f) {
 		f.Add(c.file)
 	}
+	// Issue 24: a name with terminal escapes, a million-tensor header's shape in small.
+	f.Add(stRaw(`{"\u001b[2J\u001b[32m[verdict] FLAT\u001b[0m\n":{"dtype":"F128","shape":[1],"data_offsets":[0,1]}}`, make([]byte, 1)))
+	f.Add(stManyEmpty(50))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := checkpoint.ParseSafetensors("fuzz.st", data)
 		if err != nil {
@@ -29,7 +33,19 @@ func FuzzParseSafetensors(f *testing.F) {
 			if !errors.As(err, &fe) || fe.File != "fuzz.st" {
 				t.Fatalf("error is not a FormatError naming the file: %v", err)
 			}
+			if msg := err.Error(); checkpoint.Printable(msg) != msg {
+				t.Fatalf("message holds unprintable characters: %q", msg)
+			}
 			return
+		}
+		// The reference's layout: the tensors tile the data section exactly.
+		var total int64
+		for _, name := range s.Names() {
+			info, _ := s.Info(name)
+			total += info.End - info.Begin
+		}
+		if n := int64(binary.LittleEndian.Uint64(data)); total != int64(len(data))-8-n {
+			t.Fatalf("tensors cover %d bytes of a %d-byte data section", total, int64(len(data))-8-n)
 		}
 		for _, name := range s.Names() {
 			info, ok := s.Info(name)

@@ -208,16 +208,18 @@ func TestSafetensorsLookupErrors(t *testing.T) {
 	assert.Contains(t, err.Error(), "absent.safetensors")
 }
 
-func TestSafetensorsAcceptsLenientLayouts(t *testing.T) {
+// TestSafetensorsAcceptsConformantLayouts: what the reference implementation accepts
+// parses here too.
+func TestSafetensorsAcceptsConformantLayouts(t *testing.T) {
 	cases := map[string][]byte{
-		// Bytes after the last tensor, and a hole between tensors.
-		"trailing data and gaps": stRaw(`{"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]},"b":{"dtype":"U8","shape":[2],"data_offsets":[12,14]}}`, make([]byte, 20)),
 		// The format allows space padding of the header for alignment.
 		"space padded header": stRaw(`{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}    `, make([]byte, 4)),
 		"empty header object": stRaw(`{}`, nil),
 		// Zero-byte tensors at the same offset do not overlap.
 		"empty tensors share an offset": stRaw(`{"a":{"dtype":"F32","shape":[0],"data_offsets":[0,0]},"b":{"dtype":"I64","shape":[3,0],"data_offsets":[0,0]}}`, nil),
+		"empty tensor between two":      stRaw(`{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"e":{"dtype":"U8","shape":[0],"data_offsets":[1,1]},"b":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}}`, make([]byte, 2)),
 		"unknown entry fields ignored":  stRaw(`{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4],"extra":[1]}}`, make([]byte, 4)),
+		"names in UTF-8":                stRaw(`{"ä.😀":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}`, make([]byte, 1)),
 	}
 	for name, file := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -249,8 +251,8 @@ func stCorruptions(t testing.TB) []stCorruption {
 		{"short prefix", []byte{1, 0, 0}, "", "file too short for the 8-byte header length (3 bytes)"},
 		{"header longer than file", append(binary.LittleEndian.AppendUint64(nil, 100), "{}"...), "",
 			"header length 100 exceeds the 2 bytes after the length prefix (truncated file?)"},
-		{"absurd header length", hugeLen, "", "header length 1099511627776 exceeds the 104857600-byte limit"},
-		{"header length over cap", capLen, "", "header length 104857601 exceeds the 104857600-byte limit"},
+		{"absurd header length", hugeLen, "", "header length 1099511627776 exceeds the 100000000-byte limit"},
+		{"header length over cap", capLen, "", "header length 100000001 exceeds the 100000000-byte limit"},
 		{"truncated data", valid[:len(valid)-3], "b",
 			"data_offsets [16, 20] outside the 17-byte data section"},
 		{"truncated header", valid[:40], "", "header length 144 exceeds the 32 bytes after the length prefix (truncated file?)"},
@@ -310,6 +312,21 @@ func stCorruptions(t testing.TB) []stCorruption {
 		{"metadata value number", stRaw(`{"__metadata__":{"format":1}}`, nil), "", `__metadata__ value for key "format" is not a string`},
 		{"metadata value null", stRaw(`{"__metadata__":{"format":null}}`, nil), "", `__metadata__ value for key "format" is not a string`},
 		{"duplicate metadata", stRaw(`{"__metadata__":{},"__metadata__":{}}`, nil), "", "duplicate __metadata__ entry"},
+		// The reference's layout rules: UTF-8 header starting with '{', tensors back to
+		// back from offset 0 to the end of the file.
+		{"name not UTF-8", stRaw("{\"w\xff\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}", make([]byte, 1)), "",
+			"header is not valid UTF-8 (at byte 3)"},
+		{"leading space", stRaw(` {}`, nil), "", "header is not a JSON object"},
+		{"gap between tensors", stRaw(`{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"b":{"dtype":"U8","shape":[2],"data_offsets":[3,5]}}`, make([]byte, 5)),
+			"b", "data_offsets [3, 5] leave bytes [1, 3] after tensor a unused (tensors must be contiguous)"},
+		{"gap at the start", stRaw(`{"a":{"dtype":"U8","shape":[1],"data_offsets":[4,5]}}`, make([]byte, 5)),
+			"a", "data_offsets [4, 5] leave bytes [0, 4] after the start of the data section unused (tensors must be contiguous)"},
+		{"trailing bytes", stRaw(`{"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]}}`, make([]byte, 9)), "",
+			"7 bytes after the last tensor's data (tensors end at 2 of the 9-byte data section)"},
+		{"bytes but no tensor", stRaw(`{}`, make([]byte, 3)), "",
+			"3 bytes after the last tensor's data (tensors end at 0 of the 3-byte data section)"},
+		{"empty tensor inside another", stRaw(`{"a":{"dtype":"U8","shape":[4],"data_offsets":[0,4]},"e":{"dtype":"U8","shape":[0],"data_offsets":[2,2]}}`, make([]byte, 4)),
+			"e", "data_offsets [2, 2] overlap tensor a [0, 4]"},
 	}
 }
 

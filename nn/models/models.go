@@ -155,7 +155,17 @@ func Load(dir string, g *graph.Graph, opt nn.Options) (nn.Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	return f.Load(dir, g, opt)
+	// The weight files are mapped and the load copies some tensors from them: a file
+	// that shrinks meanwhile becomes an error naming it, not SIGBUS (see
+	// checkpoint.CatchFault; weights used in place fault later, in the kernels:
+	// graph.ErrMemoryFault).
+	var m nn.Model
+	err = checkpoint.CatchFault(func() error {
+		var err error
+		m, err = f.Load(dir, g, opt)
+		return err
+	})
+	return m, err
 }
 
 // Inspect checks the checkpoint in dir as Load would, reading headers only, and

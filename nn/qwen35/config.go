@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/ingotml/ingot/nn"
+	"github.com/ingotml/ingot/nn/checkpoint"
 )
 
 // LayerType says which token mixer a decoder layer uses (the engine-wide nn.LayerKind).
@@ -90,7 +91,7 @@ type ConfigError struct {
 
 // Error formats the error as "qwen35 config: <field>: <reason>".
 func (e *ConfigError) Error() string {
-	return "qwen35 config: " + e.Field + ": " + e.Reason
+	return checkpoint.Printable("qwen35 config: " + e.Field + ": " + e.Reason) // keys come from the file
 }
 
 func cfgErr(field, format string, args ...any) error {

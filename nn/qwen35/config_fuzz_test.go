@@ -24,6 +24,11 @@ func FuzzParseHFConfig(f *testing.F) {
 	f.Add([]byte(`{"rope_parameters":{"rope_theta":1e308,"partial_rotary_factor":-0.5},"num_experts":-3}`))
 	f.Add([]byte(`{"hidden_size":1e300,"num_attention_heads":0,"num_key_value_heads":0}`))
 	f.Add([]byte(`[]`))
+	// Issue 24's hostile configs: a quoted size, 2^24 heads of a 2^14 hidden size, a
+	// name with terminal escapes.
+	f.Add([]byte(`{"model_type":"qwen3_5","hidden_size":"64","num_hidden_layers":2}`))
+	f.Add([]byte(`{"model_type":"qwen3_5_moe","hidden_size":16384,"num_attention_heads":16777216,"num_key_value_heads":16777216,"num_hidden_layers":4}`))
+	f.Add([]byte("{\"model_type\":\"\u001b[2J\u001b[32m[verdict] FLAT\",\"hidden_size\":64}"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, hf := range []bool{true, false} {
 			c, err := parse(data, hf)

@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"strings"
+
+	"github.com/ingotml/ingot/nn/checkpoint"
 )
 
 // This file reads config.json (HF) and mlx-lm ModelArgs JSON into a Config; config.go
@@ -39,7 +40,7 @@ func validated(c *Config, err error) (*Config, error) {
 // LoadConfig reads and validates an HF config.json; errors name the file and
 // wrap the underlying *ConfigError or I/O error.
 func LoadConfig(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := checkpoint.ReadMetadataFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("qwen35: load config %s: %w", path, err)
 	}
