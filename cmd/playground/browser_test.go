@@ -1,3 +1,5 @@
+//go:build !js
+
 package main
 
 import (
@@ -224,11 +226,17 @@ func TestStopInterrupts(t *testing.T) {
 func TestScreenshot(t *testing.T) {
 	ctx := page(t, "run=1")
 	d := finished(t, ctx)
+	for _, r := range d {
+		t.Logf("%s: %d tokens at %.0f tok/s (%s)", r.Label, r.Tokens, r.TokPerSec, r.Verdict)
+	}
 	require.Len(t, d, 3)
 	require.True(t, d[0].Crashed)
 	require.Equal(t, "flat", d[1].Verdict)
 	require.Equal(t, "flat", d[2].Verdict)
-	require.Contains(t, eval[string](t, ctx, "document.getElementById('census-site').textContent"), "cache/lazy.go:")
+	require.Contains(t, eval[string](t, ctx, "document.getElementById('census-site').textContent"), "lazy (stock mlx-lm bookkeeping): cache/lazy.go:")
+	// The lazy run's histogram: its 4-byte class is the one that grew.
+	eval[bool](t, ctx, "(() => { document.querySelector('#hist-tabs button').click(); return true })()")
+	require.Contains(t, eval[string](t, ctx, "document.getElementById('hist').textContent"), "size class: lazy")
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	require.NoError(t, err)
 	dir := os.Getenv("INGOT_ARTIFACTS")
@@ -238,8 +246,5 @@ func TestScreenshot(t *testing.T) {
 	require.NoError(t, os.MkdirAll(dir, 0o755))
 	path := filepath.Join(dir, "playground.png")
 	require.NoError(t, os.WriteFile(path, png, 0o644))
-	for _, r := range d {
-		t.Logf("%s: %d tokens at %.0f tok/s (%s)", r.Label, r.Tokens, r.TokPerSec, r.Verdict)
-	}
 	t.Logf("screenshot: %s", path)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"embed"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -26,9 +25,18 @@ func buildSite(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	page, _ := fs.Sub(static, "static")
-	if err := os.CopyFS(dir, page); err != nil && !errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("writing the page: %w", err)
+	names, err := fs.Glob(static, "static/*")
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		b, err := static.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(name)), b, 0o644); err != nil {
+			return fmt.Errorf("writing the page: %w", err)
+		}
 	}
 	build := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(dir, "ingot.wasm"), enginePkg)
 	build.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm")

@@ -10,6 +10,23 @@ window.ingotState = { ready: false, prediction: null, done: [], ended: false, er
 
 let predictId = 0;
 let running = false;
+let censusSites = [];
+let hists = [];
+let histShown = null;
+
+// showHist shows run i's size-class histogram, with a button per run to switch.
+function showHist(i) {
+  histShown = i;
+  $('hist-tabs').replaceChildren(...hists.map((h, j) => {
+    const b = document.createElement('button');
+    b.type = 'button';
+    b.textContent = h.label;
+    b.className = j === i ? 'tab on' : 'tab';
+    b.onclick = () => showHist(j);
+    return b;
+  }));
+  $('hist').innerHTML = hists[i].svg;
+}
 
 function modelSpec() {
   return {
@@ -91,6 +108,9 @@ function run() {
   $('log').textContent = '';
   $('crash').hidden = true;
   $('census-site').textContent = '';
+  censusSites = [];
+  hists = [];
+  histShown = null;
   $('status').textContent = 'starting…';
   setRunning(true);
   worker.postMessage({ type: 'run', spec: {
@@ -108,8 +128,14 @@ function appendLog(s) {
 function showUpdate(u) {
   const runs = selectedRuns().length;
   if (u.chart) $('chart').innerHTML = u.chart;
-  if (u.hist) $('hist').innerHTML = u.hist;
-  if (u.census) $('census-site').textContent = 'census, growing site: ' + u.census;
+  if (u.hist) {
+    hists[u.run] = { label: u.label, svg: u.hist };
+    if (histShown === null || histShown === u.run - 1 || histShown === u.run) showHist(u.run);
+  }
+  if (u.census) {
+    censusSites[u.run] = `${u.label}: ${u.census}`;
+    $('census-site').textContent = 'census, the steepest growing site of each run:\n' + censusSites.filter(Boolean).join('\n');
+  }
   appendLog(u.log);
   const end = u.predicted > 0 ? Math.min(u.predicted, u.total) : u.total;
   $('progress').value = (u.run + Math.min(u.tokens / end, 1)) / runs;

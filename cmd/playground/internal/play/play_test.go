@@ -85,3 +85,33 @@ func TestRunCrashesAndStops(t *testing.T) {
 	require.Equal(t, cancelAt, last.Tokens, "it stops at the next step")
 	require.Contains(t, last.Log, "[interrupted] stopped at token 375; the verdict below is for the run so far\n")
 }
+
+// BenchmarkDecode is the playground's decode speed (tok/s) on the page's runs: run it
+// natively and under GOOS=js GOARCH=wasm (go_js_wasm_exec, Node.js) to compare.
+func BenchmarkDecode(b *testing.B) {
+	for _, c := range []struct {
+		name   string
+		run    string
+		layers int
+		census bool
+	}{
+		{"warmup", "eager", 12, false},
+		{"eager12", "eager", 12, false},
+		{"lazy12", "lazy", 12, false},
+		{"eager50", "eager", 50, false},
+		{"eager50census", "eager", 50, true},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			var tps float64
+			for b.Loop() {
+				spec := RunSpec{Model: ModelSpec{Layers: c.layers}, Runs: []string{c.run}, Tokens: 600, Limit: 499000, Census: c.census}
+				require.NoError(b, Run(context.Background(), spec, Env{Emit: func(u Update) {
+					if u.Type == "done" {
+						tps = u.TokPerSec
+					}
+				}}))
+			}
+			b.ReportMetric(tps, "tok/s")
+		})
+	}
+}
