@@ -28,6 +28,14 @@ var built struct {
 	err          error
 }
 
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.site != "" {
+		os.RemoveAll(filepath.Dir(built.site))
+	}
+	os.Exit(code)
+}
+
 // site builds the static site and the native CLI once per test binary.
 func site(t *testing.T) (dir, decode string) {
 	t.Helper()
