@@ -87,7 +87,7 @@ func page(t *testing.T, query string) context.Context {
 	ctx, cancelC := chromedp.NewContext(actx)
 	t.Cleanup(func() { cancelC(); cancelA() })
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/?"+query)))
-	wait(t, ctx, "window.ingotState.ready && window.ingotState.prediction !== null", time.Minute)
+	wait(t, ctx, "window.ingotState.ready && window.ingotState.prediction !== null", 3*time.Minute)
 	return ctx
 }
 
@@ -120,7 +120,7 @@ type done struct {
 
 func finished(t *testing.T, ctx context.Context) []done {
 	t.Helper()
-	wait(t, ctx, "window.ingotState.ended", 3*time.Minute)
+	wait(t, ctx, "window.ingotState.ended", 6*time.Minute)
 	require.Empty(t, eval[string](t, ctx, "window.ingotState.error"))
 	b := eval[string](t, ctx, "JSON.stringify(window.ingotState.done)")
 	var d []done
@@ -179,11 +179,22 @@ func TestPastedConfigPredictsAsTheCLI(t *testing.T) {
 	js, _ := json.Marshal(string(cfg))
 	eval[bool](t, ctx, fmt.Sprintf(`(() => { const c = document.getElementById('config'); c.value = %s;
 		c.dispatchEvent(new Event('input')); return true })()`, js))
-	wait(t, ctx, "window.ingotState.prediction.model_type === 'qwen3_5_text'", 30*time.Second)
+	wait(t, ctx, "window.ingotState.prediction.model_type === 'qwen3_5_text'", 2*time.Minute)
 	got := eval[string](t, ctx, "document.getElementById('predict-out').textContent")
 	require.Equal(t, predictLines(t, "--config", path), got)
 	require.Contains(t, got, "crash near token ~29,326")
 	require.Contains(t, eval[string](t, ctx, "document.getElementById('structure').textContent"), "24 layers (18 GDN, 6 attention)")
+}
+
+// TestExampleConfigPreset: ?config=NAME loads cmd/decode's example config, and the
+// prediction is --predict-only --config's (Qwen3-Next-80B: slope 35, token 14,227).
+func TestExampleConfigPreset(t *testing.T) {
+	ctx := page(t, "config=qwen3_next_80b")
+	wait(t, ctx, "window.ingotState.prediction.model_type === 'qwen3_next'", 2*time.Minute)
+	got := eval[string](t, ctx, "document.getElementById('predict-out').textContent")
+	require.Equal(t, predictLines(t, "--config", filepath.Join("..", "decode", "testdata", "qwen3_next_80b", "config.json")), got)
+	require.Contains(t, got, "crash near token ~14,227")
+	require.Equal(t, "qwen3_next_80b", eval[string](t, ctx, "document.getElementById('example').value"))
 }
 
 // TestLazyCrashesWhereTheCLIDoes: a 12-layer lazy run at a lowered limit crashes at the
@@ -217,7 +228,7 @@ func TestEagerIsFlat(t *testing.T) {
 // TestStopInterrupts: Stop mid-run ends it interrupted, and the next run never starts.
 func TestStopInterrupts(t *testing.T) {
 	ctx := page(t, "layers=50&limit=499000&tokens=100000&runs=lazy,eager&run=1")
-	wait(t, ctx, "document.getElementById('status').textContent.includes(' tok/s')", time.Minute)
+	wait(t, ctx, "document.getElementById('status').textContent.includes(' tok/s')", 3*time.Minute)
 	eval[bool](t, ctx, "(() => { document.getElementById('stop').click(); return true })()")
 	d := finished(t, ctx)
 	require.Len(t, d, 1, "the eager run never started")

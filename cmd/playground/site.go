@@ -2,6 +2,7 @@ package main
 
 import (
 	"embed"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -43,6 +44,9 @@ func buildSite(dir string) error {
 	if out, err := build.CombinedOutput(); err != nil {
 		return fmt.Errorf("building the engine (GOOS=js GOARCH=wasm go build %s): %w\n%s", enginePkg, err, out)
 	}
+	if err := copyConfigs(filepath.Join(dir, "configs")); err != nil {
+		return err
+	}
 	root, err := exec.Command("go", "env", "GOROOT").Output()
 	if err != nil {
 		return fmt.Errorf("go env GOROOT: %w", err)
@@ -58,4 +62,38 @@ func buildSite(dir string) error {
 		return fmt.Errorf("wasm_exec.js not found under GOROOT's lib/wasm or misc/wasm: %w", err)
 	}
 	return os.WriteFile(filepath.Join(dir, "wasm_exec.js"), js, 0o644)
+}
+
+// decodePkg holds the example configs (testdata/NAME/config.json) the page offers.
+const decodePkg = "github.com/ingotml/ingot/cmd/decode"
+
+// copyConfigs copies cmd/decode's example configs to dir as NAME.json, with
+// index.json listing the names, so that the page can load one (and a link can preset
+// one: ?config=NAME).
+func copyConfigs(dir string) error {
+	src, err := exec.Command("go", "list", "-f", "{{.Dir}}", decodePkg).Output()
+	if err != nil {
+		return fmt.Errorf("go list %s: %w", decodePkg, err)
+	}
+	paths, err := filepath.Glob(filepath.Join(strings.TrimSpace(string(src)), "testdata", "*", "config.json"))
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	names := []string{}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		name := filepath.Base(filepath.Dir(p))
+		if err := os.WriteFile(filepath.Join(dir, name+".json"), b, 0o644); err != nil {
+			return err
+		}
+		names = append(names, name)
+	}
+	index, _ := json.Marshal(names)
+	return os.WriteFile(filepath.Join(dir, "index.json"), index, 0o644)
 }

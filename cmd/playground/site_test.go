@@ -21,7 +21,7 @@ import (
 // anything else), uncached; and no file refers to another host (it works offline).
 func TestSite(t *testing.T) {
 	dir, _ := site(t)
-	for _, f := range []string{"index.html", "app.js", "worker.js", "style.css", "ingot.wasm", "wasm_exec.js"} {
+	for _, f := range []string{"index.html", "app.js", "worker.js", "style.css", "ingot.wasm", "wasm_exec.js", "configs/index.json", "configs/qwen3_5_0.8b.json"} {
 		_, err := os.Stat(filepath.Join(dir, f))
 		require.NoError(t, err, f)
 	}

@@ -203,7 +203,7 @@ function applyPresets() {
 }
 
 for (const el of document.querySelectorAll('input, select, textarea')) el.addEventListener('input', predict);
-$('clear-config').onclick = () => { $('config').value = ''; predict(); };
+$('clear-config').onclick = () => { $('config').value = ''; $('example').value = ''; predict(); };
 $('run').onclick = run;
 $('stop').onclick = () => { $('status').textContent += ' — stopping…'; worker.postMessage({ type: 'stop' }); };
 const box = $('config');
@@ -216,8 +216,28 @@ box.addEventListener('drop', (e) => {
   if (f) f.text().then((t) => { box.value = t; predict(); });
 });
 
+// The example configs (cmd/decode's testdata), and ?config=NAME to preset one.
+const examples = fetch('configs/index.json').then((r) => r.json()).then((names) => {
+  for (const n of names) $('example').add(new Option(n, n));
+}).catch(() => {});
+function loadExample(name) {
+  return fetch('configs/' + encodeURIComponent(name) + '.json').then((r) => {
+    if (!r.ok) throw new Error(name + ': ' + r.status);
+    return r.text();
+  }).then((t) => { $('config').value = t; $('example').value = name; predict(); })
+    .catch((e) => { $('predict-out').textContent = 'error: example config ' + e.message; });
+}
+$('example').addEventListener('change', () => {
+  if ($('example').value) loadExample($('example').value);
+  else { $('config').value = ''; predict(); }
+});
+
 const autorun = applyPresets();
-predict();
+const preset = new URLSearchParams(location.search).get('config');
+if (preset) examples.then(() => loadExample(preset)); else predict();
 if (autorun) {
-  const start = setInterval(() => { if (window.ingotState.ready) { clearInterval(start); run(); } }, 50);
+  // Once the engine is up and a preset config is in.
+  const start = setInterval(() => {
+    if (window.ingotState.ready && (!preset || $('config').value)) { clearInterval(start); run(); }
+  }, 50);
 }

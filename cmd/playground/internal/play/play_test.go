@@ -64,6 +64,10 @@ func TestRunCrashesAndStops(t *testing.T) {
 	require.InDelta(t, 0, done[1].Slope, 1e-9)
 	require.Equal(t, 2, strings.Count(done[1].Chart, "<polyline"), "the lazy and the eager line")
 	require.Equal(t, "end", ups[len(ups)-1].Type)
+	ups = nil
+	err = Run(context.Background(), RunSpec{Model: ModelSpec{Config: "{}"}, Runs: []string{"lazy", "attention-only"}, Tokens: 100, Limit: 6000}, env)
+	require.EqualError(t, err, "attention-only is the random model's control: clear the pasted config.json, or leave it out")
+	require.Empty(t, ups, "refused before anything ran")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	ups = nil

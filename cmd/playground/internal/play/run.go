@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/ingotml/ingot/alloc"
@@ -77,6 +78,9 @@ func Run(ctx context.Context, s RunSpec, env Env) error {
 	if s.Limit < 1 {
 		return fmt.Errorf("the limit must be at least 1, not %d", s.Limit)
 	}
+	if s.Model.Config != "" && slices.Contains(s.Runs, "attention-only") {
+		return errors.New("attention-only is the random model's control: clear the pasted config.json, or leave it out")
+	}
 	period := max(1, min(cmpOr(s.ReportEvery, 250), s.Tokens/predict.MinSamples))
 	var series []chart.Series
 	for i, name := range s.Runs {
@@ -93,9 +97,6 @@ func Run(ctx context.Context, s RunSpec, env Env) error {
 		case "eager":
 			policy = cache.Eager
 		case "attention-only":
-			if ms.Config != "" {
-				return errors.New("attention-only is the random model's control: clear the pasted config.json")
-			}
 			ms.AttentionOnly = true
 		}
 		r, err := runOne(ctx, s, ms, policy, label, i, period, series, env)
