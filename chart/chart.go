@@ -89,7 +89,8 @@ func (c Lines) SVG() []byte {
 		d.polyline(pts, col, 2, dash)
 		if p := s.Predicted; p > 0 {
 			d.line(px(float64(p)), top, px(float64(p)), py(0), col, 1, []float64{2, 3})
-			d.text(px(float64(p))-4, py(0)-12, "predicted crash ~"+predict.Comma(p), "end", col, 13, false, false)
+			// At the top, clear of the flat runs along the bottom.
+			d.text(px(float64(p))-4, top+16, "predicted crash ~"+predict.Comma(p), "end", col, 13, false, false)
 		}
 		d.rect(left+20, legendY+float64(i)*18, 14, 4, col)
 		d.text(left+40, legendY+6+float64(i)*18, s.Label, "start", black, 13, false, false)

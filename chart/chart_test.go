@@ -47,3 +47,15 @@ func TestNiceCeil(t *testing.T) {
 		require.InDelta(t, want, niceCeil(v), 1e-9, "%v", v)
 	}
 }
+
+// TestBars: two bars per class, the changed class labelled with its growth.
+func TestBars(t *testing.T) {
+	b := string(Bars{Title: "sizes", Labels: []string{"16 B", "64 KiB"}, First: []int{5, 152}, Last: []int{4805, 152},
+		FirstName: "first sample", LastName: "now"}.SVG())
+	require.Equal(t, 4+2, strings.Count(b, "<rect x="), "4 bars and 2 legend keys")
+	require.Contains(t, b, ">+4800</text>")
+	require.NotContains(t, b, ">+0</text>")
+	require.Contains(t, b, ">1,000</text>", "log grid up to the largest count")
+	require.NotContains(t, b, ">10,000</text>")
+	require.Contains(t, b, ">64 KiB</text>")
+}

@@ -130,3 +130,19 @@ func Comma(n int) string {
 	}
 	return b.String()
 }
+
+// Describe is the prediction of the model d describes (nn.Description: the same
+// description the loader, the memory estimate and the baseline read) on the decode
+// path mode at limit.
+func Describe(d *nn.Description, mode string, limit int) Prediction {
+	return New(Inputs{Kinds: d.Kinds, Mode: mode, WeightBuffers: d.WeightBuffers(), Constants: d.Constants,
+		CacheBuffersPerLayer: d.CacheBuffersPerLayer, Limit: limit})
+}
+
+// WriteRandomModel writes the [model] line --predict-only prints for the random model
+// of d (a --model-type shape or a --config structure): layer counts, experts, width and
+// the buffers after load, on device at limit (whose origin is source).
+func (p Prediction) WriteRandomModel(out io.Writer, d *nn.Description, device, source string) {
+	fmt.Fprintf(out, "[model] %s: layers=%d (ssm=%d attn=%d) experts=%d hidden=%d; %s buffers after load device=%s limit=%d (%s)\n",
+		d.ModelType, d.Layers(), p.GDN, p.Attention, d.Experts, d.Hidden, Comma(p.Loaded), device, p.Limit, source)
+}

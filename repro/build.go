@@ -7,14 +7,13 @@ import (
 	"github.com/ingotml/ingot/nn/models"
 )
 
-// Random builds, on a new graph over dev with resource limit limit, the model with
-// random weights that config (a config.json) describes, through the model registry,
-// and uploads its weights. A limit below the weights is a *BaselineError. The graph
+// Random builds, on a new graph over dev with resource limit limit, the model of cfg
+// (from the model registry) with random weights from seed, and uploads its weights. A limit below the weights is a *BaselineError. The graph
 // releases explicitly (graph.Options.ExplicitRelease): the loops here release every
 // array they drop.
-func Random(dev graph.Device, config []byte, seed int64, limit int) (*graph.Graph, nn.Model, error) {
+func Random(dev graph.Device, cfg models.Config, seed int64, limit int) (*graph.Graph, nn.Model, error) {
 	g := graph.New(dev, graph.Options{Alloc: alloc.Config{ResourceLimit: limit}, ExplicitRelease: true})
-	m, err := models.Random(config, g, seed, nn.Options{})
+	m, err := cfg.Random(g, seed, nn.Options{})
 	if err == nil {
 		err = g.Synchronize() // the weights are uploaded: a limit below them fails here
 	}

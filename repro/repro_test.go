@@ -11,17 +11,15 @@ import (
 	"github.com/ingotml/ingot/cache"
 	"github.com/ingotml/ingot/graph"
 	"github.com/ingotml/ingot/nn"
-	"github.com/ingotml/ingot/nn/qwen35"
+	"github.com/ingotml/ingot/nn/models"
 	"github.com/ingotml/ingot/predict"
 )
 
 func decode(t *testing.T, layers, limit, tokens int, mode string, p cache.Policy, census bool, h Hooks) *Result {
 	t.Helper()
-	cfg, err := qwen35.ReproConfig(nn.ReproOptions{Layers: layers})
+	cfg, err := models.ReproConfig(nn.ReproOptions{Layers: layers})
 	require.NoError(t, err)
-	raw, err := cfg.MarshalHF()
-	require.NoError(t, err)
-	g, m, err := Random(graph.CPU(), raw, 0, limit)
+	g, m, err := Random(graph.CPU(), cfg, 0, limit)
 	require.NoError(t, err)
 	r := NewResult(g, m, mode, p)
 	require.NoError(t, Decode(context.Background(), g, m, r, Options{Tokens: tokens, Period: 25, ClearCacheEvery: 256, Census: census}, h))
@@ -85,11 +83,9 @@ func TestEagerFlatAndCensus(t *testing.T) {
 func TestCancelInterrupts(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cfg, err := qwen35.ReproConfig(nn.ReproOptions{Layers: 6})
+	cfg, err := models.ReproConfig(nn.ReproOptions{Layers: 6})
 	require.NoError(t, err)
-	raw, err := cfg.MarshalHF()
-	require.NoError(t, err)
-	g, m, err := Random(graph.CPU(), raw, 0, 499000)
+	g, m, err := Random(graph.CPU(), cfg, 0, 499000)
 	require.NoError(t, err)
 	r := NewResult(g, m, "batch", cache.Lazy)
 	h := Hooks{Step: func(_ *Result, n int) {
@@ -106,17 +102,15 @@ func TestCancelInterrupts(t *testing.T) {
 // TestBelowBaseline: a limit under the weights, or under the first token, is a
 // *BaselineError wrapping the limit error.
 func TestBelowBaseline(t *testing.T) {
-	cfg, err := qwen35.ReproConfig(nn.ReproOptions{Layers: 6})
+	cfg, err := models.ReproConfig(nn.ReproOptions{Layers: 6})
 	require.NoError(t, err)
-	raw, err := cfg.MarshalHF()
-	require.NoError(t, err)
-	_, _, err = Random(graph.CPU(), raw, 0, 50)
+	_, _, err = Random(graph.CPU(), cfg, 0, 50)
 	var be *BaselineError
 	require.True(t, errors.As(err, &be), "%v", err)
 	require.Equal(t, "its weight arrays alone need more buffer objects than that: [metal::malloc] Resource limit (50) exceeded.", err.Error())
 	require.True(t, IsLimit(err))
 	// Enough for the weights (about 120 arrays), not for a decode step.
-	g, m, err := Random(graph.CPU(), raw, 0, 135)
+	g, m, err := Random(graph.CPU(), cfg, 0, 135)
 	require.NoError(t, err)
 	r := NewResult(g, m, "batch", cache.Lazy)
 	err = Decode(context.Background(), g, m, r, Options{Tokens: 100, Period: 10}, Hooks{})
@@ -127,11 +121,9 @@ func TestBelowBaseline(t *testing.T) {
 // TestChurn: under churn the lazy batch leaks per completed request, eager does not.
 func TestChurn(t *testing.T) {
 	for _, p := range []cache.Policy{cache.Lazy, cache.Eager} {
-		cfg, err := qwen35.ReproConfig(nn.ReproOptions{Layers: 6})
+		cfg, err := models.ReproConfig(nn.ReproOptions{Layers: 6})
 		require.NoError(t, err)
-		raw, err := cfg.MarshalHF()
-		require.NoError(t, err)
-		g, m, err := Random(graph.CPU(), raw, 0, 499000)
+		g, m, err := Random(graph.CPU(), cfg, 0, 499000)
 		require.NoError(t, err)
 		r := NewResult(g, m, "server", p)
 		var done []int

@@ -65,7 +65,10 @@ type BaselineError struct {
 	Err error  // the resource-limit error
 }
 
+// Error says what needs the buffers, then the limit error.
 func (e *BaselineError) Error() string { return e.Why + ": " + e.Err.Error() }
+
+// Unwrap returns the resource-limit error.
 func (e *BaselineError) Unwrap() error { return e.Err }
 
 // IsLimit reports whether err is the resource-limit error.

@@ -117,13 +117,12 @@ func predictOnly(o *options, out io.Writer) error {
 	}
 	spec := runSpec{policy: o.cache, attentionOnly: o.attentionOnly}
 	var d *nn.Description
+	var info *checkpointInfo
 	if o.modelDir != "" {
-		info, err := inspectCheckpoint(o.modelDir)
-		if err != nil {
+		if info, err = inspectCheckpoint(o.modelDir); err != nil {
 			return err
 		}
 		d = info.desc
-		fmt.Fprintf(out, "[model] %s device=%s limit=%d (%s)\n", info.modelSummary(d.WeightBuffers()+d.Constants), name, lim.n, lim.source)
 	} else {
 		cfg, err := modelConfig(o, spec)
 		if err != nil {
@@ -132,9 +131,12 @@ func predictOnly(o *options, out io.Writer) error {
 		if d, err = cfg.Describe(); err != nil {
 			return fmt.Errorf("%w: %v", errUsage, err)
 		}
-		gdn := nn.CountKinds(d.Kinds, nn.Recurrent)
-		fmt.Fprintf(out, "[model] %s: layers=%d (ssm=%d attn=%d) experts=%d hidden=%d; %s buffers after load device=%s limit=%d (%s)\n",
-			d.ModelType, d.Layers(), gdn, d.Layers()-gdn, d.Experts, d.Hidden, comma(d.WeightBuffers()+d.Constants), name, lim.n, lim.source)
+	}
+	p := predict.Describe(d, o.mode, lim.n)
+	if info != nil {
+		fmt.Fprintf(out, "[model] %s device=%s limit=%d (%s)\n", info.modelSummary(p.Loaded), name, lim.n, lim.source)
+	} else {
+		p.WriteRandomModel(out, d, name, lim.source)
 	}
 	est, err := estimateFor(o, spec, d, lim.n)
 	if err != nil {
@@ -147,8 +149,6 @@ func predictOnly(o *options, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "[memory] a run needs ~%s (weights %s); this machine's memory limit is %s: it %s\n", size(est.total()), size(est.weights), size(memLimit), fits)
 	// The prediction is the stock (lazy) path's, whatever --cache says: when would it die?
-	p := predict.New(predict.Inputs{Kinds: d.Kinds, Mode: o.mode, WeightBuffers: d.WeightBuffers(), Constants: d.Constants,
-		CacheBuffersPerLayer: d.CacheBuffersPerLayer, Limit: lim.n})
 	p.WriteBaseline(out)
 	if p.Baseline > lim.n {
 		return lim.belowBaseline(fmt.Sprintf("it needs ~%s buffer objects before its first token", comma(p.Baseline)))
