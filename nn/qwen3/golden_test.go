@@ -8,6 +8,7 @@ import (
 
 	"github.com/ingotml/ingot/cache"
 	"github.com/ingotml/ingot/graph"
+	"github.com/ingotml/ingot/internal/golden"
 	"github.com/ingotml/ingot/tensor"
 )
 
@@ -15,16 +16,16 @@ import (
 // the cache) and greedy tokens against transformers, for every qwen3 set and case.
 func TestGoldenLogits(t *testing.T) {
 	for _, gm := range goldenModels(t) {
-		t.Run(gm.name, func(t *testing.T) {
+		t.Run(gm.Name, func(t *testing.T) {
 			g := graph.NewCPU(graph.Options{})
-			m := loadModel(t, g, gm.dir)
+			m := loadModel(t, g, gm.Dir)
 			v := m.VocabSize()
-			for _, c := range gm.cases {
-				t.Run(c.name, func(t *testing.T) {
-					ids := c.tokens(t, gm.dir, "input_ids")
-					toks := c.tokens(t, gm.dir, "tokens")
-					pre, _ := c.f32(t, gm.dir, "prefill_logits")
-					dec, dshape := c.f32(t, gm.dir, "decode_logits")
+			for _, c := range gm.Cases {
+				t.Run(c.Name, func(t *testing.T) {
+					ids := c.Tokens(t, gm.Dir, "input_ids")
+					toks := c.Tokens(t, gm.Dir, "tokens")
+					pre, _ := c.F32(t, gm.Dir, "prefill_logits")
+					dec, dshape := c.F32(t, gm.Dir, "decode_logits")
 					tl := len(ids)
 					require.Equal(t, c.PromptLen, tl)
 					require.Equal(t, c.NewTokens, dshape[0])
@@ -32,19 +33,19 @@ func TestGoldenLogits(t *testing.T) {
 
 					caches := m.MakeCache(cache.Eager)
 					got := run(t, m, [][]int32{ids}, caches)
-					d := maxDiff(t, got, pre)
+					d := golden.MaxDiff(t, got, pre)
 					t.Logf("prefill [%d x %d]: max |diff| = %.3g", tl, v, d)
 					require.LessOrEqual(t, d, tol)
-					require.Equal(t, toks[tl], argmax(rows(got, v, tl-1, tl)), "first greedy token")
+					require.Equal(t, toks[tl], golden.Argmax(golden.Rows(got, v, tl-1, tl)), "first greedy token")
 
 					worst := 0.0
 					for i := 0; i < c.NewTokens; i++ {
 						got := run(t, m, [][]int32{{toks[tl+i]}}, caches)
-						d := maxDiff(t, got, rows(dec, v, i, i+1))
+						d := golden.MaxDiff(t, got, golden.Rows(dec, v, i, i+1))
 						worst = max(worst, d)
 						require.LessOrEqual(t, d, tol, "decode step %d", i)
 						if tl+i+1 < len(toks) {
-							require.Equal(t, toks[tl+i+1], argmax(got), "greedy token after step %d", i)
+							require.Equal(t, toks[tl+i+1], golden.Argmax(got), "greedy token after step %d", i)
 						}
 					}
 					t.Logf("%d decode steps: max |diff| = %.3g", c.NewTokens, worst)
@@ -58,12 +59,12 @@ func TestGoldenLogits(t *testing.T) {
 // argmax (computed on the device), and compares the tokens with transformers'.
 func TestGoldenGreedy(t *testing.T) {
 	for _, gm := range goldenModels(t) {
-		t.Run(gm.name, func(t *testing.T) {
+		t.Run(gm.Name, func(t *testing.T) {
 			g := graph.NewCPU(graph.Options{})
-			m := loadModel(t, g, gm.dir)
-			for _, c := range gm.cases {
-				ids := c.tokens(t, gm.dir, "input_ids")
-				toks := c.tokens(t, gm.dir, "tokens")
+			m := loadModel(t, g, gm.Dir)
+			for _, c := range gm.Cases {
+				ids := c.Tokens(t, gm.Dir, "input_ids")
+				toks := c.Tokens(t, gm.Dir, "tokens")
 				caches := m.MakeCache(cache.Lazy)
 				in := tensor.FromInt32(g, ids, 1, len(ids))
 				var gen []int32
@@ -76,7 +77,7 @@ func TestGoldenGreedy(t *testing.T) {
 					gen = append(gen, v[0])
 					in = next
 				}
-				require.Equal(t, toks[len(ids):], gen, c.name)
+				require.Equal(t, toks[len(ids):], gen, c.Name)
 			}
 		})
 	}
@@ -85,12 +86,12 @@ func TestGoldenGreedy(t *testing.T) {
 // TestGoldenHiddenStates compares every layer's output over the prompt.
 func TestGoldenHiddenStates(t *testing.T) {
 	for _, gm := range goldenModels(t) {
-		t.Run(gm.name, func(t *testing.T) {
+		t.Run(gm.Name, func(t *testing.T) {
 			g := graph.NewCPU(graph.Options{})
-			m := loadModel(t, g, gm.dir)
-			for _, c := range gm.cases {
-				want, shape := c.f32(t, gm.dir, "hidden_states")
-				ids := c.tokens(t, gm.dir, "input_ids")
+			m := loadModel(t, g, gm.Dir)
+			for _, c := range gm.Cases {
+				want, shape := c.F32(t, gm.Dir, "hidden_states")
+				ids := c.Tokens(t, gm.Dir, "input_ids")
 				require.Equal(t, []int{m.Config().NumLayers + 1, len(ids), m.Config().HiddenSize}, shape)
 				_, hidden := m.ForwardHidden(tensor.FromInt32(g, ids, 1, len(ids)), m.MakeCache(cache.Eager))
 				require.Len(t, hidden, shape[0])
@@ -99,7 +100,7 @@ func TestGoldenHiddenStates(t *testing.T) {
 					require.Equal(t, []int{1, shape[1], shape[2]}, h.Shape())
 					got, err := h.Float32s()
 					require.NoError(t, err)
-					require.LessOrEqual(t, maxDiff(t, got, want[l*per:(l+1)*per]), tol, "%s hidden state %d", c.name, l)
+					require.LessOrEqual(t, golden.MaxDiff(t, got, want[l*per:(l+1)*per]), tol, "%s hidden state %d", c.Name, l)
 				}
 			}
 		})
@@ -110,16 +111,16 @@ func TestGoldenHiddenStates(t *testing.T) {
 // cache, as transformers' uncached forward.
 func TestGoldenFullLogits(t *testing.T) {
 	for _, gm := range goldenModels(t) {
-		t.Run(gm.name, func(t *testing.T) {
+		t.Run(gm.Name, func(t *testing.T) {
 			g := graph.NewCPU(graph.Options{})
-			m := loadModel(t, g, gm.dir)
-			for _, c := range gm.cases {
-				want, shape := c.f32(t, gm.dir, "full_logits")
-				toks := c.tokens(t, gm.dir, "tokens")
+			m := loadModel(t, g, gm.Dir)
+			for _, c := range gm.Cases {
+				want, shape := c.F32(t, gm.Dir, "full_logits")
+				toks := c.Tokens(t, gm.Dir, "tokens")
 				require.Equal(t, len(toks)-1, shape[0])
 				got := run(t, m, [][]int32{toks[:len(toks)-1]}, nil)
-				d := maxDiff(t, got, want)
-				t.Logf("%s full [%d x %d]: max |diff| = %.3g", c.name, shape[0], shape[1], d)
+				d := golden.MaxDiff(t, got, want)
+				t.Logf("%s full [%d x %d]: max |diff| = %.3g", c.Name, shape[0], shape[1], d)
 				require.LessOrEqual(t, d, tol)
 			}
 		})
@@ -130,16 +131,16 @@ func TestGoldenFullLogits(t *testing.T) {
 // same logits bit for bit.
 func TestGoldenSavePretrained(t *testing.T) {
 	for _, gm := range goldenModels(t) {
-		t.Run(gm.name, func(t *testing.T) {
+		t.Run(gm.Name, func(t *testing.T) {
 			g := graph.NewCPU(graph.Options{})
-			a := loadModel(t, g, gm.dir)
-			b := loadModel(t, g, filepath.Join(gm.dir, "hf_save_pretrained"))
-			for _, c := range gm.cases {
-				pre, _ := c.f32(t, gm.dir, "prefill_logits")
-				ids := c.tokens(t, gm.dir, "input_ids")
+			a := loadModel(t, g, gm.Dir)
+			b := loadModel(t, g, filepath.Join(gm.Dir, "hf_save_pretrained"))
+			for _, c := range gm.Cases {
+				pre, _ := c.F32(t, gm.Dir, "prefill_logits")
+				ids := c.Tokens(t, gm.Dir, "input_ids")
 				got := run(t, b, [][]int32{ids}, b.MakeCache(cache.Eager))
-				require.LessOrEqual(t, maxDiff(t, got, pre), tol, c.name)
-				require.Equal(t, run(t, a, [][]int32{ids}, a.MakeCache(cache.Eager)), got, c.name)
+				require.LessOrEqual(t, golden.MaxDiff(t, got, pre), tol, c.Name)
+				require.Equal(t, run(t, a, [][]int32{ids}, a.MakeCache(cache.Eager)), got, c.Name)
 			}
 		})
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ingotml/ingot/cache"
 	"github.com/ingotml/ingot/graph"
+	"github.com/ingotml/ingot/internal/golden"
 	"github.com/ingotml/ingot/nn"
 	"github.com/ingotml/ingot/nn/checkpoint"
 )
@@ -54,7 +55,7 @@ func TestLoadRefuses(t *testing.T) {
 		}, nn.ErrShape, "tensor " + victim + ": shape ["},
 		{func(w *checkpoint.WriteTensor) bool { w.DType = checkpoint.I32; return true }, checkpoint.ErrDTypeMismatch, "unsupported dtype I32"},
 	} {
-		dir := rewrite(t, gm.dir, func(_ map[string]any, ts []checkpoint.WriteTensor) []checkpoint.WriteTensor {
+		dir := rewrite(t, gm.Dir, func(_ map[string]any, ts []checkpoint.WriteTensor) []checkpoint.WriteTensor {
 			var out []checkpoint.WriteTensor
 			for _, w := range ts {
 				if w.Name != victim || c.edit(&w) {
@@ -81,7 +82,7 @@ func TestLoadRefuses(t *testing.T) {
 func TestTiedEmbeddings(t *testing.T) {
 	gm := goldenModels(t)[0]
 	var table checkpoint.WriteTensor
-	untied := rewrite(t, gm.dir, func(_ map[string]any, ts []checkpoint.WriteTensor) []checkpoint.WriteTensor {
+	untied := rewrite(t, gm.Dir, func(_ map[string]any, ts []checkpoint.WriteTensor) []checkpoint.WriteTensor {
 		for i := range ts {
 			if ts[i].Name == "model.embed_tokens.weight" {
 				table = ts[i]
@@ -94,7 +95,7 @@ func TestTiedEmbeddings(t *testing.T) {
 		}
 		return ts
 	})
-	tied := rewrite(t, gm.dir, func(cfg map[string]any, ts []checkpoint.WriteTensor) []checkpoint.WriteTensor {
+	tied := rewrite(t, gm.Dir, func(cfg map[string]any, ts []checkpoint.WriteTensor) []checkpoint.WriteTensor {
 		cfg["tie_word_embeddings"] = true
 		var out []checkpoint.WriteTensor
 		for _, w := range ts {
@@ -132,7 +133,7 @@ func TestRandomCachedMatchesFull(t *testing.T) {
 	for i := 5; i < len(seq); i++ {
 		got = append(got, run(t, m, [][]int32{{seq[i]}}, caches)...)
 	}
-	require.LessOrEqual(t, maxDiff(t, got, full), 1e-5)
+	require.LessOrEqual(t, golden.MaxDiff(t, got, full), 1e-5)
 	require.Equal(t, len(seq)*v, len(full))
 	// The same seed draws the same model.
 	m2, err := NewRandom(cfg, g, 7, nn.Options{})

@@ -24,11 +24,11 @@ import (
 func TestMLXLayoutRoundTrip(t *testing.T) {
 	for _, gm := range goldenModels(t) {
 		for _, layout := range []string{"", "hf_save_pretrained"} {
-			src := filepath.Join(gm.dir, layout)
+			src := filepath.Join(gm.Dir, layout)
 			if _, err := os.Stat(filepath.Join(src, "config.json")); err != nil {
 				continue
 			}
-			t.Run(gm.name+"/"+layout, func(t *testing.T) {
+			t.Run(gm.Name+"/"+layout, func(t *testing.T) {
 				ck, err := checkpoint.OpenCheckpoint(src)
 				require.NoError(t, err)
 				defer ck.Close()
@@ -49,7 +49,7 @@ func TestMLXLayoutRoundTrip(t *testing.T) {
 				ref := loadModel(t, g, src, nn.Options{})
 				m := loadModel(t, g, dst, nn.Options{})
 				require.True(t, newFileSource(mustOpen(t, dst)).mlx, "read in mlx-lm's layout")
-				ids := gm.cases[0].tokens(t, gm.dir, "input_ids")
+				ids := gm.Cases[0].Tokens(t, gm.Dir, "input_ids")
 				want := run(t, ref, [][]int32{ids}, ref.MakeCache(cache.Eager))
 				got := run(t, m, [][]int32{ids}, m.MakeCache(cache.Eager))
 				// Written as mlx-lm writes (format "mlx"), the file is read with mlx-lm's rules:
@@ -67,7 +67,7 @@ func TestMLXLayoutRoundTrip(t *testing.T) {
 				require.NoError(t, checkpoint.WriteSafetensors(filepath.Join(pt, "model.safetensors"), map[string]string{"format": "pt"}, ts))
 				mp := loadModel(t, g, pt, nn.Options{})
 				require.Equal(t, want, run(t, mp, [][]int32{ids}, mp.MakeCache(cache.Eager)))
-				require.LessOrEqual(t, maxDiff(t, want, got), 2e-4) // measured worst: 8.0e-5
+				require.LessOrEqual(t, golden.MaxDiff(t, want, got), 2e-4) // measured worst: 8.0e-5
 			})
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ingotml/ingot/cache"
 	"github.com/ingotml/ingot/graph"
+	"github.com/ingotml/ingot/internal/golden"
 	"github.com/ingotml/ingot/kernels"
 	"github.com/ingotml/ingot/nn"
 	"github.com/ingotml/ingot/tensor"
@@ -52,23 +53,23 @@ func halfCheckpoint(hf map[string]stTensor, dt string) map[string]stTensor {
 // same allowance for flips, measured <= 0.028).
 func TestGoldenHalfPrecision(t *testing.T) {
 	for _, gm := range goldenModels(t) {
-		hf := readAll(t, filepath.Join(gm.dir, "model.safetensors"))
+		hf := readAll(t, filepath.Join(gm.Dir, "model.safetensors"))
 		for _, dt := range []struct {
 			st   string
 			want tensor.DType
 			rel  float64
 		}{{"BF16", tensor.BFloat16, 0.25}, {"F16", tensor.Float16, 0.05}} {
-			t.Run(fmt.Sprintf("%s/%s", gm.name, dt.st), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s/%s", gm.Name, dt.st), func(t *testing.T) {
 				g := graph.NewCPU(graph.Options{})
-				m := loadModel(t, g, writeCheckpoint(t, gm.dir, halfCheckpoint(hf, dt.st)), nn.Options{})
+				m := loadModel(t, g, writeCheckpoint(t, gm.Dir, halfCheckpoint(hf, dt.st)), nn.Options{})
 				require.Equal(t, dt.want, m.embed.(*nn.Embedding).Weight.DType())
 				require.Equal(t, dt.want, m.act)
 				v := m.cfg.VocabSize
-				for _, c := range gm.cases {
-					ids := c.tokens(t, gm.dir, "input_ids")
-					toks := c.tokens(t, gm.dir, "tokens")
-					pre, _ := c.f32(t, gm.dir, "prefill_logits")
-					dec, _ := c.f32(t, gm.dir, "decode_logits")
+				for _, c := range gm.Cases {
+					ids := c.Tokens(t, gm.Dir, "input_ids")
+					toks := c.Tokens(t, gm.Dir, "tokens")
+					pre, _ := c.F32(t, gm.Dir, "prefill_logits")
+					dec, _ := c.F32(t, gm.Dir, "decode_logits")
 					caches := m.MakeCache(cache.Eager)
 					logits := m.Forward(tensor.FromInt32(g, ids, 1, len(ids)), caches)
 					require.Equal(t, dt.want, logits.DType())
@@ -77,11 +78,11 @@ func TestGoldenHalfPrecision(t *testing.T) {
 					all, want := got, pre
 					for i := 0; i < c.NewTokens; i++ {
 						all = append(all, run(t, m, [][]int32{{toks[len(ids)+i]}}, caches)...)
-						want = append(want, rows(dec, v, i, i+1)...)
+						want = append(want, golden.Rows(dec, v, i, i+1)...)
 					}
 					r := relRMS(all, want)
-					t.Logf("%s: rms(diff)/rms(logits) = %.3g, max |diff| = %.3g (max |logit| %.3g)", c.name, r, maxDiff(t, all, want), maxAbs(want))
-					require.LessOrEqual(t, r, dt.rel, c.name)
+					t.Logf("%s: rms(diff)/rms(logits) = %.3g, max |diff| = %.3g (max |logit| %.3g)", c.Name, r, golden.MaxDiff(t, all, want), maxAbs(want))
+					require.LessOrEqual(t, r, dt.rel, c.Name)
 				}
 			})
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ingotml/ingot/cache"
 	"github.com/ingotml/ingot/graph"
+	"github.com/ingotml/ingot/internal/golden"
 	"github.com/ingotml/ingot/nn"
 )
 
@@ -28,7 +29,7 @@ func compareFused(t *testing.T, f, u *Model, p cache.Policy, merge bool, prompt 
 		return m.MakeCache(p)
 	}
 	cf, cu := mk(f), mk(u)
-	worst := maxDiff(t, run(t, f, [][]int32{prompt}, cf), run(t, u, [][]int32{prompt}, cu))
+	worst := golden.MaxDiff(t, run(t, f, [][]int32{prompt}, cf), run(t, u, [][]int32{prompt}, cu))
 	for i, tok := range steps {
 		c0 := f.g.Stats().Created
 		a := run(t, f, [][]int32{{tok}}, cf)
@@ -38,7 +39,7 @@ func compareFused(t *testing.T, f, u *Model, p cache.Policy, merge bool, prompt 
 		if f.g == u.g {
 			require.Less(t, c1-c0, c2-c1, "step %d: the fused path builds fewer nodes", i)
 		}
-		worst = max(worst, maxDiff(t, a, b))
+		worst = max(worst, golden.MaxDiff(t, a, b))
 	}
 	return worst
 }
@@ -48,18 +49,18 @@ func compareFused(t *testing.T, f, u *Model, p cache.Policy, merge bool, prompt 
 // the plain path and on the merged (masked) server path, lazy and eager.
 func TestFusedMatchesUnfused(t *testing.T) {
 	for _, gm := range goldenModels(t) {
-		t.Run(gm.name, func(t *testing.T) {
+		t.Run(gm.Name, func(t *testing.T) {
 			g := graph.NewCPU(graph.Options{})
-			f := loadModel(t, g, gm.dir, nn.Options{})
-			u := loadModel(t, g, gm.dir, nn.Options{Unfused: true})
-			for _, c := range gm.cases {
-				ids := c.tokens(t, gm.dir, "input_ids")
-				toks := c.tokens(t, gm.dir, "tokens")
+			f := loadModel(t, g, gm.Dir, nn.Options{})
+			u := loadModel(t, g, gm.Dir, nn.Options{Unfused: true})
+			for _, c := range gm.Cases {
+				ids := c.Tokens(t, gm.Dir, "input_ids")
+				toks := c.Tokens(t, gm.Dir, "tokens")
 				for _, p := range []cache.Policy{cache.Lazy, cache.Eager} {
 					for _, merge := range []bool{false, true} {
 						d := compareFused(t, f, u, p, merge, ids, toks[len(ids):])
-						t.Logf("%s %v merged=%v: max |fused - unfused| = %.3g", c.name, p, merge, d)
-						require.LessOrEqual(t, d, fusedTol, "%s %v merged=%v", c.name, p, merge)
+						t.Logf("%s %v merged=%v: max |fused - unfused| = %.3g", c.Name, p, merge, d)
+						require.LessOrEqual(t, d, fusedTol, "%s %v merged=%v", c.Name, p, merge)
 					}
 				}
 			}

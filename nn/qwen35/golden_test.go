@@ -8,6 +8,7 @@ import (
 
 	"github.com/ingotml/ingot/cache"
 	"github.com/ingotml/ingot/graph"
+	"github.com/ingotml/ingot/internal/golden"
 	"github.com/ingotml/ingot/nn"
 	"github.com/ingotml/ingot/tensor"
 )
@@ -16,16 +17,16 @@ import (
 // the cache) and greedy tokens against transformers, for every golden model and case.
 func TestGoldenLogits(t *testing.T) {
 	for _, gm := range goldenModels(t) {
-		t.Run(gm.name, func(t *testing.T) {
+		t.Run(gm.Name, func(t *testing.T) {
 			g := graph.NewCPU(graph.Options{})
-			m := loadModel(t, g, gm.dir, nn.Options{})
+			m := loadModel(t, g, gm.Dir, nn.Options{})
 			v := m.Config().VocabSize
-			for _, c := range gm.cases {
-				t.Run(c.name, func(t *testing.T) {
-					ids := c.tokens(t, gm.dir, "input_ids")
-					toks := c.tokens(t, gm.dir, "tokens")
-					pre, _ := c.f32(t, gm.dir, "prefill_logits")
-					dec, dshape := c.f32(t, gm.dir, "decode_logits")
+			for _, c := range gm.Cases {
+				t.Run(c.Name, func(t *testing.T) {
+					ids := c.Tokens(t, gm.Dir, "input_ids")
+					toks := c.Tokens(t, gm.Dir, "tokens")
+					pre, _ := c.F32(t, gm.Dir, "prefill_logits")
+					dec, dshape := c.F32(t, gm.Dir, "decode_logits")
 					tl := len(ids)
 					require.Equal(t, c.PromptLen, tl)
 					require.Equal(t, c.NewTokens, dshape[0])
@@ -33,19 +34,19 @@ func TestGoldenLogits(t *testing.T) {
 
 					caches := m.MakeCache(cache.Eager)
 					got := run(t, m, [][]int32{ids}, caches)
-					d := maxDiff(t, got, pre)
+					d := golden.MaxDiff(t, got, pre)
 					t.Logf("prefill [%d x %d]: max |diff| = %.3g", tl, v, d)
 					require.LessOrEqual(t, d, tol)
-					require.Equal(t, toks[tl], argmax(rows(got, v, tl-1, tl)), "first greedy token")
+					require.Equal(t, toks[tl], golden.Argmax(golden.Rows(got, v, tl-1, tl)), "first greedy token")
 
 					worst := 0.0
 					for i := 0; i < c.NewTokens; i++ {
 						got := run(t, m, [][]int32{{toks[tl+i]}}, caches)
-						d := maxDiff(t, got, rows(dec, v, i, i+1))
+						d := golden.MaxDiff(t, got, golden.Rows(dec, v, i, i+1))
 						worst = max(worst, d)
 						require.LessOrEqual(t, d, tol, "decode step %d", i)
 						if tl+i+1 < len(toks) {
-							require.Equal(t, toks[tl+i+1], argmax(got), "greedy token after step %d", i)
+							require.Equal(t, toks[tl+i+1], golden.Argmax(got), "greedy token after step %d", i)
 						}
 					}
 					t.Logf("%d decode steps: max |diff| = %.3g", c.NewTokens, worst)
@@ -59,12 +60,12 @@ func TestGoldenLogits(t *testing.T) {
 // argmax (computed on the device), and compares the tokens with transformers'.
 func TestGoldenGreedy(t *testing.T) {
 	for _, gm := range goldenModels(t) {
-		t.Run(gm.name, func(t *testing.T) {
+		t.Run(gm.Name, func(t *testing.T) {
 			g := graph.NewCPU(graph.Options{})
-			m := loadModel(t, g, gm.dir, nn.Options{})
-			for _, c := range gm.cases {
-				ids := c.tokens(t, gm.dir, "input_ids")
-				toks := c.tokens(t, gm.dir, "tokens")
+			m := loadModel(t, g, gm.Dir, nn.Options{})
+			for _, c := range gm.Cases {
+				ids := c.Tokens(t, gm.Dir, "input_ids")
+				toks := c.Tokens(t, gm.Dir, "tokens")
 				caches := m.MakeCache(cache.Lazy)
 				in := tensor.FromInt32(g, ids, 1, len(ids))
 				var gen []int32
@@ -77,7 +78,7 @@ func TestGoldenGreedy(t *testing.T) {
 					gen = append(gen, v[0])
 					in = next
 				}
-				require.Equal(t, toks[len(ids):], gen, c.name)
+				require.Equal(t, toks[len(ids):], gen, c.Name)
 			}
 		})
 	}
@@ -86,12 +87,12 @@ func TestGoldenGreedy(t *testing.T) {
 // TestGoldenHiddenStates compares every layer's output over the prompt.
 func TestGoldenHiddenStates(t *testing.T) {
 	for _, gm := range goldenModels(t) {
-		t.Run(gm.name, func(t *testing.T) {
+		t.Run(gm.Name, func(t *testing.T) {
 			g := graph.NewCPU(graph.Options{})
-			m := loadModel(t, g, gm.dir, nn.Options{})
-			for _, c := range gm.cases {
-				want, shape := c.f32(t, gm.dir, "hidden_states")
-				ids := c.tokens(t, gm.dir, "input_ids")
+			m := loadModel(t, g, gm.Dir, nn.Options{})
+			for _, c := range gm.Cases {
+				want, shape := c.F32(t, gm.Dir, "hidden_states")
+				ids := c.Tokens(t, gm.Dir, "input_ids")
 				require.Equal(t, []int{m.Config().NumLayers + 1, len(ids), m.Config().HiddenSize}, shape)
 				_, hidden := m.ForwardHidden(tensor.FromInt32(g, ids, 1, len(ids)), m.MakeCache(cache.Eager))
 				require.Len(t, hidden, shape[0])
@@ -100,8 +101,8 @@ func TestGoldenHiddenStates(t *testing.T) {
 					require.Equal(t, []int{1, shape[1], shape[2]}, h.Shape())
 					got, err := h.Float32s()
 					require.NoError(t, err)
-					d := maxDiff(t, got, want[l*per:(l+1)*per])
-					require.LessOrEqual(t, d, tol, "%s hidden state %d", c.name, l)
+					d := golden.MaxDiff(t, got, want[l*per:(l+1)*per])
+					require.LessOrEqual(t, d, tol, "%s hidden state %d", c.Name, l)
 				}
 			}
 		})
@@ -112,16 +113,16 @@ func TestGoldenHiddenStates(t *testing.T) {
 // cache, as transformers' uncached forward.
 func TestGoldenFullLogits(t *testing.T) {
 	for _, gm := range goldenModels(t) {
-		t.Run(gm.name, func(t *testing.T) {
+		t.Run(gm.Name, func(t *testing.T) {
 			g := graph.NewCPU(graph.Options{})
-			m := loadModel(t, g, gm.dir, nn.Options{})
-			for _, c := range gm.cases {
-				want, shape := c.f32(t, gm.dir, "full_logits")
-				toks := c.tokens(t, gm.dir, "tokens")
+			m := loadModel(t, g, gm.Dir, nn.Options{})
+			for _, c := range gm.Cases {
+				want, shape := c.F32(t, gm.Dir, "full_logits")
+				toks := c.Tokens(t, gm.Dir, "tokens")
 				require.Equal(t, len(toks)-1, shape[0])
 				got := run(t, m, [][]int32{toks[:len(toks)-1]}, nil)
-				d := maxDiff(t, got, want)
-				t.Logf("%s full [%d x %d]: max |diff| = %.3g", c.name, shape[0], shape[1], d)
+				d := golden.MaxDiff(t, got, want)
+				t.Logf("%s full [%d x %d]: max |diff| = %.3g", c.Name, shape[0], shape[1], d)
 				require.LessOrEqual(t, d, tol)
 			}
 		})
@@ -132,16 +133,16 @@ func TestGoldenFullLogits(t *testing.T) {
 // so the same logits bit for bit.
 func TestGoldenSavePretrained(t *testing.T) {
 	for _, gm := range goldenModels(t) {
-		t.Run(gm.name, func(t *testing.T) {
+		t.Run(gm.Name, func(t *testing.T) {
 			g := graph.NewCPU(graph.Options{})
-			fused := loadModel(t, g, gm.dir, nn.Options{})
-			saved := loadModel(t, g, filepath.Join(gm.dir, "hf_save_pretrained"), nn.Options{})
-			for _, c := range gm.cases {
-				pre, _ := c.f32(t, gm.dir, "prefill_logits")
-				ids := c.tokens(t, gm.dir, "input_ids")
+			fused := loadModel(t, g, gm.Dir, nn.Options{})
+			saved := loadModel(t, g, filepath.Join(gm.Dir, "hf_save_pretrained"), nn.Options{})
+			for _, c := range gm.Cases {
+				pre, _ := c.F32(t, gm.Dir, "prefill_logits")
+				ids := c.Tokens(t, gm.Dir, "input_ids")
 				got := run(t, saved, [][]int32{ids}, saved.MakeCache(cache.Eager))
-				require.LessOrEqual(t, maxDiff(t, got, pre), tol, c.name)
-				require.Equal(t, run(t, fused, [][]int32{ids}, fused.MakeCache(cache.Eager)), got, c.name)
+				require.LessOrEqual(t, golden.MaxDiff(t, got, pre), tol, c.Name)
+				require.Equal(t, run(t, fused, [][]int32{ids}, fused.MakeCache(cache.Eager)), got, c.Name)
 			}
 		})
 	}
@@ -151,27 +152,27 @@ func TestGoldenSavePretrained(t *testing.T) {
 // the reference, prefill and decode.
 func TestGoldenOpsGatedDelta(t *testing.T) {
 	for _, gm := range goldenModels(t) {
-		t.Run(gm.name, func(t *testing.T) {
+		t.Run(gm.Name, func(t *testing.T) {
 			g := graph.NewCPU(graph.Options{})
-			kern := loadModel(t, g, gm.dir, nn.Options{})
-			ops := loadModel(t, g, gm.dir, nn.Options{OpsGatedDelta: true})
+			kern := loadModel(t, g, gm.Dir, nn.Options{})
+			ops := loadModel(t, g, gm.Dir, nn.Options{OpsGatedDelta: true})
 			v := kern.Config().VocabSize
-			for _, c := range gm.cases {
-				ids := c.tokens(t, gm.dir, "input_ids")
-				toks := c.tokens(t, gm.dir, "tokens")
-				pre, _ := c.f32(t, gm.dir, "prefill_logits")
-				dec, _ := c.f32(t, gm.dir, "decode_logits")
+			for _, c := range gm.Cases {
+				ids := c.Tokens(t, gm.Dir, "input_ids")
+				toks := c.Tokens(t, gm.Dir, "tokens")
+				pre, _ := c.F32(t, gm.Dir, "prefill_logits")
+				dec, _ := c.F32(t, gm.Dir, "decode_logits")
 				kc, oc := kern.MakeCache(cache.Eager), ops.MakeCache(cache.Eager)
 				a, b := run(t, kern, [][]int32{ids}, kc), run(t, ops, [][]int32{ids}, oc)
-				d := maxDiff(t, a, b)
-				t.Logf("%s prefill: ops vs kernel max |diff| = %.3g", c.name, d)
+				d := golden.MaxDiff(t, a, b)
+				t.Logf("%s prefill: ops vs kernel max |diff| = %.3g", c.Name, d)
 				require.LessOrEqual(t, d, tol)
-				require.LessOrEqual(t, maxDiff(t, b, pre), tol)
+				require.LessOrEqual(t, golden.MaxDiff(t, b, pre), tol)
 				for i := 0; i < c.NewTokens; i++ {
 					tok := [][]int32{{toks[len(ids)+i]}}
 					a, b := run(t, kern, tok, kc), run(t, ops, tok, oc)
-					require.LessOrEqual(t, maxDiff(t, a, b), tol, "step %d", i)
-					require.LessOrEqual(t, maxDiff(t, b, rows(dec, v, i, i+1)), tol, "step %d", i)
+					require.LessOrEqual(t, golden.MaxDiff(t, a, b), tol, "step %d", i)
+					require.LessOrEqual(t, golden.MaxDiff(t, b, golden.Rows(dec, v, i, i+1)), tol, "step %d", i)
 				}
 			}
 		})

@@ -1,13 +1,6 @@
 package qwen35
 
 import (
-	"encoding/binary"
-	"encoding/json"
-	"math"
-	"os"
-	"path/filepath"
-	"slices"
-	"sort"
 	"testing"
 
 	"github.com/ingotml/ingot/internal/golden"
@@ -23,109 +16,8 @@ import (
 // tol is the agreement required with the transformers reference (logits are ~O(4)).
 const tol = 1e-4
 
-type goldenArray struct {
-	Shape []int  `json:"shape"`
-	DType string `json:"dtype"`
-}
-
-type goldenCase struct {
-	name      string
-	PromptLen int                    `json:"prompt_len"`
-	NewTokens int                    `json:"new_tokens"`
-	Arrays    map[string]goldenArray `json:"arrays"`
-}
-
-type goldenModel struct {
-	name, dir string
-	cases     []*goldenCase // sorted by name
-}
-
-// goldenModels lists every model folder (one with a manifest.json) under the root.
-func goldenModels(t *testing.T) []goldenModel {
-	t.Helper()
-	root, err := golden.Root()
-	require.NoError(t, err)
-	entries, err := os.ReadDir(root)
-	require.NoError(t, err)
-	var out []goldenModel
-	for _, e := range entries {
-		dir := filepath.Join(root, e.Name())
-		raw, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
-		if !e.IsDir() || err != nil || !ownSet(t, dir) {
-			continue
-		}
-		var man struct {
-			Cases map[string]*goldenCase `json:"cases"`
-		}
-		require.NoError(t, json.Unmarshal(raw, &man), dir)
-		gm := goldenModel{name: e.Name(), dir: dir}
-		for name, c := range man.Cases {
-			c.name = name
-			gm.cases = append(gm.cases, c)
-		}
-		sort.Slice(gm.cases, func(i, j int) bool { return gm.cases[i].name < gm.cases[j].name })
-		require.NotEmpty(t, gm.cases, dir)
-		out = append(out, gm)
-	}
-	require.NotEmpty(t, out, "no golden models under %s", root)
-	return out
-}
-
-// ownSet reports whether the set in dir is of a model type this package builds (the
-// root may hold other families' sets).
-func ownSet(t *testing.T, dir string) bool {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(dir, "config.json"))
-	require.NoError(t, err)
-	var top struct {
-		ModelType  string `json:"model_type"`
-		TextConfig *struct {
-			ModelType string `json:"model_type"`
-		} `json:"text_config"`
-	}
-	require.NoError(t, json.Unmarshal(raw, &top), dir)
-	typ := top.ModelType
-	if top.TextConfig != nil && top.TextConfig.ModelType != "" {
-		typ = top.TextConfig.ModelType
-	}
-	return slices.Contains(ModelTypes, typ)
-}
-
-// file reads the case's array "<case>_<suffix>" and checks its size against the manifest.
-func (c *goldenCase) file(t *testing.T, dir, suffix string) ([]byte, []int) {
-	t.Helper()
-	key := c.name + "_" + suffix
-	a, ok := c.Arrays[key]
-	require.True(t, ok, "manifest lacks %s", key)
-	ext := map[string]string{"float32": ".f32", "int64": ".i64"}[a.DType]
-	require.NotEmpty(t, ext, "dtype %s of %s", a.DType, key)
-	b, err := os.ReadFile(filepath.Join(dir, key+ext))
-	require.NoError(t, err)
-	n := 1
-	for _, d := range a.Shape {
-		n *= d
-	}
-	require.Equal(t, n*map[string]int{".f32": 4, ".i64": 8}[ext], len(b), key)
-	return b, a.Shape
-}
-
-func (c *goldenCase) f32(t *testing.T, dir, suffix string) ([]float32, []int) {
-	b, shape := c.file(t, dir, suffix)
-	v := make([]float32, len(b)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return v, shape
-}
-
-func (c *goldenCase) tokens(t *testing.T, dir, suffix string) []int32 {
-	b, _ := c.file(t, dir, suffix)
-	v := make([]int32, len(b)/8)
-	for i := range v {
-		v[i] = int32(binary.LittleEndian.Uint64(b[8*i:]))
-	}
-	return v
-}
+// goldenModels lists the golden sets of the model types this package builds.
+func goldenModels(t *testing.T) []golden.Set { return golden.SetsOf(t, ModelTypes...) }
 
 func loadModel(t testing.TB, g *graph.Graph, dir string, opt nn.Options) *Model {
 	t.Helper()
@@ -147,31 +39,3 @@ func run(t testing.TB, m *Model, rows [][]int32, caches []cache.Cache) []float32
 	require.NoError(t, err)
 	return out
 }
-
-// maxDiff is max |a - b| over equal-length slices.
-func maxDiff(t testing.TB, a, b []float32) float64 {
-	t.Helper()
-	require.Equal(t, len(a), len(b))
-	d := 0.0
-	for i := range a {
-		x := math.Abs(float64(a[i]) - float64(b[i]))
-		if x > d || math.IsNaN(x) {
-			d = x
-		}
-	}
-	return d
-}
-
-// argmax returns the index of the largest value (the lowest index on ties).
-func argmax(v []float32) int32 {
-	best := 0
-	for i, x := range v {
-		if x > v[best] {
-			best = i
-		}
-	}
-	return int32(best)
-}
-
-// rows splits a flat [N, width] buffer into [lo, hi) rows.
-func rows(v []float32, width, lo, hi int) []float32 { return slices.Clone(v[lo*width : hi*width]) }

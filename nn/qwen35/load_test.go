@@ -16,6 +16,7 @@ import (
 
 	"github.com/ingotml/ingot/cache"
 	"github.com/ingotml/ingot/graph"
+	"github.com/ingotml/ingot/internal/golden"
 	"github.com/ingotml/ingot/nn"
 	"github.com/ingotml/ingot/nn/checkpoint"
 )
@@ -137,8 +138,8 @@ func mlxLayout(hf map[string]stTensor) map[string]stTensor {
 // and vision tensors to ignore) and as mlx-lm's layout: the same logits bit for bit.
 func TestLoadLayouts(t *testing.T) {
 	for _, gm := range goldenModels(t) {
-		t.Run(gm.name, func(t *testing.T) {
-			hf := readAll(t, filepath.Join(gm.dir, "model.safetensors"))
+		t.Run(gm.Name, func(t *testing.T) {
+			hf := readAll(t, filepath.Join(gm.Dir, "model.safetensors"))
 			published := map[string]stTensor{
 				"mtp.fc.weight":                   {"F32", []int{2, 3}, f32Bytes(make([]float32, 6))},
 				"model.visual.patch_embed.weight": {"I64", []int{2}, make([]byte, 16)},
@@ -147,12 +148,12 @@ func TestLoadLayouts(t *testing.T) {
 				published[strings.Replace(n, "model.", "model.language_model.", 1)] = x
 			}
 			g := graph.NewCPU(graph.Options{})
-			ref := loadModel(t, g, gm.dir, nn.Options{})
-			c := gm.cases[0]
-			ids := c.tokens(t, gm.dir, "input_ids")
+			ref := loadModel(t, g, gm.Dir, nn.Options{})
+			c := gm.Cases[0]
+			ids := c.Tokens(t, gm.Dir, "input_ids")
 			want := run(t, ref, [][]int32{ids}, ref.MakeCache(cache.Eager))
 			for name, ts := range map[string]map[string]stTensor{"published": published, "mlx": mlxLayout(hf)} {
-				m := loadModel(t, g, writeCheckpoint(t, gm.dir, ts), nn.Options{})
+				m := loadModel(t, g, writeCheckpoint(t, gm.Dir, ts), nn.Options{})
 				require.Equal(t, want, run(t, m, [][]int32{ids}, m.MakeCache(cache.Eager)), name)
 			}
 		})
@@ -162,16 +163,16 @@ func TestLoadLayouts(t *testing.T) {
 // TestLoadErrors: bad input gives an error naming the file (and the tensor).
 func TestLoadErrors(t *testing.T) {
 	// A Qwen3.5-MoE set of any sizes; tensor names and shapes derive from its config.
-	var moe goldenModel
+	var moe golden.Set
 	var cfg *Config
 	for _, gm := range goldenModels(t) {
-		c, err := LoadConfig(filepath.Join(gm.dir, "config.json"))
+		c, err := LoadConfig(filepath.Join(gm.Dir, "config.json"))
 		require.NoError(t, err)
-		if c.NumSparse() > 0 && !c.FusedGDNProjections() && moe.dir == "" {
+		if c.NumSparse() > 0 && !c.FusedGDNProjections() && moe.Dir == "" {
 			moe, cfg = gm, c
 		}
 	}
-	if moe.dir == "" {
+	if moe.Dir == "" {
 		t.Skip("no Qwen3.5-MoE set under the golden root")
 	}
 	var gdn, sparse []int
@@ -188,7 +189,7 @@ func TestLoadErrors(t *testing.T) {
 	h, vd := cfg.HiddenSize, cfg.LinearNumValueHeads*cfg.LinearValueHeadDim
 	convC := 2*cfg.LinearNumKeyHeads*cfg.LinearKeyHeadDim + vd
 	e, ei := cfg.NumExperts, cfg.MoEIntermediateSize
-	hf := readAll(t, filepath.Join(moe.dir, "model.safetensors"))
+	hf := readAll(t, filepath.Join(moe.Dir, "model.safetensors"))
 	g := graph.NewCPU(graph.Options{})
 	load := func(dir string) error {
 		m, err := Load(dir, g, nn.Options{})
@@ -202,7 +203,7 @@ func TestLoadErrors(t *testing.T) {
 			ts[n] = x
 		}
 		f(ts)
-		return writeCheckpoint(t, moe.dir, ts)
+		return writeCheckpoint(t, moe.Dir, ts)
 	}
 
 	t.Run("missing config", func(t *testing.T) {
@@ -305,7 +306,7 @@ func withConfig(t *testing.T, src string, ts map[string]stTensor, set map[string
 // leave the logits unchanged).
 func TestLoadTiedAndBias(t *testing.T) {
 	gm := goldenModels(t)[0]
-	hf := readAll(t, filepath.Join(gm.dir, "model.safetensors"))
+	hf := readAll(t, filepath.Join(gm.Dir, "model.safetensors"))
 	copied := map[string]stTensor{}
 	tied := map[string]stTensor{}
 	biased := map[string]stTensor{}
@@ -314,7 +315,7 @@ func TestLoadTiedAndBias(t *testing.T) {
 	}
 	copied["lm_head.weight"] = hf["model.embed_tokens.weight"]
 	delete(tied, "lm_head.weight")
-	ref := loadModel(t, graph.NewCPU(graph.Options{}), gm.dir, nn.Options{})
+	ref := loadModel(t, graph.NewCPU(graph.Options{}), gm.Dir, nn.Options{})
 	cfg := ref.Config()
 	for i := 0; i < cfg.NumLayers; i++ {
 		if !cfg.IsAttention(i) {
@@ -327,18 +328,18 @@ func TestLoadTiedAndBias(t *testing.T) {
 		}
 	}
 	g := graph.NewCPU(graph.Options{})
-	ids := gm.cases[0].tokens(t, gm.dir, "input_ids")
+	ids := gm.Cases[0].Tokens(t, gm.Dir, "input_ids")
 	logits := func(dir string) []float32 {
 		m := loadModel(t, g, dir, nn.Options{})
 		return run(t, m, [][]int32{ids}, m.MakeCache(cache.Eager))
 	}
-	want := logits(writeCheckpoint(t, gm.dir, copied))
-	require.Equal(t, want, logits(withConfig(t, gm.dir, tied, map[string]any{"tie_word_embeddings": true})))
-	require.Greater(t, maxDiff(t, want, logits(gm.dir)), 1e-2, "the golden lm_head is not the embedding")
+	want := logits(writeCheckpoint(t, gm.Dir, copied))
+	require.Equal(t, want, logits(withConfig(t, gm.Dir, tied, map[string]any{"tie_word_embeddings": true})))
+	require.Greater(t, golden.MaxDiff(t, want, logits(gm.Dir)), 1e-2, "the golden lm_head is not the embedding")
 
-	plain := logits(gm.dir)
-	require.Equal(t, plain, logits(withConfig(t, gm.dir, biased, map[string]any{"attention_bias": true})))
-	_, err := Load(withConfig(t, gm.dir, hf, map[string]any{"attention_bias": true}), g, nn.Options{})
+	plain := logits(gm.Dir)
+	require.Equal(t, plain, logits(withConfig(t, gm.Dir, biased, map[string]any{"attention_bias": true})))
+	_, err := Load(withConfig(t, gm.Dir, hf, map[string]any{"attention_bias": true}), g, nn.Options{})
 	require.ErrorIs(t, err, checkpoint.ErrTensorNotFound)
 	require.Contains(t, err.Error(), "self_attn.q_proj.bias: not found")
 }
@@ -349,7 +350,7 @@ func TestLoadTiedAndBias(t *testing.T) {
 // first: a fatal out-of-memory).
 func TestLoadPerExpertHugeConfig(t *testing.T) {
 	for _, gm := range goldenModels(t) {
-		saved := filepath.Join(gm.dir, "hf_save_pretrained")
+		saved := filepath.Join(gm.Dir, "hf_save_pretrained")
 		ts := readAll(t, filepath.Join(saved, "model.safetensors"))
 		var expert string
 		for n := range ts {
@@ -360,7 +361,7 @@ func TestLoadPerExpertHugeConfig(t *testing.T) {
 		if expert == "" {
 			continue // a dense set
 		}
-		t.Run(gm.name, func(t *testing.T) {
+		t.Run(gm.Name, func(t *testing.T) {
 			dir := withConfig(t, saved, ts, map[string]any{"moe_intermediate_size": 1 << 24})
 			_, err := Load(dir, graph.NewCPU(graph.Options{}), nn.Options{})
 			require.ErrorIs(t, err, nn.ErrShape)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ingotml/ingot/cache"
 	"github.com/ingotml/ingot/graph"
+	"github.com/ingotml/ingot/internal/golden"
 	"github.com/ingotml/ingot/nn"
 	"github.com/ingotml/ingot/tensor"
 )
@@ -26,22 +27,22 @@ func merged(t *testing.T, m *Model, p cache.Policy) []cache.Cache {
 // bit, through prefill and every decode step of the merged (batch) path.
 func TestPoliciesBitIdentical(t *testing.T) {
 	for _, gm := range goldenModels(t) {
-		t.Run(gm.name, func(t *testing.T) {
+		t.Run(gm.Name, func(t *testing.T) {
 			g := graph.NewCPU(graph.Options{})
-			m := loadModel(t, g, gm.dir, nn.Options{})
-			for _, c := range gm.cases {
-				ids := c.tokens(t, gm.dir, "input_ids")
-				toks := c.tokens(t, gm.dir, "tokens")
-				pre, _ := c.f32(t, gm.dir, "prefill_logits")
+			m := loadModel(t, g, gm.Dir, nn.Options{})
+			for _, c := range gm.Cases {
+				ids := c.Tokens(t, gm.Dir, "input_ids")
+				toks := c.Tokens(t, gm.Dir, "tokens")
+				pre, _ := c.F32(t, gm.Dir, "prefill_logits")
 				lazy, eager := merged(t, m, cache.Lazy), merged(t, m, cache.Eager)
 				require.True(t, lazy[0].(*cache.ArraysCache).Armed(), "merge of empty caches arms the lazy cache")
 				a, b := run(t, m, [][]int32{ids}, lazy), run(t, m, [][]int32{ids}, eager)
-				require.Equal(t, math32bits(a), math32bits(b), "%s prefill", c.name)
-				require.LessOrEqual(t, maxDiff(t, a, pre), tol)
+				require.Equal(t, math32bits(a), math32bits(b), "%s prefill", c.Name)
+				require.LessOrEqual(t, golden.MaxDiff(t, a, pre), tol)
 				for i := 0; i < c.NewTokens; i++ {
 					tok := [][]int32{{toks[len(ids)+i]}}
 					a, b := run(t, m, tok, lazy), run(t, m, tok, eager)
-					require.Equal(t, math32bits(a), math32bits(b), "%s step %d", c.name, i)
+					require.Equal(t, math32bits(a), math32bits(b), "%s step %d", c.Name, i)
 				}
 			}
 		})
@@ -61,17 +62,17 @@ func math32bits(v []float32) []uint32 {
 // row against that prompt run alone.
 func TestBatchedRightPaddedPrefill(t *testing.T) {
 	for _, gm := range goldenModels(t) {
-		t.Run(gm.name, func(t *testing.T) {
-			require.GreaterOrEqual(t, len(gm.cases), 2)
+		t.Run(gm.Name, func(t *testing.T) {
+			require.GreaterOrEqual(t, len(gm.Cases), 2)
 			g := graph.NewCPU(graph.Options{})
-			m := loadModel(t, g, gm.dir, nn.Options{})
+			m := loadModel(t, g, gm.Dir, nn.Options{})
 			v := m.Config().VocabSize
-			cs := gm.cases[:2]
+			cs := gm.Cases[:2]
 			var prompts, seqs [][]int32
 			var lens []int
 			for _, c := range cs {
-				prompts = append(prompts, c.tokens(t, gm.dir, "input_ids"))
-				seqs = append(seqs, c.tokens(t, gm.dir, "tokens"))
+				prompts = append(prompts, c.Tokens(t, gm.Dir, "input_ids"))
+				seqs = append(seqs, c.Tokens(t, gm.Dir, "tokens"))
 				lens = append(lens, len(prompts[len(prompts)-1]))
 			}
 			require.NotEqual(t, lens[0], lens[1], "the prompts must differ in length")
@@ -92,7 +93,7 @@ func TestBatchedRightPaddedPrefill(t *testing.T) {
 			for r, p := range prompts {
 				padded[r] = append(append([]int32(nil), p...), make([]int32, width-len(p))...)
 			}
-			ops := loadModel(t, g, gm.dir, nn.Options{OpsGatedDelta: true})
+			ops := loadModel(t, g, gm.Dir, nn.Options{OpsGatedDelta: true})
 			for _, tc := range []struct {
 				name string
 				m    *Model
@@ -110,15 +111,15 @@ func TestBatchedRightPaddedPrefill(t *testing.T) {
 						c.Finalize()
 					}
 					for r := range prompts {
-						row := rows(got, v, r*width, r*width+lens[r])
-						d := maxDiff(t, row, alone[r][0])
+						row := golden.Rows(got, v, r*width, r*width+lens[r])
+						d := golden.MaxDiff(t, row, alone[r][0])
 						t.Logf("row %d (%d tokens) prefill: max |diff| vs alone = %.3g", r, lens[r], d)
 						require.LessOrEqual(t, d, tol, "row %d prefill", r)
 					}
 					for i := 0; i < steps; i++ {
 						got := run(t, m, [][]int32{{seqs[0][lens[0]+i]}, {seqs[1][lens[1]+i]}}, caches)
 						for r := range prompts {
-							d := maxDiff(t, rows(got, v, r, r+1), alone[r][1+i])
+							d := golden.MaxDiff(t, golden.Rows(got, v, r, r+1), alone[r][1+i])
 							require.LessOrEqual(t, d, tol, "row %d step %d", r, i)
 						}
 					}

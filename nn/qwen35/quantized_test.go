@@ -43,7 +43,7 @@ func greedy(t *testing.T, m *Model, prompt []int32, n int) ([]int32, [][]float32
 		last := tensor.SliceAxis(logits, 1, logits.Dim(1)-1, logits.Dim(1))
 		row, err := last.Float32s()
 		require.NoError(t, err)
-		next := argmax(row)
+		next := golden.Argmax(row)
 		toks, rows = append(toks, next), append(rows, row)
 		in = tensor.FromInt32(m.g, []int32{next}, 1, 1)
 	}
@@ -66,7 +66,7 @@ func TestMLXCheckpointReproducesMLX(t *testing.T) {
 	toks, rows := greedy(t, m, ref.Prompt, len(ref.Tokens))
 	worst := 0.0
 	for i := range rows {
-		worst = math.Max(worst, maxDiff(t, ref.Logits[i], rows[i]))
+		worst = math.Max(worst, golden.MaxDiff(t, ref.Logits[i], rows[i]))
 	}
 	t.Logf("max |logit - mlx| over %d steps: %.3g", len(rows), worst)
 	require.Equal(t, ref.Tokens, toks)
@@ -133,17 +133,17 @@ func dequantizedCopy(t *testing.T, dir string) string {
 // requireDequantizedMatch requires the quantized checkpoint in dir to decode gm's first
 // prompt as the float model of its dequantized weights does: logits within 1e-4 at
 // every one of 6 greedy steps and the same tokens. It returns the worst difference.
-func requireDequantizedMatch(t *testing.T, gm goldenModel, dir string) float64 {
+func requireDequantizedMatch(t *testing.T, gm golden.Set, dir string) float64 {
 	t.Helper()
 	g := graph.NewCPU(graph.Options{})
 	q := loadModel(t, g, dir, nn.Options{})
 	f := loadModel(t, g, dequantizedCopy(t, dir), nn.Options{})
-	prompt := gm.cases[0].tokens(t, gm.dir, "input_ids")
+	prompt := gm.Cases[0].Tokens(t, gm.Dir, "input_ids")
 	qt, qr := greedy(t, q, prompt, 6)
 	ft, fr := greedy(t, f, prompt, 6)
 	worst := 0.0
 	for i := range qr {
-		worst = math.Max(worst, maxDiff(t, fr[i], qr[i]))
+		worst = math.Max(worst, golden.MaxDiff(t, fr[i], qr[i]))
 	}
 	require.Less(t, worst, 1e-4)
 	require.Equal(t, ft, qt)
@@ -157,8 +157,8 @@ func requireDequantizedMatch(t *testing.T, gm goldenModel, dir string) float64 {
 // the zero-centred norms as 1 + w, and the logits were off by up to 0.7.)
 func TestQuantizeHFLayout(t *testing.T) {
 	for _, gm := range goldenModels(t) {
-		t.Run(gm.name, func(t *testing.T) {
-			src, err := checkpoint.OpenCheckpoint(gm.dir)
+		t.Run(gm.Name, func(t *testing.T) {
+			src, err := checkpoint.OpenCheckpoint(gm.Dir)
 			require.NoError(t, err)
 			defer src.Close()
 			dir := filepath.Join(t.TempDir(), "q")
@@ -175,9 +175,9 @@ func TestQuantizeHFLayout(t *testing.T) {
 
 // quantizedGolden writes a golden set in mlx-lm's layout (switch_mlp experts, norms
 // 1 + w, [C, K, 1] conv) and quantizes it with opt.
-func quantizedGolden(t *testing.T, gm goldenModel, opt checkpoint.QuantizeOptions) string {
+func quantizedGolden(t *testing.T, gm golden.Set, opt checkpoint.QuantizeOptions) string {
 	t.Helper()
-	src, err := checkpoint.OpenCheckpoint(writeCheckpoint(t, gm.dir, mlxLayout(readAll(t, filepath.Join(gm.dir, "model.safetensors")))))
+	src, err := checkpoint.OpenCheckpoint(writeCheckpoint(t, gm.Dir, mlxLayout(readAll(t, filepath.Join(gm.Dir, "model.safetensors")))))
 	require.NoError(t, err)
 	defer src.Close()
 	if opt.Modules != nil {
@@ -201,7 +201,7 @@ func TestQuantizedGolden(t *testing.T) {
 			st          checkpoint.DType
 			routers     bool
 		}{{4, 64, checkpoint.F32, false}, {6, 64, checkpoint.BF16, false}, {8, 32, checkpoint.F16, false}, {3, 128, checkpoint.F32, false}, {4, 32, checkpoint.BF16, true}} {
-			name := fmt.Sprintf("%s/%d-%d-%s-routers%v", gm.name, c.bits, c.group, c.st, c.routers)
+			name := fmt.Sprintf("%s/%d-%d-%s-routers%v", gm.Name, c.bits, c.group, c.st, c.routers)
 			t.Run(name, func(t *testing.T) {
 				opt := checkpoint.QuantizeOptions{Default: checkpoint.QuantSpec{Bits: c.bits, GroupSize: c.group}, ScaleType: c.st}
 				if c.routers {
@@ -239,7 +239,7 @@ func TestQuantizedShardedEqualsSingle(t *testing.T) {
 		}
 		g := graph.NewCPU(graph.Options{})
 		m := loadModel(t, g, dir, nn.Options{})
-		_, rows := greedy(t, m, gm.cases[0].tokens(t, gm.dir, "input_ids"), 4)
+		_, rows := greedy(t, m, gm.Cases[0].Tokens(t, gm.Dir, "input_ids"), 4)
 		flat := slices.Concat(rows...)
 		logits = append(logits, flat)
 	}
@@ -266,7 +266,7 @@ func TestQuantizedWiderModel3Bit128(t *testing.T) {
 	ft, fr := greedy(t, f, prompt, 8)
 	worst := 0.0
 	for i := range qr {
-		worst = math.Max(worst, maxDiff(t, fr[i], qr[i]))
+		worst = math.Max(worst, golden.MaxDiff(t, fr[i], qr[i]))
 	}
 	t.Logf("max |quantized - dequantized float| = %.3g", worst)
 	require.Less(t, worst, 1e-4)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ingotml/ingot/cache"
 	"github.com/ingotml/ingot/graph"
+	"github.com/ingotml/ingot/internal/golden"
 	"github.com/ingotml/ingot/nn"
 	"github.com/ingotml/ingot/tensor"
 )
@@ -27,7 +28,7 @@ func TestNewRandomDeterministic(t *testing.T) {
 	}
 	a, b, c := logits(7), logits(7), logits(8)
 	require.Equal(t, math32bits(a), math32bits(b))
-	require.Greater(t, maxDiff(t, a, c), 1e-3, "another seed, other weights")
+	require.Greater(t, golden.MaxDiff(t, a, c), 1e-3, "another seed, other weights")
 }
 
 // TestNewRandomRepro builds the leak repro's 50-layer model fast, with one live buffer
