@@ -184,6 +184,15 @@ func TestPastedConfigPredictsAsTheCLI(t *testing.T) {
 	require.Equal(t, predictLines(t, "--config", path), got)
 	require.Contains(t, got, "crash near token ~29,326")
 	require.Contains(t, eval[string](t, ctx, "document.getElementById('structure').textContent"), "24 layers (18 GDN, 6 attention)")
+	// Clear, then drop the file on the box instead: the same prediction.
+	eval[bool](t, ctx, "(() => { document.getElementById('clear-config').click(); return true })()")
+	wait(t, ctx, "window.ingotState.prediction.model_type === 'qwen3_5_moe'", 2*time.Minute)
+	eval[bool](t, ctx, fmt.Sprintf(`(() => { const dt = new DataTransfer();
+		dt.items.add(new File([%s], 'config.json', {type: 'application/json'}));
+		document.getElementById('config').dispatchEvent(new DragEvent('drop', {dataTransfer: dt, bubbles: true, cancelable: true}));
+		return true })()`, js))
+	wait(t, ctx, "window.ingotState.prediction.model_type === 'qwen3_5_text'", 2*time.Minute)
+	require.Equal(t, got, eval[string](t, ctx, "document.getElementById('predict-out').textContent"))
 }
 
 // TestExampleConfigPreset: ?config=NAME loads cmd/decode's example config, and the
