@@ -234,6 +234,26 @@ func TestEagerIsFlat(t *testing.T) {
 	require.InDelta(t, 0, d[0].Slope, 0.01)
 }
 
+// TestSideBySide: lazy and eager in two workers at once, each on its own chart: the
+// lazy run crashes at the native CLI's token, eager stays flat.
+func TestSideBySide(t *testing.T) {
+	ctx := page(t, "layers=12&limit=12000&tokens=1500&runs=lazy,eager&census=0&sbs=1&run=1")
+	d := finished(t, ctx)
+	require.Len(t, d, 2)
+	by := map[string]done{}
+	for _, r := range d {
+		by[r.Label] = r
+	}
+	_, j := cli(t, "--layers", "12", "--limit", "12000", "--tokens", "1500")
+	lazy, eager := by["lazy (stock mlx-lm bookkeeping)"], by["eager (host-integer fix)"]
+	require.True(t, lazy.Crashed)
+	require.EqualValues(t, j["crash_token"], lazy.CrashToken)
+	require.False(t, eager.Crashed)
+	require.Equal(t, "flat", eager.Verdict)
+	require.Equal(t, 2.0, eval[float64](t, ctx, "document.querySelectorAll('#chart > div > svg').length"), "one chart per run")
+	t.Logf("side by side: lazy %.0f tok/s, eager %.0f tok/s", lazy.TokPerSec, eager.TokPerSec)
+}
+
 // TestStopInterrupts: Stop mid-run ends it interrupted, and the next run never starts.
 func TestStopInterrupts(t *testing.T) {
 	ctx := page(t, "layers=50&limit=499000&tokens=100000&runs=lazy,eager&run=1")

@@ -237,7 +237,14 @@ func lines(s RunSpec, series []chart.Series) chart.Lines {
 
 // seriesOf is r's line, labelled as cmd/decode's chart labels it.
 func seriesOf(r *repro.Result) chart.Series {
-	s := chart.Series{Label: r.Label, Predicted: r.PredictedCrash()}
+	// A run keeps its colour whatever runs before it: cmd/decode --compare's order.
+	s := chart.Series{Label: r.Label, Predicted: r.PredictedCrash(), Color: chart.Colors[0]}
+	switch {
+	case r.Policy == cache.Eager:
+		s.Color = chart.Colors[1]
+	case r.GDN == 0:
+		s.Color = chart.Colors[2]
+	}
 	for _, p := range r.Samples {
 		s.Points = append(s.Points, chart.Point{X: p.Token, Y: p.Live})
 	}
