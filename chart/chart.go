@@ -14,6 +14,7 @@ type Series struct {
 	Label     string  // the legend's text
 	Points    []Point // in X order
 	Predicted int     // the predicted crash to mark with a dotted line (0: none)
+	Color     string  // the line's colour ("": Colors by the series' place)
 }
 
 // Lines is a chart of live buffers against tokens.
@@ -78,6 +79,9 @@ func (c Lines) SVG() []byte {
 	legendY := top + 0.35*(h-top-bottom) // below the limit line, above the flat runs
 	for i, s := range c.Series {
 		col := Colors[i%len(Colors)]
+		if s.Color != "" {
+			col = s.Color
+		}
 		var pts [][2]float64
 		for _, p := range s.Points {
 			pts = append(pts, [2]float64{px(float64(p.X)), py(float64(p.Y))})

@@ -37,6 +37,9 @@ func TestLines(t *testing.T) {
 			break
 		}
 	}
+	require.Equal(t, 1, strings.Count(b, `<polyline fill="none" stroke="#2ca02c"`), "the second series in the second colour")
+	c.Series[1].Color = "#123456"
+	require.Contains(t, string(c.SVG()), `<polyline fill="none" stroke="#123456"`, "a colour of its own")
 	// MinX keeps a live chart's scale: the x axis reaches it with no data there.
 	c.MinX = 10000
 	require.Contains(t, string(c.SVG()), ">10,000</text>")

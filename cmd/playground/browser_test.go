@@ -184,6 +184,15 @@ func TestPastedConfigPredictsAsTheCLI(t *testing.T) {
 	require.Equal(t, predictLines(t, "--config", path), got)
 	require.Contains(t, got, "crash near token ~29,326")
 	require.Contains(t, eval[string](t, ctx, "document.getElementById('structure').textContent"), "24 layers (18 GDN, 6 attention)")
+	// Clear, then drop the file on the box instead: the same prediction.
+	eval[bool](t, ctx, "(() => { document.getElementById('clear-config').click(); return true })()")
+	wait(t, ctx, "window.ingotState.prediction.model_type === 'qwen3_5_moe'", 2*time.Minute)
+	eval[bool](t, ctx, fmt.Sprintf(`(() => { const dt = new DataTransfer();
+		dt.items.add(new File([%s], 'config.json', {type: 'application/json'}));
+		document.getElementById('config').dispatchEvent(new DragEvent('drop', {dataTransfer: dt, bubbles: true, cancelable: true}));
+		return true })()`, js))
+	wait(t, ctx, "window.ingotState.prediction.model_type === 'qwen3_5_text'", 2*time.Minute)
+	require.Equal(t, got, eval[string](t, ctx, "document.getElementById('predict-out').textContent"))
 }
 
 // TestExampleConfigPreset: ?config=NAME loads cmd/decode's example config, and the
@@ -223,6 +232,26 @@ func TestEagerIsFlat(t *testing.T) {
 	require.Equal(t, 1500, d[0].Tokens)
 	require.Equal(t, "flat", d[0].Verdict)
 	require.InDelta(t, 0, d[0].Slope, 0.01)
+}
+
+// TestSideBySide: lazy and eager in two workers at once, each on its own chart: the
+// lazy run crashes at the native CLI's token, eager stays flat.
+func TestSideBySide(t *testing.T) {
+	ctx := page(t, "layers=12&limit=12000&tokens=1500&runs=lazy,eager&census=0&sbs=1&run=1")
+	d := finished(t, ctx)
+	require.Len(t, d, 2)
+	by := map[string]done{}
+	for _, r := range d {
+		by[r.Label] = r
+	}
+	_, j := cli(t, "--layers", "12", "--limit", "12000", "--tokens", "1500")
+	lazy, eager := by["lazy (stock mlx-lm bookkeeping)"], by["eager (host-integer fix)"]
+	require.True(t, lazy.Crashed)
+	require.EqualValues(t, j["crash_token"], lazy.CrashToken)
+	require.False(t, eager.Crashed)
+	require.Equal(t, "flat", eager.Verdict)
+	require.Equal(t, 2.0, eval[float64](t, ctx, "document.querySelectorAll('#chart > div > svg').length"), "one chart per run")
+	t.Logf("side by side: lazy %.0f tok/s, eager %.0f tok/s", lazy.TokPerSec, eager.TokPerSec)
 }
 
 // TestStopInterrupts: Stop mid-run ends it interrupted, and the next run never starts.

@@ -2,7 +2,19 @@
 // Web Worker (worker.js), so the page stays responsive while it decodes.
 'use strict';
 const $ = (id) => document.getElementById(id);
-const worker = new Worker('worker.js');
+// workers[0] predicts and runs; side by side, run i has workers[i] to itself (a
+// browser gives each worker its own thread, so the runs share the machine's cores).
+const workers = [];
+function workerFor(i) {
+  while (workers.length <= i) {
+    const w = new Worker('worker.js');
+    const idx = workers.length;
+    w.onmessage = (e) => onMessage(JSON.parse(e.data), idx);
+    workers.push(w);
+  }
+  return workers[i];
+}
+const worker = workerFor(0);
 const comma = (n) => Math.round(n).toLocaleString('en-US');
 
 // What the page has seen, for the browser tests (and the curious, in the console).
@@ -10,6 +22,10 @@ window.ingotState = { ready: false, prediction: null, done: [], ended: false, er
 
 let predictId = 0;
 let running = false;
+let sideBySide = false; // the run in progress is side by side
+let active = 0; // workers whose runs have not ended
+let progress = [];
+let statuses = [];
 let censusSites = [];
 let hists = [];
 let histShown = null;
@@ -113,9 +129,27 @@ function run() {
   histShown = null;
   $('status').textContent = 'starting…';
   setRunning(true);
-  worker.postMessage({ type: 'run', spec: {
-    model: modelSpec(), runs, tokens: +$('tokens').value, limit: +$('limit').value, census: $('census').checked,
-  } });
+  const spec = (rs) => ({ model: modelSpec(), runs: rs, tokens: +$('tokens').value, limit: +$('limit').value, census: $('census').checked });
+  sideBySide = $('side-by-side').checked && runs.length > 1;
+  progress = runs.map(() => 0);
+  statuses = runs.map(() => '');
+  $('chart').replaceChildren();
+  $('chart').className = sideBySide ? 'chart sbs' : 'chart';
+  if (sideBySide) {
+    for (let i = 0; i < runs.length; i++) {
+      $('chart').append(document.createElement('div'));
+      workerFor(i).postMessage({ type: 'run', spec: spec([runs[i]]) });
+    }
+    active = runs.length;
+  } else {
+    worker.postMessage({ type: 'run', spec: spec(runs) });
+    active = 1;
+  }
+}
+
+function stop() {
+  $('status').textContent += ' — stopping…';
+  for (const w of workers) w.postMessage({ type: 'stop' });
 }
 
 function appendLog(s) {
@@ -127,7 +161,7 @@ function appendLog(s) {
 
 function showUpdate(u) {
   const runs = selectedRuns().length;
-  if (u.chart) $('chart').innerHTML = u.chart;
+  if (u.chart) (sideBySide ? $('chart').children[u.run] : $('chart')).innerHTML = u.chart;
   if (u.hist) {
     hists[u.run] = { label: u.label, svg: u.hist };
     if (histShown === null || histShown === u.run - 1 || histShown === u.run) showHist(u.run);
@@ -138,7 +172,9 @@ function showUpdate(u) {
   }
   appendLog(u.log);
   const end = u.predicted > 0 ? Math.min(u.predicted, u.total) : u.total;
-  $('progress').value = (u.run + Math.min(u.tokens / end, 1)) / runs;
+  if (!sideBySide) for (let i = 0; i < u.run; i++) progress[i] = 1; // one after another
+  progress[u.run] = Math.min(u.tokens / end, 1);
+  $('progress').value = progress.reduce((a, b) => a + b, 0) / runs;
   let s = `${u.label}: ${comma(u.tokens)} tokens, ${comma(u.tok_per_s)} tok/s, ${comma(u.live)} live buffers`;
   if (u.predicted > 0) s += `, predicted crash at ${comma(u.predicted)}`;
   if (u.type === 'done') {
@@ -153,13 +189,16 @@ function showUpdate(u) {
       s = `${u.label}: ${u.verdict}, ${u.slope >= 0 ? '+' : ''}${u.slope.toFixed(2)} live buffers/token over ${comma(u.tokens)} tokens (${comma(u.tok_per_s)} tok/s)`;
     }
   }
-  $('status').textContent = s;
+  statuses[u.run] = s;
+  $('status').textContent = sideBySide ? statuses.filter(Boolean).join('\n') : s;
 }
 
-worker.onmessage = (e) => {
-  const m = JSON.parse(e.data);
+// onMessage handles worker i's message m.
+function onMessage(m, i) {
+  if (sideBySide && m.run !== undefined) m.run = i; // each side-by-side worker runs one
   switch (m.type) {
     case 'ready':
+      if (i > 0) break;
       window.ingotState.ready = true;
       setRunning(false);
       break;
@@ -172,6 +211,7 @@ worker.onmessage = (e) => {
       showUpdate(m);
       break;
     case 'end':
+      if (--active > 0) break;
       window.ingotState.ended = true;
       setRunning(false);
       if (!window.ingotState.done.some((d) => d.interrupted)) $('progress').value = 1;
@@ -180,10 +220,11 @@ worker.onmessage = (e) => {
       window.ingotState.error = m.error;
       window.ingotState.ended = true;
       $('status').textContent = 'error: ' + m.error;
+      if (running) for (const w of workers) w.postMessage({ type: 'stop' });
       setRunning(false);
       break;
   }
-};
+}
 
 // Presets from the address: ?layers=12&limit=8000&tokens=1000&runs=lazy,eager&run=1
 function applyPresets() {
@@ -199,13 +240,14 @@ function applyPresets() {
     $('run-attn').checked = r.includes('attention-only');
   }
   if (q.has('census')) $('census').checked = q.get('census') !== '0';
+  if (q.has('sbs')) $('side-by-side').checked = q.get('sbs') === '1';
   return q.get('run') === '1';
 }
 
 for (const el of document.querySelectorAll('input, select, textarea')) el.addEventListener('input', predict);
 $('clear-config').onclick = () => { $('config').value = ''; $('example').value = ''; predict(); };
 $('run').onclick = run;
-$('stop').onclick = () => { $('status').textContent += ' — stopping…'; worker.postMessage({ type: 'stop' }); };
+$('stop').onclick = stop;
 const box = $('config');
 box.addEventListener('dragover', (e) => { e.preventDefault(); box.classList.add('drop'); });
 box.addEventListener('dragleave', () => box.classList.remove('drop'));

@@ -103,7 +103,7 @@ func Run(ctx context.Context, s RunSpec, env Env) error {
 		if err != nil {
 			return err
 		}
-		series = append(series, seriesOf(r, len(series)))
+		series = append(series, seriesOf(r))
 	}
 	env.Emit(Update{Type: "end"})
 	return nil
@@ -171,7 +171,7 @@ func runOne(ctx context.Context, s RunSpec, ms ModelSpec, policy cache.Policy, l
 			u := base()
 			u.Type, u.Live, u.Log = "sample", sm.Live, log.String()
 			log.Reset()
-			u.Chart = string(lines(s, append(done, seriesOf(r, len(done)))).SVG())
+			u.Chart = string(lines(s, append(slices.Clip(done), seriesOf(r))).SVG())
 			u.Hist = string(hist(r).SVG())
 			u.Census = growing(r, census)
 			env.Emit(u)
@@ -219,7 +219,7 @@ func runOne(ctx context.Context, s RunSpec, ms ModelSpec, policy cache.Policy, l
 	if n := len(r.Samples); n > 0 {
 		u.Live = r.Samples[n-1].Live
 	}
-	u.Chart = string(lines(s, append(done, seriesOf(r, len(done)))).SVG())
+	u.Chart = string(lines(s, append(slices.Clip(done), seriesOf(r))).SVG())
 	u.Hist = string(hist(r).SVG())
 	u.Census = growing(r, census)
 	env.Emit(u)
@@ -238,8 +238,15 @@ func lines(s RunSpec, series []chart.Series) chart.Lines {
 }
 
 // seriesOf is r's line, labelled as cmd/decode's chart labels it.
-func seriesOf(r *repro.Result, _ int) chart.Series {
-	s := chart.Series{Label: r.Label, Predicted: r.PredictedCrash()}
+func seriesOf(r *repro.Result) chart.Series {
+	// A run keeps its colour whatever runs before it: cmd/decode --compare's order.
+	s := chart.Series{Label: r.Label, Predicted: r.PredictedCrash(), Color: chart.Colors[0]}
+	switch {
+	case r.Policy == cache.Eager:
+		s.Color = chart.Colors[1]
+	case r.GDN == 0:
+		s.Color = chart.Colors[2]
+	}
 	for _, p := range r.Samples {
 		s.Points = append(s.Points, chart.Point{X: p.Token, Y: p.Live})
 	}
