@@ -306,13 +306,20 @@ func qBindAll(l *Launch, e Encoder, n int) {
 	}
 }
 
+// qmvRows and qmvThreads are quant.metal's QMV_ROWS and QMV_THREADS.
+const (
+	qmvRows    = 8
+	qmvThreads = 128
+)
+
 func qmvEncode(l *Launch, e Encoder) {
 	p := l.Params.(*QuantParams)
 	e.Entry(qEntry("qmv", l.Args[2].DType))
 	qBindAll(l, e, 5)
 	e.SetBytes(5, mslBytes(&mslQuant{int32(p.M), int32(p.N), int32(p.K), int32(p.Bits), int32(p.Group)}))
-	// One thread per output column; it reads its packed row once for all M x rows.
-	e.DispatchThreads([3]int{max(p.N, 1), 1, 1}, [3]int{min(max(p.N, 1), 64), 1, 1})
+	// qmvRows output columns per threadgroup of qmvThreads, which share each row's
+	// chunks (see quant.metal): N/8 threadgroups fill the GPU at decode sizes.
+	e.DispatchThreadgroups([3]int{max((p.N+qmvRows-1)/qmvRows, 1), 1, 1}, [3]int{qmvThreads, 1, 1})
 }
 
 func qmmEncode(l *Launch, e Encoder) {

@@ -70,13 +70,95 @@ struct QMat {
     }
 };
 
+// qmv (decode): a threadgroup of QMV_THREADS threads computes QMV_ROWS output rows. The
+// packed rows are cut into chunks of 8 codes (bits bytes); thread t takes chunks t,
+// t + QMV_THREADS, ..., so a SIMD group reads 32 consecutive chunks of a row (contiguous
+// bytes), and every row's scale and bias apply per chunk: s * (x . q) + b * sum(x). The
+// thread's partial sums are added by simd_sum, then across SIMD groups in threadgroup
+// memory, in a fixed order. The sums are the Go twin's, added in another order (within
+// the catalog's tolerance); qmm keeps the Go twin's exact order.
+#define QMV_ROWS 8
+#define QMV_THREADS 128
+#define QMV_SG (QMV_THREADS / 32)
+
+// q_chunk loads the 8 codes of B bits at p (B bytes, at a multiple of B bytes from a
+// 4-byte aligned row start) as one little-endian integer.
+template <int B>
+inline ulong q_chunk(const device uchar* p) {
+    if (B == 4) {
+        return ulong(*(const device uint*)p);
+    }
+    if (B == 8) {
+        const device uint* u = (const device uint*)p;
+        return ulong(u[0]) | (ulong(u[1]) << 32);
+    }
+    return q8(p, B);
+}
+
+template <typename S, int B>
+inline void qmv_rows(const device float* x, const device uchar* w, const device S* s,
+                     const device S* b, device float* out, constant QuantParams& p,
+                     threadgroup float* part, uint tg, uint tid, uint lane, uint sg) {
+    int n0 = int(tg) * QMV_ROWS;
+    int rows = min(QMV_ROWS, p.N - n0);
+    int chunks = p.K / 8;
+    int groups = p.K / p.group;
+    size_t row_bytes = size_t(p.K) * size_t(B) / 8;
+    const ulong mask = (ulong(1) << B) - 1;
+    for (int i = 0; i < p.M; i++) {
+        const device float* xr = x + size_t(i) * size_t(p.K);
+        float acc[QMV_ROWS];
+        for (int r = 0; r < QMV_ROWS; r++) {
+            acc[r] = 0.0f;
+        }
+        for (int c = int(tid); c < chunks; c += QMV_THREADS) {
+            float xv[8];
+            float xs = 0.0f;
+            for (int j = 0; j < 8; j++) {
+                xv[j] = xr[c * 8 + j];
+                xs += xv[j];
+            }
+            int g = c * 8 / p.group;
+            for (int r = 0; r < rows; r++) {
+                size_t n = size_t(n0 + r);
+                ulong v = q_chunk<B>(w + n * row_bytes + size_t(c) * B);
+                float d = 0.0f;
+                for (int j = 0; j < 8; j++) {
+                    d += xv[j] * float((v >> (j * B)) & mask);
+                }
+                acc[r] += float(s[n * groups + g]) * d + float(b[n * groups + g]) * xs;
+            }
+        }
+        for (int r = 0; r < QMV_ROWS; r++) {
+            float v = simd_sum(acc[r]);
+            if (lane == 0) {
+                part[sg * QMV_ROWS + r] = v;
+            }
+        }
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+        if (int(tid) < rows) {
+            float y = 0.0f;
+            for (int g = 0; g < QMV_SG; g++) {
+                y += part[g * QMV_ROWS + tid];
+            }
+            out[size_t(i) * size_t(p.N) + size_t(n0) + tid] = y;
+        }
+        // The next x row rewrites part: every thread must have read this one's first.
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+    }
+}
+
 template <typename S>
 inline void qmv_impl(const device float* x, const device uchar* w, const device S* s,
-                     const device S* b, device float* out, constant QuantParams& p, uint n) {
-    if (int(n) >= p.N) return;
-    QMat<S> m = {w, s, b, p.K, p.bits, p.group};
-    for (int i = 0; i < p.M; i++) {
-        out[i * p.N + int(n)] = m.dot(x + i * p.K, int(n));
+                     const device S* b, device float* out, constant QuantParams& p,
+                     threadgroup float* part, uint tg, uint tid, uint lane, uint sg) {
+    switch (p.bits) {
+    case 2: qmv_rows<S, 2>(x, w, s, b, out, p, part, tg, tid, lane, sg); break;
+    case 3: qmv_rows<S, 3>(x, w, s, b, out, p, part, tg, tid, lane, sg); break;
+    case 4: qmv_rows<S, 4>(x, w, s, b, out, p, part, tg, tid, lane, sg); break;
+    case 5: qmv_rows<S, 5>(x, w, s, b, out, p, part, tg, tid, lane, sg); break;
+    case 6: qmv_rows<S, 6>(x, w, s, b, out, p, part, tg, tid, lane, sg); break;
+    default: qmv_rows<S, 8>(x, w, s, b, out, p, part, tg, tid, lane, sg); break;
     }
 }
 
@@ -160,8 +242,10 @@ inline void qswitch_impl(const device float* x, QMat<S> gate, QMat<S> up, QMat<S
 kernel void qmv_float32(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
                        const device float* s [[buffer(2)]], const device float* b [[buffer(3)]],
                        device float* out [[buffer(4)]], constant QuantParams& p [[buffer(5)]],
-                       uint n [[thread_position_in_grid]]) {
-    qmv_impl<float>(x, w, s, b, out, p, n);
+                       uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
+                       uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]]) {
+    threadgroup float part[QMV_SG * QMV_ROWS];
+    qmv_impl<float>(x, w, s, b, out, p, part, tg.x, tid, lane, sg);
 }
 
 kernel void qmm_float32(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
@@ -197,8 +281,10 @@ kernel void qswitch_glu_float32(const device float* x [[buffer(0)]],
 kernel void qmv_float16(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
                        const device half* s [[buffer(2)]], const device half* b [[buffer(3)]],
                        device float* out [[buffer(4)]], constant QuantParams& p [[buffer(5)]],
-                       uint n [[thread_position_in_grid]]) {
-    qmv_impl<half>(x, w, s, b, out, p, n);
+                       uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
+                       uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]]) {
+    threadgroup float part[QMV_SG * QMV_ROWS];
+    qmv_impl<half>(x, w, s, b, out, p, part, tg.x, tid, lane, sg);
 }
 
 kernel void qmm_float16(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
@@ -234,8 +320,10 @@ kernel void qswitch_glu_float16(const device float* x [[buffer(0)]],
 kernel void qmv_bfloat16(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
                        const device bfloat* s [[buffer(2)]], const device bfloat* b [[buffer(3)]],
                        device float* out [[buffer(4)]], constant QuantParams& p [[buffer(5)]],
-                       uint n [[thread_position_in_grid]]) {
-    qmv_impl<bfloat>(x, w, s, b, out, p, n);
+                       uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
+                       uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]]) {
+    threadgroup float part[QMV_SG * QMV_ROWS];
+    qmv_impl<bfloat>(x, w, s, b, out, p, part, tg.x, tid, lane, sg);
 }
 
 kernel void qmm_bfloat16(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],

@@ -44,6 +44,10 @@ func quantSamples(rng *rand.Rand) []*Launch {
 		{KQMV, 1, 3, 64, 2, 32, Float32},
 		{KQMV, 1, 3, 160, 5, 32, Float16},
 		{KQMV, 1, 3, 64, 8, 64, BFloat16},
+		// Several threadgroups of the MSL twin (8 rows each), the last one partial, and
+		// threads that take several chunks of a row (K over 8 codes x 128 threads).
+		{KQMV, 2, 19, 1152, 4, 128, Float32},
+		{KQMV, 1, 17, 1088, 3, 64, Float16},
 		{KQMM, 5, 6, 128, 5, 32, Float32},
 		{KQMM, 4, 3, 256, 8, 128, BFloat16},
 		{KQMM, 6, 3, 64, 2, 64, Float16},
