@@ -131,6 +131,12 @@ func mmDot(x, w []float32) float32 {
 // have MSL twins; bfloat16 runs on the Go twin only, so its entry does not exist).
 func mmEntry(base string, dt DType) string { return base + "_" + dt.String() }
 
+// linRows and linThreads are matmul.metal's LIN_ROWS and LIN_THREADS.
+const (
+	linRows    = 4
+	linThreads = 256
+)
+
 func linearEncode(l *Launch, e Encoder) {
 	p := l.Params.(*MatmulParams)
 	e.Entry(mmEntry("linear", l.Out().DType))
@@ -139,8 +145,10 @@ func linearEncode(l *Launch, e Encoder) {
 	}
 	e.SetBytes(3, mslBytes(&mslMatmul{
 		int32(p.Batch), int32(p.M), int32(p.N), int32(p.K), int32(p.XStride), int32(p.WStride)}))
-	// One thread per output element: x = column (w row), y = x row, z = batch.
-	e.DispatchThreads([3]int{max(p.N, 1), max(p.M, 1), max(p.Batch, 1)}, [3]int{min(max(p.N, 1), 64), 1, 1})
+	// linRows outputs per threadgroup of linThreads, which split K (see matmul.metal):
+	// x = w rows, y = x row, z = batch.
+	e.DispatchThreadgroups([3]int{max((p.N+linRows-1)/linRows, 1), max(p.M, 1), max(p.Batch, 1)},
+		[3]int{linThreads, 1, 1})
 }
 
 func init() { RegisterSamples("matmul", matmulSamples) }
@@ -160,6 +168,7 @@ func matmulSamples(rng *rand.Rand) []*Launch {
 		{Float32, 3, 5, 4, 8, 2, false, true},
 		{Float32, 2, 3, 5, 3, 0, true, false},
 		{Float16, 2, 2, 5, 11, 1, false, false},
+		{Float32, 1, 2, 9, 601, 3, false, false}, // K over the MSL twin's 256 threads, a partial last group
 	}
 	var out []*Launch
 	for _, s := range shapes {
