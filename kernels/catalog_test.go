@@ -37,12 +37,13 @@ func TestCatalogComplete(t *testing.T) {
 // kernels.Encoder by recording bindings and running each dispatch in the given
 // thread order.
 type harness struct {
-	sess  *msltest.Session
-	order msltest.ThreadOrder
-	entry string
-	bufs  map[int][]byte
-	word  []byte // the error word, once Encode binds it
-	err   error
+	sess    *msltest.Session
+	order   msltest.ThreadOrder
+	entry   string
+	bufs    map[int][]byte
+	word    []byte         // the error word, once Encode binds it
+	scratch map[int][]byte // the launch's scratch by index, kept between its dispatches
+	err     error
 }
 
 // ErrorWord binds a zeroed word and position 0 (each launch runs alone).
@@ -52,6 +53,22 @@ func (h *harness) ErrorWord(i int) {
 }
 
 func (h *harness) Entry(name string) { h.entry = name }
+
+// Scratch binds the launch's scratch at i: the same bytes at every dispatch of the
+// launch, NaN-filled at first so that a read before a write shows.
+func (h *harness) Scratch(i, n int) {
+	if h.scratch == nil {
+		h.scratch = map[int][]byte{}
+	}
+	if len(h.scratch[i]) < n {
+		b := make([]byte, n)
+		for j := range b {
+			b[j] = 0xff
+		}
+		h.scratch[i] = b
+	}
+	h.bufs[i] = h.scratch[i][:n]
+}
 
 func (h *harness) SetArg(i int, a *kernels.Arg) {
 	h.bufs[i] = a.Data[a.Offset*a.DType.Size():]

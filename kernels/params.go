@@ -139,6 +139,7 @@ type mslSDPA struct {
 	MStrides                   [4]int32 // batch, head, query, key
 	HasMask                    int32
 	Scale                      float32
+	Splits, Chunk              int32 // the split of the keys (sdpaSplit)
 }
 
 func (mslSDPA) mslName() string { return "SDPAParams" }

@@ -176,8 +176,28 @@ func axpy32(y []float32, a float32, x []float32) {
 	}
 }
 
-// sdpaSimdgroups is the number of simdgroups sharing one query row's keys in the MSL twin.
-const sdpaSimdgroups = 4
+// sdpaSimdgroups and sdpaCombineSimdgroups are sdpa.metal's SDPA_SG and SDPA_COMBINE_SG.
+const (
+	sdpaSimdgroups        = 4
+	sdpaCombineSimdgroups = 8
+)
+
+// The MSL twin splits each query row's keys among threadgroups: at least
+// sdpaMinChunk keys each (below, the partials cost more than they save), and about
+// sdpaGroups threadgroups in all, enough to fill a large GPU at decode (a few query
+// rows, thousands of keys) while prefill's many rows keep one split.
+const (
+	sdpaMinChunk = 64
+	sdpaGroups   = 2048
+)
+
+// sdpaSplit returns the number of splits of skv keys for a launch of rows query rows,
+// and the keys per split (every split non-empty).
+func sdpaSplit(rows, skv int) (splits, chunk int) {
+	splits = max(1, min((skv+sdpaMinChunk-1)/sdpaMinChunk, sdpaGroups/max(rows, 1)))
+	chunk = max(1, (skv+splits-1)/splits)
+	return (skv + chunk - 1) / chunk, chunk
+}
 
 func sdpaEncode(l *Launch, e Encoder) {
 	q, k, v, m, o := sdpaArgs(l)
@@ -202,14 +222,28 @@ func sdpaEncode(l *Launch, e Encoder) {
 	} else {
 		e.SetArg(3, q) // bound but never read: has_mask is 0
 	}
+	rows := q.Shape[0] * q.Shape[1] * q.Shape[2]
+	splits, chunk := sdpaSplit(rows, k.Shape[2])
+	p.Splits, p.Chunk = int32(splits), int32(chunk)
+	// The scratch: each (row, split)'s max and sum, then its value row.
+	scratch := 4 * max(1, rows*splits*(2+v.Shape[3]))
 	e.SetArg(4, o)
 	e.SetBytes(5, mslBytes(&p))
-	e.DispatchThreadgroups([3]int{max(q.Shape[2], 1), max(q.Shape[1], 1), max(q.Shape[0], 1)},
+	e.Scratch(6, scratch)
+	e.DispatchThreadgroups([3]int{max(q.Shape[2]*splits, 1), max(q.Shape[1], 1), max(q.Shape[0], 1)},
 		[3]int{32 * sdpaSimdgroups, 1, 1})
+	if splits == 1 {
+		return
+	}
+	e.Entry("sdpa_combine_float32")
+	e.SetArg(4, o)
+	e.SetBytes(5, mslBytes(&p))
+	e.Scratch(6, scratch)
+	e.DispatchThreadgroups([3]int{(v.Shape[3] + 31) / 32, rows, 1}, [3]int{32 * sdpaCombineSimdgroups, 1, 1})
 }
 
 // sdpaSamples covers decode (Sq 1) and prefill with a causal mask, GQA, D 16 and 32 and
-// an odd size, keys and values read from a larger cache buffer (offset, strided), and a
+// an odd size, one split of the keys and several, keys and values read from a larger cache buffer (offset, strided), and a
 // padding mask that blanks every key of one row.
 func sdpaSamples(rng *rand.Rand) []*Launch {
 	var out []*Launch
@@ -218,6 +252,9 @@ func sdpaSamples(rng *rand.Rand) []*Launch {
 		{2, 4, 2, 1, 9, 16, 16, 16, "pad"},
 		{1, 4, 2, 7, 7, 32, 32, 7, "causal"},
 		{2, 2, 1, 3, 40, 20, 12, 64, "pad"},
+		// Decode over 300 keys: the MSL twin splits them among 5 threadgroups and
+		// combines; batch row 1 fully padded, so every split of it is empty.
+		{2, 2, 1, 1, 300, 16, 24, 320, "pad"},
 	} {
 		out = append(out, sdpaSample(rng, c))
 	}

@@ -1,19 +1,39 @@
-// sdpa family: scaled dot-product attention, one threadgroup of SDPA_SG simdgroups per
-// query row (b, h, i); grid (Sq, Hq, B). Simdgroup g takes keys j = g, g + SDPA_SG, ...;
-// lane l holds elements l, l + 32, ... of the query, key and value rows (D, Dv <= 256),
-// so one simd_sum gives a score. Each simdgroup keeps an online softmax (running max,
-// sum and weighted value row); the partials are merged through threadgroup memory.
+// sdpa family: scaled dot-product attention, in two passes over a split of the keys.
+//
+// sdpa_float32: one threadgroup of SDPA_SG simdgroups per (query row, split); grid
+// (Sq * splits, Hq, B). The split takes keys [split * chunk, (split + 1) * chunk);
+// simdgroup g takes SDPA_KB keys at a time (g * SDPA_KB, then SDPA_SG * SDPA_KB further
+// on), so each lane has SDPA_KB key rows and then SDPA_KB value rows in flight; lane l
+// holds elements l, l + 32, ... of the query, key and value rows (D, Dv <= 256), so one
+// simd_sum gives a score. Each simdgroup keeps an online softmax (running max, sum and
+// weighted value row); the partials are merged through threadgroup memory. With one
+// split the row is finished there; otherwise the split's max, sum and unnormalized
+// value row go to the launch's scratch and sdpa_combine_float32 merges the splits.
 // q is contiguous; k and v have a unit stride on the last axis and any other strides;
 // the bool mask (true = attend) has any strides. A row with no attended key outputs 0.
 #include "prelude.metal"
 
 #define SDPA_SG 4
+#define SDPA_KB 4
 #define SDPA_MAXD 256
 #define SDPA_MAXC (SDPA_MAXD / 32)
+#define SDPA_COMBINE_SG 8
+
+// sdpa_ml and sdpa_acc are a split's (max, sum) and value row in the scratch: every
+// (row, split)'s pair first, then every value row.
+inline device float* sdpa_ml(device float* part, size_t row, int split, constant SDPAParams& p) {
+    return part + 2 * (row * size_t(p.splits) + size_t(split));
+}
+
+inline device float* sdpa_acc(device float* part, size_t row, int split, constant SDPAParams& p) {
+    size_t rows = size_t(p.B) * size_t(p.Hq) * size_t(p.Sq);
+    return part + 2 * rows * size_t(p.splits) + (row * size_t(p.splits) + size_t(split)) * size_t(p.Dv);
+}
 
 kernel void sdpa_float32(const device float* q [[buffer(0)]], const device float* k [[buffer(1)]],
                          const device float* v [[buffer(2)]], const device uchar* mask [[buffer(3)]],
                          device float* out [[buffer(4)]], constant SDPAParams& p [[buffer(5)]],
+                         device float* part [[buffer(6)]],
                          uint3 gid [[threadgroup_position_in_grid]],
                          uint tid [[thread_index_in_threadgroup]],
                          uint lane [[thread_index_in_simdgroup]],
@@ -21,7 +41,8 @@ kernel void sdpa_float32(const device float* q [[buffer(0)]], const device float
     threadgroup float tg_max[SDPA_SG];
     threadgroup float tg_sum[SDPA_SG];
     threadgroup float tg_acc[SDPA_SG * SDPA_MAXD];
-    int i = int(gid.x);
+    int split = int(gid.x) % p.splits;
+    int i = int(gid.x) / p.splits;
     int h = int(gid.y);
     int b = int(gid.z);
     if (i >= p.Sq || h >= p.Hq || b >= p.B) {
@@ -36,6 +57,8 @@ kernel void sdpa_float32(const device float* q [[buffer(0)]], const device float
                             size_t(i) * size_t(p.m_strides[2]);
     int nc = (p.D + 31) / 32;
     int ncv = (p.Dv + 31) / 32;
+    int j0 = split * p.chunk;
+    int j1 = min(j0 + p.chunk, p.Skv);
 
     float qv[SDPA_MAXC];
     float acc[SDPA_MAXC];
@@ -47,28 +70,48 @@ kernel void sdpa_float32(const device float* q [[buffer(0)]], const device float
     float m = -INFINITY;
     float l = 0.0f;
     // j is the same for every lane of a simdgroup, so the branches below are uniform.
-    for (int j = int(sg); j < p.Skv; j += SDPA_SG) {
-        if (p.has_mask && mr[size_t(j) * size_t(p.m_strides[3])] == 0) {
-            continue;
-        }
-        const device float* kr = kb + size_t(j) * size_t(p.k_strides[2]);
-        float part = 0.0f;
-        for (int c = 0; c < nc; c++) {
-            int d = int(lane) + 32 * c;
-            if (d < p.D) {
-                part += qv[c] * kr[d];
+    for (int j = j0 + int(sg) * SDPA_KB; j < j1; j += SDPA_SG * SDPA_KB) {
+        bool ok[SDPA_KB];
+        float s[SDPA_KB];
+        float mn = m;
+        for (int u = 0; u < SDPA_KB; u++) {
+            int ju = j + u;
+            ok[u] = ju < j1 && (!p.has_mask || mr[size_t(ju) * size_t(p.m_strides[3])] != 0);
+            float dot = 0.0f;
+            if (ok[u]) {
+                const device float* kr = kb + size_t(ju) * size_t(p.k_strides[2]);
+                for (int c = 0; c < nc; c++) {
+                    int d = int(lane) + 32 * c;
+                    if (d < p.D) {
+                        dot += qv[c] * kr[d];
+                    }
+                }
+            }
+            s[u] = simd_sum(dot) * p.scale;
+            if (ok[u]) {
+                mn = max(mn, s[u]);
             }
         }
-        float s = simd_sum(part) * p.scale;
-        float mn = max(m, s);
+        if (mn == -INFINITY) {
+            continue;  // every key so far masked
+        }
         float f = exp(m - mn);
-        float w = exp(s - mn);
-        l = l * f + w;
-        const device float* vr = vb + size_t(j) * size_t(p.v_strides[2]);
+        float w[SDPA_KB];
+        l *= f;
+        for (int u = 0; u < SDPA_KB; u++) {
+            w[u] = ok[u] ? exp(s[u] - mn) : 0.0f;
+            l += w[u];
+        }
         for (int c = 0; c < ncv; c++) {
             int d = int(lane) + 32 * c;
             if (d < p.Dv) {
-                acc[c] = acc[c] * f + w * vr[d];
+                float a = acc[c] * f;
+                for (int u = 0; u < SDPA_KB; u++) {
+                    if (ok[u]) {
+                        a += w[u] * vb[size_t(j + u) * size_t(p.v_strides[2]) + size_t(d)];
+                    }
+                }
+                acc[c] = a;
             }
         }
         m = mn;
@@ -90,25 +133,78 @@ kernel void sdpa_float32(const device float* q [[buffer(0)]], const device float
     for (int g = 0; g < SDPA_SG; g++) {
         gm = max(gm, tg_max[g]);
     }
-    device float* orow = out + row * size_t(p.Dv);
-    if (gm == -INFINITY) {
-        for (int d = int(tid); d < p.Dv; d += 32 * SDPA_SG) {
-            orow[d] = 0.0f;
-        }
-        return;
-    }
     float wg[SDPA_SG];
     float total = 0.0f;
     for (int g = 0; g < SDPA_SG; g++) {
-        wg[g] = exp(tg_max[g] - gm);
+        wg[g] = gm == -INFINITY ? 0.0f : exp(tg_max[g] - gm);
         total += tg_sum[g] * wg[g];
     }
-    float inv = 1.0f / total;
+    if (p.splits > 1) {
+        if (tid == 0) {
+            device float* ml = sdpa_ml(part, row, split, p);
+            ml[0] = gm;
+            ml[1] = total;
+        }
+        device float* pa = sdpa_acc(part, row, split, p);
+        for (int d = int(tid); d < p.Dv; d += 32 * SDPA_SG) {
+            float o = 0.0f;
+            for (int g = 0; g < SDPA_SG; g++) {
+                o += tg_acc[g * SDPA_MAXD + d] * wg[g];
+            }
+            pa[d] = o;
+        }
+        return;
+    }
+    device float* orow = out + row * size_t(p.Dv);
+    float inv = gm == -INFINITY ? 0.0f : 1.0f / total;
     for (int d = int(tid); d < p.Dv; d += 32 * SDPA_SG) {
         float o = 0.0f;
         for (int g = 0; g < SDPA_SG; g++) {
             o += tg_acc[g * SDPA_MAXD + d] * wg[g];
         }
         orow[d] = o * inv;
+    }
+}
+
+// sdpa_combine_float32 merges the splits of sdpa_float32: one threadgroup of
+// SDPA_COMBINE_SG simdgroups per (32 value elements, query row); grid
+// (ceil(Dv / 32), Sq * Hq * B). Simdgroup g adds splits g, g + SDPA_COMBINE_SG, ...,
+// lane l value element l of the group's 32; the simdgroups' sums are added in order.
+kernel void sdpa_combine_float32(device float* out [[buffer(4)]], constant SDPAParams& p [[buffer(5)]],
+                                 device float* part [[buffer(6)]],
+                                 uint3 gid [[threadgroup_position_in_grid]],
+                                 uint lane [[thread_index_in_simdgroup]],
+                                 uint sg [[simdgroup_index_in_threadgroup]]) {
+    threadgroup float tg_o[SDPA_COMBINE_SG * 32];
+    threadgroup float tg_l[SDPA_COMBINE_SG * 32];
+    size_t row = size_t(gid.y);
+    int d = int(gid.x) * 32 + int(lane);
+    float gm = -INFINITY;
+    for (int s = 0; s < p.splits; s++) {
+        gm = max(gm, sdpa_ml(part, row, s, p)[0]);
+    }
+    float o = 0.0f;
+    float l = 0.0f;
+    if (gm != -INFINITY) {
+        for (int s = int(sg); s < p.splits; s += SDPA_COMBINE_SG) {
+            const device float* ml = sdpa_ml(part, row, s, p);
+            float w = exp(ml[0] - gm);
+            l += ml[1] * w;
+            if (d < p.Dv) {
+                o += sdpa_acc(part, row, s, p)[d] * w;
+            }
+        }
+    }
+    tg_o[sg * 32 + lane] = o;
+    tg_l[sg * 32 + lane] = l;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    if (sg == 0 && d < p.Dv) {
+        float to = 0.0f;
+        float tl = 0.0f;
+        for (int g = 0; g < SDPA_COMBINE_SG; g++) {
+            to += tg_o[g * 32 + lane];
+            tl += tg_l[g * 32 + lane];
+        }
+        out[row * size_t(p.Dv) + size_t(d)] = gm == -INFINITY ? 0.0f : to / tl;
     }
 }

@@ -28,11 +28,13 @@ type encoder struct {
 	entry      string
 	dispatches int
 	err        error
+	scratch    map[int]scratchRegion // the launch's scratch by buffer index
 }
 
 // start readies the encoder for one launch of k.
 func (e *encoder) start(k *kernels.Kernel) {
 	e.kernel, e.pipe, e.entry, e.dispatches, e.err = k, nil, "", 0, nil
+	clear(e.scratch)
 }
 
 func (e *encoder) fail(format string, args ...any) {
@@ -132,6 +134,35 @@ func (e *encoder) ErrorWord(index int) {
 		return
 	}
 	e.r.errorWord(e, index)
+}
+
+// Scratch binds n bytes of the batch's scratch at index: the same region each
+// time the launch binds that index, another one for every other launch.
+func (e *encoder) Scratch(index, n int) {
+	if e.err != nil || !e.checkIndex(index) {
+		return
+	}
+	if n <= 0 {
+		e.fail("buffer(%d): scratch of %d bytes", index, n)
+		return
+	}
+	s, ok := e.scratch[index]
+	if ok && s.len != n {
+		e.fail("buffer(%d): scratch of %d bytes, bound before with %d", index, n, s.len)
+		return
+	}
+	if !ok {
+		var err error
+		if s, err = e.r.scratch(n); err != nil {
+			e.fail("buffer(%d): scratch: %w", index, err)
+			return
+		}
+		if e.scratch == nil {
+			e.scratch = map[int]scratchRegion{}
+		}
+		e.scratch[index] = s
+	}
+	e.r.b.setBuffer(index, s.buf, s.off)
 }
 
 // DispatchThreads launches a grid of threads (dispatchThreads:threadsPerThreadgroup:).

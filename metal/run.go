@@ -48,6 +48,12 @@ type backend interface {
 	// array's, so it stays outside the allocator's books (whose count must equal
 	// the provider's).
 	errorWord() (deviceBuffer, []byte, error)
+	// scratch makes a device buffer of n bytes for launches' scratch
+	// (kernels.Encoder.Scratch), outside the allocator's books like the error
+	// word. The runner asks for a larger one when a batch outgrows the last;
+	// the backend keeps a replaced one until the command buffers that may use
+	// it have completed (the next wait or reset).
+	scratch(n int) (deviceBuffer, error)
 
 	// The encoding calls go to the open command buffer; the first of them
 	// opens one. b is nil for an empty argument.
@@ -165,6 +171,45 @@ type runner struct {
 	word      []byte
 	wordBuf   deviceBuffer
 	wordBound bool
+
+	// The batch's scratch: launches take consecutive regions of scr (from 0 at
+	// each batch, whose wait ends every earlier use), so no two launches of a
+	// batch share bytes.
+	scr     deviceBuffer
+	scrUsed int
+}
+
+// scratchAlign is the alignment of each launch's scratch region.
+const scratchAlign = 256
+
+// minScratch is the smallest scratch buffer the runner asks for.
+const minScratch = 1 << 20
+
+// scratchRegion is a region of a scratch buffer bound by one launch.
+type scratchRegion struct {
+	buf      deviceBuffer
+	off, len int
+}
+
+// scratch returns a region of n bytes for the launch being encoded.
+func (r *runner) scratch(n int) (scratchRegion, error) {
+	off := (r.scrUsed + scratchAlign - 1) &^ (scratchAlign - 1)
+	if r.scr == nil || off+n > r.scr.size() {
+		size := minScratch
+		if r.scr != nil {
+			size = 2 * r.scr.size()
+		}
+		for size < n {
+			size *= 2
+		}
+		buf, err := r.b.scratch(size)
+		if err != nil {
+			return scratchRegion{}, err
+		}
+		r.scr, off = buf, 0
+	}
+	r.scrUsed = off + n
+	return scratchRegion{buf: r.scr, off: off, len: n}, nil
 }
 
 func newRunner(b backend, opt GPUOptions) *runner {
@@ -202,6 +247,7 @@ func (r *runner) run(batch []kernels.Launch) error {
 		pending = 0 // dispatches in it
 	)
 	r.wordBound = false
+	r.scrUsed = 0
 	commit := func(last int) {
 		if r.b.commit() {
 			spans = append(spans, span{first, last})
