@@ -343,11 +343,24 @@ func qembedEncode(l *Launch, e Encoder) {
 
 func qswitchEncode(l *Launch, e Encoder) {
 	p := l.Params.(*QSwitchGLUParams)
-	e.Entry(qEntry("qswitch_glu", l.Args[2].DType))
-	qBindAll(l, e, 13)
-	e.SetBytes(13, mslBytes(&mslQSwitchGLU{int32(p.T), int32(p.H), int32(p.K), int32(p.E), int32(p.I),
-		int32(p.GateBits), int32(p.UpBits), int32(p.DownBits), int32(p.GateGroup), int32(p.UpGroup), int32(p.DownGroup)}))
-	// One thread per output element (h, t), recomputing its experts' activations, as
-	// switch_glu does (simple, not fast).
-	e.DispatchThreads([3]int{max(p.H, 1), max(p.T, 1), 1}, [3]int{min(max(p.H, 1), 64), 1, 1})
+	prm := mslBytes(&mslQSwitchGLU{int32(p.T), int32(p.H), int32(p.K), int32(p.E), int32(p.I),
+		int32(p.GateBits), int32(p.UpBits), int32(p.DownBits), int32(p.GateGroup), int32(p.UpGroup), int32(p.DownGroup)})
+	act := 4 * max(1, p.T*p.K*p.I) // the activations [T, k, I]
+	dt := l.Args[2].DType
+	// Pass 1: every routed expert's activations, qmvRows of them per threadgroup.
+	e.Entry(qEntry("qswitch_act", dt))
+	for _, i := range []int{0, 1, 2, 3, 4, 5, 6, 10} {
+		e.SetArg(i, &l.Args[i])
+	}
+	e.SetBytes(13, prm)
+	e.Scratch(14, act)
+	e.DispatchThreadgroups([3]int{max((p.I+qmvRows-1)/qmvRows, 1), max(p.T*p.K, 1), 1}, [3]int{qmvThreads, 1, 1})
+	// Pass 2: the outputs, qmvRows per threadgroup, each down row read once a token.
+	e.Entry(qEntry("qswitch_down", dt))
+	for _, i := range []int{7, 8, 9, 10, 11, 12} {
+		e.SetArg(i, &l.Args[i])
+	}
+	e.SetBytes(13, prm)
+	e.Scratch(14, act)
+	e.DispatchThreadgroups([3]int{max((p.H+qmvRows-1)/qmvRows, 1), max(p.T, 1), 1}, [3]int{qmvThreads, 1, 1})
 }

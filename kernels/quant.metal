@@ -193,47 +193,142 @@ inline void qembed_impl(const device int* ids, const device uchar* w, const devi
     out[t * p.D + i] = r < 0 ? 0.0f : m.value(r, i);
 }
 
-// qswitch_glu: thread (h, t) recomputes each routed expert's activations (act_i =
-// silu(gate_i . x) * (up_i . x)) and accumulates score * down_h . act in the Go
-// twin's order: the down row's groups in order, four lanes inside a group.
-template <typename S>
-inline void qswitch_impl(const device float* x, QMat<S> gate, QMat<S> up, QMat<S> down,
-                         const device int* idx, const device float* scores, device float* out,
-                         constant QSwitchGLUParams& p, uint2 gid) {
-    int h = int(gid.x), t = int(gid.y);
-    if (h >= p.H || t >= p.T) return;
-    const device float* xr = x + t * p.H;
-    float y = 0.0f;
-    ulong mask = (ulong(1) << down.bits) - 1;
-    for (int j = 0; j < p.K; j++) {
-        int e = q_index(idx[t * p.K + j], p.E);
-        if (e < 0) continue;
-        int r = e * p.H + h;
-        const device uchar* dp = down.w + r * down.row_bytes();
-        float acc = 0.0f;
-        for (int g = 0; g < down.groups(); g++) {
-            float l[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-            float a[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-            for (int c = 0; c < down.group; c += 8) {
-                int k = g * down.group + c;
-                ulong v = q8(dp + k / 8 * down.bits, down.bits);
-                for (int jj = 0; jj < 8; jj++) {
-                    int i = k + jj;
-                    float gv = gate.dot(xr, e * p.I + i);
-                    float uv = up.dot(xr, e * p.I + i);
-                    float act = (gv / (1.0f + exp(-gv))) * uv;
-                    l[jj & 3] += act * float((v >> (jj * down.bits)) & mask);
-                    a[jj & 3] += act;
-                }
-            }
-            float d = (l[0] + l[1]) + (l[2] + l[3]);
-            float asum = (a[0] + a[1]) + (a[2] + a[3]);
-            int gi = r * down.groups() + g;
-            acc += float(down.s[gi]) * d + float(down.b[gi]) * asum;
-        }
-        y += acc * scores[t * p.K + j];
+// qswitch_glu, in two passes over the launch's scratch act [T, k, I]:
+// qswitch_act: a threadgroup of QMV_THREADS threads computes QMV_ROWS rows i of one
+// routed expert e of token t: act = silu(gate_e[i] . x_t) * (up_e[i] . x_t), the x
+// chunks shared by the gate and up rows (chunks as in qmv); grid (I / 8, T * k).
+// qswitch_down: a threadgroup computes QMV_ROWS outputs h of token t, sum over the
+// experts j of score_j * (down_e[h] . act_j); its threads share the (expert, chunk)
+// pairs; grid (H / 8, T). Each weight is read once per token, as the Go twin does; the
+// sums are the Go twin's in another order (within the catalog's tolerance).
+
+// q_chunk_rt is q_chunk for a width known at run time.
+inline ulong q_chunk_rt(const device uchar* p, int bits) {
+    if (bits == 4) {
+        return q_chunk<4>(p);
     }
-    out[t * p.H + h] = y;
+    if (bits == 8) {
+        return q_chunk<8>(p);
+    }
+    return q8(p, bits);
+}
+
+// q_chunk_dot is chunk c (8 codes) of row n of m dotted with xv, scaled and biased:
+// s * (x . q) + b * xs, where xs is the sum of xv.
+template <typename S>
+inline float q_chunk_dot(QMat<S> m, size_t n, int c, thread const float* xv, float xs) {
+    ulong v = q_chunk_rt(m.w + n * size_t(m.row_bytes()) + size_t(c) * size_t(m.bits), m.bits);
+    ulong mask = (ulong(1) << m.bits) - 1;
+    float d = 0.0f;
+    for (int j = 0; j < 8; j++) {
+        d += xv[j] * float((v >> (j * m.bits)) & mask);
+    }
+    size_t g = n * size_t(m.groups()) + size_t(c * 8 / m.group);
+    return float(m.s[g]) * d + float(m.b[g]) * xs;
+}
+
+// q_load8 loads 8 floats at p and returns their sum.
+inline float q_load8(const device float* p, thread float* xv) {
+    float xs = 0.0f;
+    for (int j = 0; j < 8; j++) {
+        xv[j] = p[j];
+        xs += xv[j];
+    }
+    return xs;
+}
+
+template <typename S>
+inline void qswitch_act_impl(const device float* x, QMat<S> gate, QMat<S> up, const device int* idx,
+                             device float* act, constant QSwitchGLUParams& p, threadgroup float* part,
+                             uint3 tg, uint tid, uint lane, uint sg) {
+    int i0 = int(tg.x) * QMV_ROWS;
+    int tj = int(tg.y);  // t * K + j
+    if (tj >= p.T * p.K) {
+        return;  // an empty launch still dispatches one group; uniform, before any barrier
+    }
+    int rows = min(QMV_ROWS, p.I - i0);
+    int e = q_index(idx[tj], p.E);
+    const device float* xr = x + size_t(tj / p.K) * size_t(p.H);
+    float ga[QMV_ROWS];
+    float ua[QMV_ROWS];
+    for (int r = 0; r < QMV_ROWS; r++) {
+        ga[r] = 0.0f;
+        ua[r] = 0.0f;
+    }
+    if (e >= 0) {  // uniform: an expert out of range contributes nothing (down skips it)
+        for (int c = int(tid); c < p.H / 8; c += QMV_THREADS) {
+            float xv[8];
+            float xs = q_load8(xr + c * 8, xv);
+            for (int r = 0; r < rows; r++) {
+                size_t n = size_t(e) * size_t(p.I) + size_t(i0 + r);
+                ga[r] += q_chunk_dot(gate, n, c, xv, xs);
+                ua[r] += q_chunk_dot(up, n, c, xv, xs);
+            }
+        }
+    }
+    for (int r = 0; r < QMV_ROWS; r++) {
+        float g = simd_sum(ga[r]);
+        float u = simd_sum(ua[r]);
+        if (lane == 0) {
+            part[sg * 2 * QMV_ROWS + r] = g;
+            part[sg * 2 * QMV_ROWS + QMV_ROWS + r] = u;
+        }
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    if (int(tid) < rows) {
+        float g = 0.0f;
+        float u = 0.0f;
+        for (int k = 0; k < QMV_SG; k++) {
+            g += part[k * 2 * QMV_ROWS + tid];
+            u += part[k * 2 * QMV_ROWS + QMV_ROWS + tid];
+        }
+        act[size_t(tj) * size_t(p.I) + size_t(i0) + tid] = (g / (1.0f + exp(-g))) * u;
+    }
+}
+
+template <typename S>
+inline void qswitch_down_impl(QMat<S> down, const device int* idx, const device float* scores,
+                              const device float* act, device float* out, constant QSwitchGLUParams& p,
+                              threadgroup float* part, uint3 tg, uint tid, uint lane, uint sg) {
+    int h0 = int(tg.x) * QMV_ROWS;
+    int t = int(tg.y);
+    if (t >= p.T) {
+        return;  // as in qswitch_act
+    }
+    int rows = min(QMV_ROWS, p.H - h0);
+    int chunks = p.I / 8;
+    float acc[QMV_ROWS];
+    for (int r = 0; r < QMV_ROWS; r++) {
+        acc[r] = 0.0f;
+    }
+    for (int it = int(tid); it < p.K * chunks; it += QMV_THREADS) {
+        int j = it / chunks;
+        int c = it % chunks;
+        int e = q_index(idx[t * p.K + j], p.E);
+        if (e < 0) {
+            continue;
+        }
+        float sc = scores[t * p.K + j];
+        float xv[8];
+        float xs = q_load8(act + (size_t(t) * size_t(p.K) + size_t(j)) * size_t(p.I) + size_t(c * 8), xv);
+        for (int r = 0; r < rows; r++) {
+            acc[r] += sc * q_chunk_dot(down, size_t(e) * size_t(p.H) + size_t(h0 + r), c, xv, xs);
+        }
+    }
+    for (int r = 0; r < QMV_ROWS; r++) {
+        float v = simd_sum(acc[r]);
+        if (lane == 0) {
+            part[sg * QMV_ROWS + r] = v;
+        }
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    if (int(tid) < rows) {
+        float y = 0.0f;
+        for (int k = 0; k < QMV_SG; k++) {
+            y += part[k * QMV_ROWS + tid];
+        }
+        out[size_t(t) * size_t(p.H) + size_t(h0) + tid] = y;
+    }
 }
 
 // Entries: one per kernel and scale type (the emulation harness and Metal's library
@@ -263,19 +358,29 @@ kernel void qembed_float32(const device int* ids [[buffer(0)]], const device uch
     qembed_impl<float>(ids, w, s, b, out, p, err, tag, gid);
 }
 
-kernel void qswitch_glu_float32(const device float* x [[buffer(0)]],
+kernel void qswitch_act_float32(const device float* x [[buffer(0)]],
                                const device uchar* gw [[buffer(1)]], const device float* gs [[buffer(2)]],
                                const device float* gb [[buffer(3)]], const device uchar* uw [[buffer(4)]],
                                const device float* us [[buffer(5)]], const device float* ub [[buffer(6)]],
-                               const device uchar* dw [[buffer(7)]], const device float* ds [[buffer(8)]],
-                               const device float* db [[buffer(9)]], const device int* idx [[buffer(10)]],
-                               const device float* scores [[buffer(11)]], device float* out [[buffer(12)]],
-                               constant QSwitchGLUParams& p [[buffer(13)]],
-                               uint2 gid [[thread_position_in_grid]]) {
+                               const device int* idx [[buffer(10)]],
+                               constant QSwitchGLUParams& p [[buffer(13)]], device float* act [[buffer(14)]],
+                               uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
+                               uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]]) {
+    threadgroup float part[QMV_SG * 2 * QMV_ROWS];
     QMat<float> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<float> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
+    qswitch_act_impl<float>(x, gate, up, idx, act, p, part, tg, tid, lane, sg);
+}
+
+kernel void qswitch_down_float32(const device uchar* dw [[buffer(7)]], const device float* ds [[buffer(8)]],
+                               const device float* db [[buffer(9)]], const device int* idx [[buffer(10)]],
+                               const device float* scores [[buffer(11)]], device float* out [[buffer(12)]],
+                               constant QSwitchGLUParams& p [[buffer(13)]], const device float* act [[buffer(14)]],
+                               uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
+                               uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]]) {
+    threadgroup float part[QMV_SG * QMV_ROWS];
     QMat<float> down = {dw, ds, db, p.I, p.down_bits, p.down_group};
-    qswitch_impl<float>(x, gate, up, down, idx, scores, out, p, gid);
+    qswitch_down_impl<float>(down, idx, scores, act, out, p, part, tg, tid, lane, sg);
 }
 
 kernel void qmv_float16(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
@@ -302,19 +407,29 @@ kernel void qembed_float16(const device int* ids [[buffer(0)]], const device uch
     qembed_impl<half>(ids, w, s, b, out, p, err, tag, gid);
 }
 
-kernel void qswitch_glu_float16(const device float* x [[buffer(0)]],
+kernel void qswitch_act_float16(const device float* x [[buffer(0)]],
                                const device uchar* gw [[buffer(1)]], const device half* gs [[buffer(2)]],
                                const device half* gb [[buffer(3)]], const device uchar* uw [[buffer(4)]],
                                const device half* us [[buffer(5)]], const device half* ub [[buffer(6)]],
-                               const device uchar* dw [[buffer(7)]], const device half* ds [[buffer(8)]],
-                               const device half* db [[buffer(9)]], const device int* idx [[buffer(10)]],
-                               const device float* scores [[buffer(11)]], device float* out [[buffer(12)]],
-                               constant QSwitchGLUParams& p [[buffer(13)]],
-                               uint2 gid [[thread_position_in_grid]]) {
+                               const device int* idx [[buffer(10)]],
+                               constant QSwitchGLUParams& p [[buffer(13)]], device float* act [[buffer(14)]],
+                               uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
+                               uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]]) {
+    threadgroup float part[QMV_SG * 2 * QMV_ROWS];
     QMat<half> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<half> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
+    qswitch_act_impl<half>(x, gate, up, idx, act, p, part, tg, tid, lane, sg);
+}
+
+kernel void qswitch_down_float16(const device uchar* dw [[buffer(7)]], const device half* ds [[buffer(8)]],
+                               const device half* db [[buffer(9)]], const device int* idx [[buffer(10)]],
+                               const device float* scores [[buffer(11)]], device float* out [[buffer(12)]],
+                               constant QSwitchGLUParams& p [[buffer(13)]], const device float* act [[buffer(14)]],
+                               uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
+                               uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]]) {
+    threadgroup float part[QMV_SG * QMV_ROWS];
     QMat<half> down = {dw, ds, db, p.I, p.down_bits, p.down_group};
-    qswitch_impl<half>(x, gate, up, down, idx, scores, out, p, gid);
+    qswitch_down_impl<half>(down, idx, scores, act, out, p, part, tg, tid, lane, sg);
 }
 
 kernel void qmv_bfloat16(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
@@ -341,17 +456,27 @@ kernel void qembed_bfloat16(const device int* ids [[buffer(0)]], const device uc
     qembed_impl<bfloat>(ids, w, s, b, out, p, err, tag, gid);
 }
 
-kernel void qswitch_glu_bfloat16(const device float* x [[buffer(0)]],
+kernel void qswitch_act_bfloat16(const device float* x [[buffer(0)]],
                                const device uchar* gw [[buffer(1)]], const device bfloat* gs [[buffer(2)]],
                                const device bfloat* gb [[buffer(3)]], const device uchar* uw [[buffer(4)]],
                                const device bfloat* us [[buffer(5)]], const device bfloat* ub [[buffer(6)]],
-                               const device uchar* dw [[buffer(7)]], const device bfloat* ds [[buffer(8)]],
-                               const device bfloat* db [[buffer(9)]], const device int* idx [[buffer(10)]],
-                               const device float* scores [[buffer(11)]], device float* out [[buffer(12)]],
-                               constant QSwitchGLUParams& p [[buffer(13)]],
-                               uint2 gid [[thread_position_in_grid]]) {
+                               const device int* idx [[buffer(10)]],
+                               constant QSwitchGLUParams& p [[buffer(13)]], device float* act [[buffer(14)]],
+                               uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
+                               uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]]) {
+    threadgroup float part[QMV_SG * 2 * QMV_ROWS];
     QMat<bfloat> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<bfloat> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
+    qswitch_act_impl<bfloat>(x, gate, up, idx, act, p, part, tg, tid, lane, sg);
+}
+
+kernel void qswitch_down_bfloat16(const device uchar* dw [[buffer(7)]], const device bfloat* ds [[buffer(8)]],
+                               const device bfloat* db [[buffer(9)]], const device int* idx [[buffer(10)]],
+                               const device float* scores [[buffer(11)]], device float* out [[buffer(12)]],
+                               constant QSwitchGLUParams& p [[buffer(13)]], const device float* act [[buffer(14)]],
+                               uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
+                               uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]]) {
+    threadgroup float part[QMV_SG * QMV_ROWS];
     QMat<bfloat> down = {dw, ds, db, p.I, p.down_bits, p.down_group};
-    qswitch_impl<bfloat>(x, gate, up, down, idx, scores, out, p, gid);
+    qswitch_down_impl<bfloat>(down, idx, scores, act, out, p, part, tg, tid, lane, sg);
 }
