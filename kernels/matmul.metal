@@ -1,13 +1,16 @@
 // matmul family: out[b, m, n] = dot(x[b] row m, w[b] row n), rows dense and K long.
 #include "prelude.metal"
 
-// linear: a threadgroup of LIN_THREADS threads computes LIN_ROWS outputs of one x row:
-// thread t reads elements t, t + LIN_THREADS, ... of each w row, so every load of a
-// SIMD group is 32 consecutive elements; partial sums are added by simd_sum, then
-// across SIMD groups in threadgroup memory in a fixed order. The products are the Go
-// twin's, added in another order (within the catalog's tolerance).
+// linear: a threadgroup of LIN_THREADS threads computes LIN_ROWS outputs of one x row.
+// Thread t reads the LIN_VEC elements from LIN_VEC * t of each w row, then from
+// LIN_VEC * (t + LIN_THREADS), ...: a SIMD group reads 32 * LIN_VEC consecutive
+// elements of a row, and each thread has LIN_ROWS * LIN_VEC loads in flight. Partial
+// sums are added by simd_sum, then across SIMD groups in threadgroup memory in a fixed
+// order. The products are the Go twin's, added in another order (within the catalog's
+// tolerance).
 #define LIN_ROWS 4
 #define LIN_THREADS 256
+#define LIN_VEC 4
 #define LIN_SG (LIN_THREADS / 32)
 
 template <typename T>
@@ -26,10 +29,21 @@ inline void linear_impl(const device T* x, const device T* w, device T* out,
     for (int r = 0; r < LIN_ROWS; r++) {
         acc[r] = 0.0f;
     }
-    for (int k = int(tid); k < p.k; k += LIN_THREADS) {
-        float xv = float(xr[k]);
+    // Each thread reads LIN_VEC consecutive elements of every row at once.
+    for (int k = int(tid) * LIN_VEC; k < p.k; k += LIN_THREADS * LIN_VEC) {
+        float xv[LIN_VEC];
+        for (int u = 0; u < LIN_VEC; u++) {
+            xv[u] = k + u < p.k ? float(xr[k + u]) : 0.0f;
+        }
         for (int r = 0; r < rows; r++) {
-            acc[r] += xv * float(wr[size_t(r) * size_t(p.k) + size_t(k)]);
+            const device T* w_r = wr + size_t(r) * size_t(p.k) + size_t(k);
+            float a = 0.0f;
+            for (int u = 0; u < LIN_VEC; u++) {
+                if (k + u < p.k) {
+                    a += xv[u] * float(w_r[u]);
+                }
+            }
+            acc[r] += a;
         }
     }
     for (int r = 0; r < LIN_ROWS; r++) {

@@ -70,95 +70,136 @@ struct QMat {
     }
 };
 
-// qmv (decode): a threadgroup of QMV_THREADS threads computes QMV_ROWS output rows. The
-// packed rows are cut into chunks of 8 codes (bits bytes); thread t takes chunks t,
-// t + QMV_THREADS, ..., so a SIMD group reads 32 consecutive chunks of a row (contiguous
-// bytes), and every row's scale and bias apply per chunk: s * (x . q) + b * sum(x). The
-// thread's partial sums are added by simd_sum, then across SIMD groups in threadgroup
-// memory, in a fixed order. The sums are the Go twin's, added in another order (within
-// the catalog's tolerance); qmm keeps the Go twin's exact order.
+// qmv (decode): a threadgroup of S simdgroups (S = threads_per_threadgroup / 32, which
+// Encode picks from K) computes QMV_ROWS output rows. Packed rows are cut into chunks of
+// 32 codes: bits uint32 words, inside one group. Thread t of the threadgroup takes
+// chunks t, t + 32 S, ...: a simdgroup reads 32 consecutive chunks of a row (contiguous
+// bytes), each lane 4 * bits bytes of every one of its rows at once, and the x values
+// and their sum once for all rows. Every row's scale and bias apply per chunk:
+// s * (x . q) + b * sum(x). The partial sums are added by simd_sum, then across
+// simdgroups in threadgroup memory, in a fixed order. The sums are the Go twin's, added
+// in another order (within the catalog's tolerance); qmm keeps the Go twin's order.
 #define QMV_ROWS 8
-#define QMV_THREADS 128
-#define QMV_SG (QMV_THREADS / 32)
+#define QMV_MAXSG 4
 
-// q_chunk loads the 8 codes of B bits at p (B bytes, at a multiple of B bytes from a
-// 4-byte aligned row start) as one little-endian integer.
+// q_dot32 is x . q over one chunk: 32 codes of B bits in B words at p.
 template <int B>
-inline ulong q_chunk(const device uchar* p) {
-    if (B == 4) {
-        return ulong(*(const device uint*)p);
+inline float q_dot32(const device uint* p, thread const float* xv) {
+    uint wd[B];
+    for (int i = 0; i < B; i++) {
+        wd[i] = p[i];
     }
-    if (B == 8) {
-        const device uint* u = (const device uint*)p;
-        return ulong(u[0]) | (ulong(u[1]) << 32);
+    const uint mask = (1u << B) - 1u;
+    float d = 0.0f;
+    for (int j = 0; j < 32; j++) {
+        int bit = j * B;
+        uint v = wd[bit >> 5] >> (bit & 31);
+        if ((bit & 31) + B > 32) {
+            v |= wd[(bit >> 5) + 1] << (32 - (bit & 31));
+        }
+        d += xv[j] * float(v & mask);
     }
-    return q8(p, B);
+    return d;
+}
+
+// q_dot32_rt is q_dot32 for a width known at run time (uniform, so the switch costs
+// little): the experts' three matrices may have three widths.
+inline float q_dot32_rt(const device uint* p, int bits, thread const float* xv) {
+    switch (bits) {
+    case 2: return q_dot32<2>(p, xv);
+    case 3: return q_dot32<3>(p, xv);
+    case 4: return q_dot32<4>(p, xv);
+    case 5: return q_dot32<5>(p, xv);
+    case 6: return q_dot32<6>(p, xv);
+    default: return q_dot32<8>(p, xv);
+    }
+}
+
+// q_load32 loads the 32 x values of chunk c and returns their sum.
+inline float q_load32(const device float* x, int c, thread float* xv) {
+    float xs = 0.0f;
+    for (int j = 0; j < 32; j++) {
+        xv[j] = x[c * 32 + j];
+        xs += xv[j];
+    }
+    return xs;
+}
+
+// q_chunk_dot is chunk c of row n of m dotted with xv (sum xs), scaled and biased.
+template <typename S>
+inline float q_chunk_dot(QMat<S> m, size_t n, int c, thread const float* xv, float xs) {
+    const device uint* p = (const device uint*)(m.w + n * size_t(m.row_bytes())) + size_t(c) * size_t(m.bits);
+    float d = q_dot32_rt(p, m.bits, xv);
+    size_t g = n * size_t(m.groups()) + size_t(c * 32 / m.group);
+    return float(m.s[g]) * d + float(m.b[g]) * xs;
+}
+
+// q_rows_reduce adds each row's partial sums over the threadgroup: simd_sum, then the
+// nsg simdgroups in order; thread r < rows gets row r's total (the others 0).
+inline float q_rows_reduce(thread float* acc, threadgroup float* part, int rows, uint tid, uint lane,
+                           uint sg, uint nsg) {
+    for (int r = 0; r < QMV_ROWS; r++) {
+        float v = simd_sum(acc[r]);
+        if (lane == 0) {
+            part[sg * QMV_ROWS + r] = v;
+        }
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    float y = 0.0f;
+    if (int(tid) < rows) {
+        for (uint g = 0; g < nsg; g++) {
+            y += part[g * QMV_ROWS + tid];
+        }
+    }
+    // The caller may reuse part: every thread must have read it first.
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    return y;
 }
 
 template <typename S, int B>
 inline void qmv_rows(const device float* x, const device uchar* w, const device S* s,
                      const device S* b, device float* out, constant QuantParams& p,
-                     threadgroup float* part, uint tg, uint tid, uint lane, uint sg) {
+                     threadgroup float* part, uint tg, uint tid, uint lane, uint sg, uint nthr) {
     int n0 = int(tg) * QMV_ROWS;
     int rows = min(QMV_ROWS, p.N - n0);
-    int chunks = p.K / 8;
+    int chunks = p.K / 32;
     int groups = p.K / p.group;
-    size_t row_bytes = size_t(p.K) * size_t(B) / 8;
-    const ulong mask = (ulong(1) << B) - 1;
+    size_t row_words = size_t(p.K) * size_t(B) / 32;
+    const device uint* wr = (const device uint*)w + size_t(n0) * row_words;
     for (int i = 0; i < p.M; i++) {
         const device float* xr = x + size_t(i) * size_t(p.K);
         float acc[QMV_ROWS];
         for (int r = 0; r < QMV_ROWS; r++) {
             acc[r] = 0.0f;
         }
-        for (int c = int(tid); c < chunks; c += QMV_THREADS) {
-            float xv[8];
-            float xs = 0.0f;
-            for (int j = 0; j < 8; j++) {
-                xv[j] = xr[c * 8 + j];
-                xs += xv[j];
-            }
-            int g = c * 8 / p.group;
+        for (int c = int(tid); c < chunks; c += int(nthr)) {
+            float xv[32];
+            float xs = q_load32(xr, c, xv);
+            int g = c * 32 / p.group;
             for (int r = 0; r < rows; r++) {
                 size_t n = size_t(n0 + r);
-                ulong v = q_chunk<B>(w + n * row_bytes + size_t(c) * B);
-                float d = 0.0f;
-                for (int j = 0; j < 8; j++) {
-                    d += xv[j] * float((v >> (j * B)) & mask);
-                }
+                float d = q_dot32<B>(wr + size_t(r) * row_words + size_t(c) * B, xv);
                 acc[r] += float(s[n * groups + g]) * d + float(b[n * groups + g]) * xs;
             }
         }
-        for (int r = 0; r < QMV_ROWS; r++) {
-            float v = simd_sum(acc[r]);
-            if (lane == 0) {
-                part[sg * QMV_ROWS + r] = v;
-            }
-        }
-        threadgroup_barrier(mem_flags::mem_threadgroup);
+        float y = q_rows_reduce(acc, part, rows, tid, lane, sg, nthr / 32);
         if (int(tid) < rows) {
-            float y = 0.0f;
-            for (int g = 0; g < QMV_SG; g++) {
-                y += part[g * QMV_ROWS + tid];
-            }
             out[size_t(i) * size_t(p.N) + size_t(n0) + tid] = y;
         }
-        // The next x row rewrites part: every thread must have read this one's first.
-        threadgroup_barrier(mem_flags::mem_threadgroup);
     }
 }
 
 template <typename S>
 inline void qmv_impl(const device float* x, const device uchar* w, const device S* s,
                      const device S* b, device float* out, constant QuantParams& p,
-                     threadgroup float* part, uint tg, uint tid, uint lane, uint sg) {
+                     threadgroup float* part, uint tg, uint tid, uint lane, uint sg, uint nthr) {
     switch (p.bits) {
-    case 2: qmv_rows<S, 2>(x, w, s, b, out, p, part, tg, tid, lane, sg); break;
-    case 3: qmv_rows<S, 3>(x, w, s, b, out, p, part, tg, tid, lane, sg); break;
-    case 4: qmv_rows<S, 4>(x, w, s, b, out, p, part, tg, tid, lane, sg); break;
-    case 5: qmv_rows<S, 5>(x, w, s, b, out, p, part, tg, tid, lane, sg); break;
-    case 6: qmv_rows<S, 6>(x, w, s, b, out, p, part, tg, tid, lane, sg); break;
-    default: qmv_rows<S, 8>(x, w, s, b, out, p, part, tg, tid, lane, sg); break;
+    case 2: qmv_rows<S, 2>(x, w, s, b, out, p, part, tg, tid, lane, sg, nthr); break;
+    case 3: qmv_rows<S, 3>(x, w, s, b, out, p, part, tg, tid, lane, sg, nthr); break;
+    case 4: qmv_rows<S, 4>(x, w, s, b, out, p, part, tg, tid, lane, sg, nthr); break;
+    case 5: qmv_rows<S, 5>(x, w, s, b, out, p, part, tg, tid, lane, sg, nthr); break;
+    case 6: qmv_rows<S, 6>(x, w, s, b, out, p, part, tg, tid, lane, sg, nthr); break;
+    default: qmv_rows<S, 8>(x, w, s, b, out, p, part, tg, tid, lane, sg, nthr); break;
     }
 }
 
@@ -194,53 +235,18 @@ inline void qembed_impl(const device int* ids, const device uchar* w, const devi
 }
 
 // qswitch_glu, in two passes over the launch's scratch act [T, k, I]:
-// qswitch_act: a threadgroup of QMV_THREADS threads computes QMV_ROWS rows i of one
+// qswitch_act: a threadgroup (as qmv's) computes QMV_ROWS rows i of one
 // routed expert e of token t: act = silu(gate_e[i] . x_t) * (up_e[i] . x_t), the x
-// chunks shared by the gate and up rows (chunks as in qmv); grid (I / 8, T * k).
+// chunks shared by the gate and up rows (chunks as in qmv); grid (I / QMV_ROWS, T * k).
 // qswitch_down: a threadgroup computes QMV_ROWS outputs h of token t, sum over the
 // experts j of score_j * (down_e[h] . act_j); its threads share the (expert, chunk)
-// pairs; grid (H / 8, T). Each weight is read once per token, as the Go twin does; the
+// pairs; grid (H / QMV_ROWS, T). Each weight is read once per token, as the Go twin does; the
 // sums are the Go twin's in another order (within the catalog's tolerance).
-
-// q_chunk_rt is q_chunk for a width known at run time.
-inline ulong q_chunk_rt(const device uchar* p, int bits) {
-    if (bits == 4) {
-        return q_chunk<4>(p);
-    }
-    if (bits == 8) {
-        return q_chunk<8>(p);
-    }
-    return q8(p, bits);
-}
-
-// q_chunk_dot is chunk c (8 codes) of row n of m dotted with xv, scaled and biased:
-// s * (x . q) + b * xs, where xs is the sum of xv.
-template <typename S>
-inline float q_chunk_dot(QMat<S> m, size_t n, int c, thread const float* xv, float xs) {
-    ulong v = q_chunk_rt(m.w + n * size_t(m.row_bytes()) + size_t(c) * size_t(m.bits), m.bits);
-    ulong mask = (ulong(1) << m.bits) - 1;
-    float d = 0.0f;
-    for (int j = 0; j < 8; j++) {
-        d += xv[j] * float((v >> (j * m.bits)) & mask);
-    }
-    size_t g = n * size_t(m.groups()) + size_t(c * 8 / m.group);
-    return float(m.s[g]) * d + float(m.b[g]) * xs;
-}
-
-// q_load8 loads 8 floats at p and returns their sum.
-inline float q_load8(const device float* p, thread float* xv) {
-    float xs = 0.0f;
-    for (int j = 0; j < 8; j++) {
-        xv[j] = p[j];
-        xs += xv[j];
-    }
-    return xs;
-}
 
 template <typename S>
 inline void qswitch_act_impl(const device float* x, QMat<S> gate, QMat<S> up, const device int* idx,
                              device float* act, constant QSwitchGLUParams& p, threadgroup float* part,
-                             uint3 tg, uint tid, uint lane, uint sg) {
+                             uint3 tg, uint tid, uint lane, uint sg, uint nthr) {
     int i0 = int(tg.x) * QMV_ROWS;
     int tj = int(tg.y);  // t * K + j
     if (tj >= p.T * p.K) {
@@ -256,9 +262,9 @@ inline void qswitch_act_impl(const device float* x, QMat<S> gate, QMat<S> up, co
         ua[r] = 0.0f;
     }
     if (e >= 0) {  // uniform: an expert out of range contributes nothing (down skips it)
-        for (int c = int(tid); c < p.H / 8; c += QMV_THREADS) {
-            float xv[8];
-            float xs = q_load8(xr + c * 8, xv);
+        for (int c = int(tid); c < p.H / 32; c += int(nthr)) {
+            float xv[32];
+            float xs = q_load32(xr, c, xv);
             for (int r = 0; r < rows; r++) {
                 size_t n = size_t(e) * size_t(p.I) + size_t(i0 + r);
                 ga[r] += q_chunk_dot(gate, n, c, xv, xs);
@@ -266,22 +272,9 @@ inline void qswitch_act_impl(const device float* x, QMat<S> gate, QMat<S> up, co
             }
         }
     }
-    for (int r = 0; r < QMV_ROWS; r++) {
-        float g = simd_sum(ga[r]);
-        float u = simd_sum(ua[r]);
-        if (lane == 0) {
-            part[sg * 2 * QMV_ROWS + r] = g;
-            part[sg * 2 * QMV_ROWS + QMV_ROWS + r] = u;
-        }
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
+    float g = q_rows_reduce(ga, part, rows, tid, lane, sg, nthr / 32);
+    float u = q_rows_reduce(ua, part, rows, tid, lane, sg, nthr / 32);
     if (int(tid) < rows) {
-        float g = 0.0f;
-        float u = 0.0f;
-        for (int k = 0; k < QMV_SG; k++) {
-            g += part[k * 2 * QMV_ROWS + tid];
-            u += part[k * 2 * QMV_ROWS + QMV_ROWS + tid];
-        }
         act[size_t(tj) * size_t(p.I) + size_t(i0) + tid] = (g / (1.0f + exp(-g))) * u;
     }
 }
@@ -289,19 +282,19 @@ inline void qswitch_act_impl(const device float* x, QMat<S> gate, QMat<S> up, co
 template <typename S>
 inline void qswitch_down_impl(QMat<S> down, const device int* idx, const device float* scores,
                               const device float* act, device float* out, constant QSwitchGLUParams& p,
-                              threadgroup float* part, uint3 tg, uint tid, uint lane, uint sg) {
+                              threadgroup float* part, uint3 tg, uint tid, uint lane, uint sg, uint nthr) {
     int h0 = int(tg.x) * QMV_ROWS;
     int t = int(tg.y);
     if (t >= p.T) {
         return;  // as in qswitch_act
     }
     int rows = min(QMV_ROWS, p.H - h0);
-    int chunks = p.I / 8;
+    int chunks = p.I / 32;
     float acc[QMV_ROWS];
     for (int r = 0; r < QMV_ROWS; r++) {
         acc[r] = 0.0f;
     }
-    for (int it = int(tid); it < p.K * chunks; it += QMV_THREADS) {
+    for (int it = int(tid); it < p.K * chunks; it += int(nthr)) {
         int j = it / chunks;
         int c = it % chunks;
         int e = q_index(idx[t * p.K + j], p.E);
@@ -309,24 +302,14 @@ inline void qswitch_down_impl(QMat<S> down, const device int* idx, const device 
             continue;
         }
         float sc = scores[t * p.K + j];
-        float xv[8];
-        float xs = q_load8(act + (size_t(t) * size_t(p.K) + size_t(j)) * size_t(p.I) + size_t(c * 8), xv);
+        float xv[32];
+        float xs = q_load32(act + (size_t(t) * size_t(p.K) + size_t(j)) * size_t(p.I), c, xv);
         for (int r = 0; r < rows; r++) {
             acc[r] += sc * q_chunk_dot(down, size_t(e) * size_t(p.H) + size_t(h0 + r), c, xv, xs);
         }
     }
-    for (int r = 0; r < QMV_ROWS; r++) {
-        float v = simd_sum(acc[r]);
-        if (lane == 0) {
-            part[sg * QMV_ROWS + r] = v;
-        }
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
+    float y = q_rows_reduce(acc, part, rows, tid, lane, sg, nthr / 32);
     if (int(tid) < rows) {
-        float y = 0.0f;
-        for (int k = 0; k < QMV_SG; k++) {
-            y += part[k * QMV_ROWS + tid];
-        }
         out[size_t(t) * size_t(p.H) + size_t(h0) + tid] = y;
     }
 }
@@ -338,9 +321,10 @@ kernel void qmv_float32(const device float* x [[buffer(0)]], const device uchar*
                        const device float* s [[buffer(2)]], const device float* b [[buffer(3)]],
                        device float* out [[buffer(4)]], constant QuantParams& p [[buffer(5)]],
                        uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
-                       uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]]) {
-    threadgroup float part[QMV_SG * QMV_ROWS];
-    qmv_impl<float>(x, w, s, b, out, p, part, tg.x, tid, lane, sg);
+                       uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
+                       uint3 tpg [[threads_per_threadgroup]]) {
+    threadgroup float part[QMV_MAXSG * QMV_ROWS];
+    qmv_impl<float>(x, w, s, b, out, p, part, tg.x, tid, lane, sg, tpg.x);
 }
 
 kernel void qmm_float32(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
@@ -365,11 +349,12 @@ kernel void qswitch_act_float32(const device float* x [[buffer(0)]],
                                const device int* idx [[buffer(10)]],
                                constant QSwitchGLUParams& p [[buffer(13)]], device float* act [[buffer(14)]],
                                uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
-                               uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]]) {
-    threadgroup float part[QMV_SG * 2 * QMV_ROWS];
+                               uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
+                       uint3 tpg [[threads_per_threadgroup]]) {
+    threadgroup float part[QMV_MAXSG * QMV_ROWS];
     QMat<float> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<float> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
-    qswitch_act_impl<float>(x, gate, up, idx, act, p, part, tg, tid, lane, sg);
+    qswitch_act_impl<float>(x, gate, up, idx, act, p, part, tg, tid, lane, sg, tpg.x);
 }
 
 kernel void qswitch_down_float32(const device uchar* dw [[buffer(7)]], const device float* ds [[buffer(8)]],
@@ -377,19 +362,21 @@ kernel void qswitch_down_float32(const device uchar* dw [[buffer(7)]], const dev
                                const device float* scores [[buffer(11)]], device float* out [[buffer(12)]],
                                constant QSwitchGLUParams& p [[buffer(13)]], const device float* act [[buffer(14)]],
                                uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
-                               uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]]) {
-    threadgroup float part[QMV_SG * QMV_ROWS];
+                               uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
+                       uint3 tpg [[threads_per_threadgroup]]) {
+    threadgroup float part[QMV_MAXSG * QMV_ROWS];
     QMat<float> down = {dw, ds, db, p.I, p.down_bits, p.down_group};
-    qswitch_down_impl<float>(down, idx, scores, act, out, p, part, tg, tid, lane, sg);
+    qswitch_down_impl<float>(down, idx, scores, act, out, p, part, tg, tid, lane, sg, tpg.x);
 }
 
 kernel void qmv_float16(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
                        const device half* s [[buffer(2)]], const device half* b [[buffer(3)]],
                        device float* out [[buffer(4)]], constant QuantParams& p [[buffer(5)]],
                        uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
-                       uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]]) {
-    threadgroup float part[QMV_SG * QMV_ROWS];
-    qmv_impl<half>(x, w, s, b, out, p, part, tg.x, tid, lane, sg);
+                       uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
+                       uint3 tpg [[threads_per_threadgroup]]) {
+    threadgroup float part[QMV_MAXSG * QMV_ROWS];
+    qmv_impl<half>(x, w, s, b, out, p, part, tg.x, tid, lane, sg, tpg.x);
 }
 
 kernel void qmm_float16(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
@@ -414,11 +401,12 @@ kernel void qswitch_act_float16(const device float* x [[buffer(0)]],
                                const device int* idx [[buffer(10)]],
                                constant QSwitchGLUParams& p [[buffer(13)]], device float* act [[buffer(14)]],
                                uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
-                               uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]]) {
-    threadgroup float part[QMV_SG * 2 * QMV_ROWS];
+                               uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
+                       uint3 tpg [[threads_per_threadgroup]]) {
+    threadgroup float part[QMV_MAXSG * QMV_ROWS];
     QMat<half> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<half> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
-    qswitch_act_impl<half>(x, gate, up, idx, act, p, part, tg, tid, lane, sg);
+    qswitch_act_impl<half>(x, gate, up, idx, act, p, part, tg, tid, lane, sg, tpg.x);
 }
 
 kernel void qswitch_down_float16(const device uchar* dw [[buffer(7)]], const device half* ds [[buffer(8)]],
@@ -426,19 +414,21 @@ kernel void qswitch_down_float16(const device uchar* dw [[buffer(7)]], const dev
                                const device float* scores [[buffer(11)]], device float* out [[buffer(12)]],
                                constant QSwitchGLUParams& p [[buffer(13)]], const device float* act [[buffer(14)]],
                                uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
-                               uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]]) {
-    threadgroup float part[QMV_SG * QMV_ROWS];
+                               uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
+                       uint3 tpg [[threads_per_threadgroup]]) {
+    threadgroup float part[QMV_MAXSG * QMV_ROWS];
     QMat<half> down = {dw, ds, db, p.I, p.down_bits, p.down_group};
-    qswitch_down_impl<half>(down, idx, scores, act, out, p, part, tg, tid, lane, sg);
+    qswitch_down_impl<half>(down, idx, scores, act, out, p, part, tg, tid, lane, sg, tpg.x);
 }
 
 kernel void qmv_bfloat16(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
                        const device bfloat* s [[buffer(2)]], const device bfloat* b [[buffer(3)]],
                        device float* out [[buffer(4)]], constant QuantParams& p [[buffer(5)]],
                        uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
-                       uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]]) {
-    threadgroup float part[QMV_SG * QMV_ROWS];
-    qmv_impl<bfloat>(x, w, s, b, out, p, part, tg.x, tid, lane, sg);
+                       uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
+                       uint3 tpg [[threads_per_threadgroup]]) {
+    threadgroup float part[QMV_MAXSG * QMV_ROWS];
+    qmv_impl<bfloat>(x, w, s, b, out, p, part, tg.x, tid, lane, sg, tpg.x);
 }
 
 kernel void qmm_bfloat16(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
@@ -463,11 +453,12 @@ kernel void qswitch_act_bfloat16(const device float* x [[buffer(0)]],
                                const device int* idx [[buffer(10)]],
                                constant QSwitchGLUParams& p [[buffer(13)]], device float* act [[buffer(14)]],
                                uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
-                               uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]]) {
-    threadgroup float part[QMV_SG * 2 * QMV_ROWS];
+                               uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
+                       uint3 tpg [[threads_per_threadgroup]]) {
+    threadgroup float part[QMV_MAXSG * QMV_ROWS];
     QMat<bfloat> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<bfloat> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
-    qswitch_act_impl<bfloat>(x, gate, up, idx, act, p, part, tg, tid, lane, sg);
+    qswitch_act_impl<bfloat>(x, gate, up, idx, act, p, part, tg, tid, lane, sg, tpg.x);
 }
 
 kernel void qswitch_down_bfloat16(const device uchar* dw [[buffer(7)]], const device bfloat* ds [[buffer(8)]],
@@ -475,8 +466,9 @@ kernel void qswitch_down_bfloat16(const device uchar* dw [[buffer(7)]], const de
                                const device float* scores [[buffer(11)]], device float* out [[buffer(12)]],
                                constant QSwitchGLUParams& p [[buffer(13)]], const device float* act [[buffer(14)]],
                                uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
-                               uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]]) {
-    threadgroup float part[QMV_SG * QMV_ROWS];
+                               uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
+                       uint3 tpg [[threads_per_threadgroup]]) {
+    threadgroup float part[QMV_MAXSG * QMV_ROWS];
     QMat<bfloat> down = {dw, ds, db, p.I, p.down_bits, p.down_group};
-    qswitch_down_impl<bfloat>(down, idx, scores, act, out, p, part, tg, tid, lane, sg);
+    qswitch_down_impl<bfloat>(down, idx, scores, act, out, p, part, tg, tid, lane, sg, tpg.x);
 }

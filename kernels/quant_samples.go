@@ -48,6 +48,7 @@ func quantSamples(rng *rand.Rand) []*Launch {
 		// threads that take several chunks of a row (K over 8 codes x 128 threads).
 		{KQMV, 2, 19, 1152, 4, 128, Float32},
 		{KQMV, 1, 17, 1088, 3, 64, Float16},
+		{KQMV, 1, 9, 4160, 5, 32, BFloat16}, // threads with two chunks of a row
 		{KQMM, 5, 6, 128, 5, 32, Float32},
 		{KQMM, 4, 3, 256, 8, 128, BFloat16},
 		{KQMM, 6, 3, 64, 2, 64, Float16},
