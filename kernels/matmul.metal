@@ -22,6 +22,9 @@ inline void linear_impl(const device T* x, const device T* w, device T* out,
         return;  // an empty launch still dispatches one group; uniform, before any barrier
     }
     int rows = min(LIN_ROWS, p.n - n0);
+    if (rows <= 0) {
+        return;  // likewise
+    }
     // 64-bit offsets: a weight can pass 2^31 elements.
     const device T* xr = x + size_t(b) * size_t(p.x_stride) + size_t(m) * size_t(p.k);
     const device T* wr = w + size_t(b) * size_t(p.w_stride) + size_t(n0) * size_t(p.k);
@@ -29,21 +32,29 @@ inline void linear_impl(const device T* x, const device T* w, device T* out,
     for (int r = 0; r < LIN_ROWS; r++) {
         acc[r] = 0.0f;
     }
-    // Each thread reads LIN_VEC consecutive elements of every row at once.
+    // Each thread reads LIN_VEC consecutive elements of every row at once: constant
+    // loop bounds, rows past the last repeat it and elements past K repeat element
+    // K - 1 (their products are dropped), so every load is valid and all are in flight
+    // together.
+    int last = rows - 1;
     for (int k = int(tid) * LIN_VEC; k < p.k; k += LIN_THREADS * LIN_VEC) {
         float xv[LIN_VEC];
+        int kk[LIN_VEC];
         for (int u = 0; u < LIN_VEC; u++) {
-            xv[u] = k + u < p.k ? float(xr[k + u]) : 0.0f;
+            kk[u] = min(k + u, p.k - 1);
+            xv[u] = float(xr[kk[u]]);
         }
-        for (int r = 0; r < rows; r++) {
-            const device T* w_r = wr + size_t(r) * size_t(p.k) + size_t(k);
-            float a = 0.0f;
+        float wv[LIN_ROWS][LIN_VEC];
+        for (int r = 0; r < LIN_ROWS; r++) {
+            const device T* w_r = wr + size_t(min(r, last)) * size_t(p.k);
             for (int u = 0; u < LIN_VEC; u++) {
-                if (k + u < p.k) {
-                    a += xv[u] * float(w_r[u]);
-                }
+                wv[r][u] = float(w_r[kk[u]]);
             }
-            acc[r] += a;
+        }
+        for (int r = 0; r < LIN_ROWS; r++) {
+            for (int u = 0; u < LIN_VEC; u++) {
+                acc[r] += k + u < p.k ? xv[u] * wv[r][u] : 0.0f;
+            }
         }
     }
     for (int r = 0; r < LIN_ROWS; r++) {

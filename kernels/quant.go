@@ -309,14 +309,14 @@ func qBindAll(l *Launch, e Encoder, n int) {
 // qmvRows and qmvMaxSimdgroups are quant.metal's QMV_ROWS and QMV_MAXSG.
 const (
 	qmvRows          = 8
-	qmvMaxSimdgroups = 4
+	qmvMaxSimdgroups = 8
 )
 
-// qmvThreads is the threadgroup width of the qmv-style kernels for a row of chunks
-// chunks of 32 codes: a simdgroup per 32 chunks (one pass of its lanes), up to
-// qmvMaxSimdgroups, so a long row takes few passes and a short one idles no simdgroup.
-func qmvThreads(chunks int) [3]int {
-	return [3]int{32 * min(qmvMaxSimdgroups, max(1, (chunks+31)/32)), 1, 1}
+// qmvThreads is the threadgroup width of the qmv-style kernels for a row of units
+// units of 8 codes: a simdgroup per 64 units (two per lane), up to qmvMaxSimdgroups,
+// so a long row takes few passes and a short one idles no simdgroup.
+func qmvThreads(units int) [3]int {
+	return [3]int{32 * min(qmvMaxSimdgroups, max(1, (units+63)/64)), 1, 1}
 }
 
 func qmvEncode(l *Launch, e Encoder) {
@@ -326,7 +326,7 @@ func qmvEncode(l *Launch, e Encoder) {
 	e.SetBytes(5, mslBytes(&mslQuant{int32(p.M), int32(p.N), int32(p.K), int32(p.Bits), int32(p.Group)}))
 	// qmvRows output columns per threadgroup, whose threads share each row's chunks
 	// (see quant.metal): N/8 threadgroups fill the GPU at decode sizes.
-	e.DispatchThreadgroups([3]int{max((p.N+qmvRows-1)/qmvRows, 1), 1, 1}, qmvThreads(p.K/32))
+	e.DispatchThreadgroups([3]int{max((p.N+qmvRows-1)/qmvRows, 1), 1, 1}, qmvThreads(p.K/8))
 }
 
 func qmmEncode(l *Launch, e Encoder) {
@@ -361,7 +361,7 @@ func qswitchEncode(l *Launch, e Encoder) {
 	}
 	e.SetBytes(13, prm)
 	e.Scratch(14, act)
-	e.DispatchThreadgroups([3]int{max((p.I+qmvRows-1)/qmvRows, 1), max(p.T*p.K, 1), 1}, qmvThreads(p.H/32))
+	e.DispatchThreadgroups([3]int{max((p.I+qmvRows-1)/qmvRows, 1), max(p.T*p.K, 1), 1}, qmvThreads(p.H/8))
 	// Pass 2: the outputs, qmvRows per threadgroup, each down row read once a token.
 	e.Entry(qEntry("qswitch_down", dt))
 	for _, i := range []int{7, 8, 9, 10, 11, 12} {
@@ -369,5 +369,5 @@ func qswitchEncode(l *Launch, e Encoder) {
 	}
 	e.SetBytes(13, prm)
 	e.Scratch(14, act)
-	e.DispatchThreadgroups([3]int{max((p.H+qmvRows-1)/qmvRows, 1), max(p.T, 1), 1}, qmvThreads(p.K*p.I/32))
+	e.DispatchThreadgroups([3]int{max((p.H+qmvRows-1)/qmvRows, 1), max(p.T, 1), 1}, qmvThreads(p.K*p.I/8))
 }

@@ -71,67 +71,97 @@ struct QMat {
 };
 
 // qmv (decode): a threadgroup of S simdgroups (S = threads_per_threadgroup / 32, which
-// Encode picks from K) computes QMV_ROWS output rows. Packed rows are cut into chunks of
-// 32 codes: bits uint32 words, inside one group. Thread t of the threadgroup takes
-// chunks t, t + 32 S, ...: a simdgroup reads 32 consecutive chunks of a row (contiguous
-// bytes), each lane 4 * bits bytes of every one of its rows at once, and the x values
-// and their sum once for all rows. Every row's scale and bias apply per chunk:
+// Encode picks from K) computes QMV_ROWS output rows. Packed rows are cut into units of
+// 8 codes (bits bytes, inside one group). Thread t of the threadgroup takes units t,
+// t + 32 S, ... of every one of its rows: each load of a simdgroup reads 32 consecutive
+// units of a row (contiguous bytes), and each thread loads its 8 x values and their
+// sum once for all rows. Every row's scale and bias apply per unit:
 // s * (x . q) + b * sum(x). The partial sums are added by simd_sum, then across
 // simdgroups in threadgroup memory, in a fixed order. The sums are the Go twin's, added
 // in another order (within the catalog's tolerance); qmm keeps the Go twin's order.
 #define QMV_ROWS 8
-#define QMV_MAXSG 4
+#define QMV_MAXSG 8
 
-// q_dot32 is x . q over one chunk: 32 codes of B bits in B words at p.
+// q_unit loads unit u of a packed row: 8 codes of B bits at byte u * B.
 template <int B>
-inline float q_dot32(const device uint* p, thread const float* xv) {
-    uint wd[B];
-    for (int i = 0; i < B; i++) {
-        wd[i] = p[i];
+inline ulong q_unit(const device uchar* row, int u) {
+    if (B == 4) {
+        return ulong(((const device uint*)row)[u]);
     }
-    const uint mask = (1u << B) - 1u;
+    if (B == 8) {
+        const device uint* p = (const device uint*)row + 2 * u;
+        return ulong(p[0]) | (ulong(p[1]) << 32);
+    }
+    if (B == 2) {
+        return ulong(((const device ushort*)row)[u]);
+    }
+    return q8(row + size_t(u) * B, B);
+}
+
+// q_decode8 is x . q for the 8 codes of a unit.
+template <int B>
+inline float q_decode8(ulong v, thread const float* xv) {
     float d = 0.0f;
-    for (int j = 0; j < 32; j++) {
-        int bit = j * B;
-        uint v = wd[bit >> 5] >> (bit & 31);
-        if ((bit & 31) + B > 32) {
-            v |= wd[(bit >> 5) + 1] << (32 - (bit & 31));
+    if (B <= 4) {  // 32-bit shifts where the unit fits
+        uint w = uint(v);
+        for (int j = 0; j < 8; j++) {
+            d += xv[j] * float((w >> (j * B)) & ((1u << B) - 1u));
         }
-        d += xv[j] * float(v & mask);
+    } else {
+        for (int j = 0; j < 8; j++) {
+            d += xv[j] * float((v >> (j * B)) & ((ulong(1) << B) - 1));
+        }
     }
     return d;
 }
 
-// q_dot32_rt is q_dot32 for a width known at run time (uniform, so the switch costs
-// little): the experts' three matrices may have three widths.
-inline float q_dot32_rt(const device uint* p, int bits, thread const float* xv) {
-    switch (bits) {
-    case 2: return q_dot32<2>(p, xv);
-    case 3: return q_dot32<3>(p, xv);
-    case 4: return q_dot32<4>(p, xv);
-    case 5: return q_dot32<5>(p, xv);
-    case 6: return q_dot32<6>(p, xv);
-    default: return q_dot32<8>(p, xv);
-    }
-}
-
-// q_load32 loads the 32 x values of chunk c and returns their sum.
-inline float q_load32(const device float* x, int c, thread float* xv) {
+// q_load8 loads the 8 x values of unit u and returns their sum.
+inline float q_load8(const device float* x, int u, thread float* xv) {
     float xs = 0.0f;
-    for (int j = 0; j < 32; j++) {
-        xv[j] = x[c * 32 + j];
+    for (int j = 0; j < 8; j++) {
+        xv[j] = x[u * 8 + j];
         xs += xv[j];
     }
     return xs;
 }
 
-// q_chunk_dot is chunk c of row n of m dotted with xv (sum xs), scaled and biased.
+// q_rows_unit adds f * (s * (x . q) + b * sum(x)) for unit u of rows n0 + r of m to
+// acc[r], r < QMV_ROWS; rows past last repeat row n0 + last (their sums are never
+// written). The loop bounds are constants and every load comes before any use, so the
+// loads of all rows are in flight together.
+template <typename S, int B>
+inline void q_rows_unit(QMat<S> m, size_t n0, int last, int u, thread const float* xv, float xs, float f,
+                        thread float* acc) {
+    ulong v[QMV_ROWS];
+    float sc[QMV_ROWS];
+    float bi[QMV_ROWS];
+    size_t rb = size_t(m.row_bytes());
+    size_t gs = size_t(m.groups());
+    size_t g = size_t(u * 8 / m.group);
+    for (int r = 0; r < QMV_ROWS; r++) {
+        size_t n = n0 + size_t(min(r, last));
+        v[r] = q_unit<B>(m.w + n * rb, u);
+        sc[r] = float(m.s[n * gs + g]);
+        bi[r] = float(m.b[n * gs + g]);
+    }
+    for (int r = 0; r < QMV_ROWS; r++) {
+        acc[r] += f * (sc[r] * q_decode8<B>(v[r], xv) + bi[r] * xs);
+    }
+}
+
+// q_rows_unit_rt is q_rows_unit for a width known at run time (uniform): the experts'
+// three matrices may have three widths.
 template <typename S>
-inline float q_chunk_dot(QMat<S> m, size_t n, int c, thread const float* xv, float xs) {
-    const device uint* p = (const device uint*)(m.w + n * size_t(m.row_bytes())) + size_t(c) * size_t(m.bits);
-    float d = q_dot32_rt(p, m.bits, xv);
-    size_t g = n * size_t(m.groups()) + size_t(c * 32 / m.group);
-    return float(m.s[g]) * d + float(m.b[g]) * xs;
+inline void q_rows_unit_rt(QMat<S> m, size_t n0, int last, int u, thread const float* xv, float xs,
+                           float f, thread float* acc) {
+    switch (m.bits) {
+    case 2: q_rows_unit<S, 2>(m, n0, last, u, xv, xs, f, acc); break;
+    case 3: q_rows_unit<S, 3>(m, n0, last, u, xv, xs, f, acc); break;
+    case 4: q_rows_unit<S, 4>(m, n0, last, u, xv, xs, f, acc); break;
+    case 5: q_rows_unit<S, 5>(m, n0, last, u, xv, xs, f, acc); break;
+    case 6: q_rows_unit<S, 6>(m, n0, last, u, xv, xs, f, acc); break;
+    default: q_rows_unit<S, 8>(m, n0, last, u, xv, xs, f, acc); break;
+    }
 }
 
 // q_rows_reduce adds each row's partial sums over the threadgroup: simd_sum, then the
@@ -162,25 +192,21 @@ inline void qmv_rows(const device float* x, const device uchar* w, const device 
                      threadgroup float* part, uint tg, uint tid, uint lane, uint sg, uint nthr) {
     int n0 = int(tg) * QMV_ROWS;
     int rows = min(QMV_ROWS, p.N - n0);
-    int chunks = p.K / 32;
-    int groups = p.K / p.group;
-    size_t row_words = size_t(p.K) * size_t(B) / 32;
-    const device uint* wr = (const device uint*)w + size_t(n0) * row_words;
+    if (rows <= 0) {
+        return;  // an empty launch still dispatches one group; uniform, before any barrier
+    }
+    int units = p.K / 8;
+    QMat<S> m = {w, s, b, p.K, B, p.group};
     for (int i = 0; i < p.M; i++) {
         const device float* xr = x + size_t(i) * size_t(p.K);
         float acc[QMV_ROWS];
         for (int r = 0; r < QMV_ROWS; r++) {
             acc[r] = 0.0f;
         }
-        for (int c = int(tid); c < chunks; c += int(nthr)) {
-            float xv[32];
-            float xs = q_load32(xr, c, xv);
-            int g = c * 32 / p.group;
-            for (int r = 0; r < rows; r++) {
-                size_t n = size_t(n0 + r);
-                float d = q_dot32<B>(wr + size_t(r) * row_words + size_t(c) * B, xv);
-                acc[r] += float(s[n * groups + g]) * d + float(b[n * groups + g]) * xs;
-            }
+        for (int u = int(tid); u < units; u += int(nthr)) {
+            float xv[8];
+            float xs = q_load8(xr, u, xv);
+            q_rows_unit<S, B>(m, size_t(n0), rows - 1, u, xv, xs, 1.0f, acc);
         }
         float y = q_rows_reduce(acc, part, rows, tid, lane, sg, nthr / 32);
         if (int(tid) < rows) {
@@ -235,13 +261,13 @@ inline void qembed_impl(const device int* ids, const device uchar* w, const devi
 }
 
 // qswitch_glu, in two passes over the launch's scratch act [T, k, I]:
-// qswitch_act: a threadgroup (as qmv's) computes QMV_ROWS rows i of one
-// routed expert e of token t: act = silu(gate_e[i] . x_t) * (up_e[i] . x_t), the x
-// chunks shared by the gate and up rows (chunks as in qmv); grid (I / QMV_ROWS, T * k).
-// qswitch_down: a threadgroup computes QMV_ROWS outputs h of token t, sum over the
-// experts j of score_j * (down_e[h] . act_j); its threads share the (expert, chunk)
-// pairs; grid (H / QMV_ROWS, T). Each weight is read once per token, as the Go twin does; the
-// sums are the Go twin's in another order (within the catalog's tolerance).
+// qswitch_act: a threadgroup (as qmv's) computes QMV_ROWS rows i of one routed expert e
+// of token t: act = silu(gate_e[i] . x_t) * (up_e[i] . x_t), the x units shared by the
+// gate and up rows (units as in qmv); grid (I / QMV_ROWS, T * k).
+// qswitch_down: a threadgroup computes QMV_ROWS outputs h of token t, the sum over the
+// experts j of score_j * (down_e[h] . act_j); its threads share the (expert, unit)
+// pairs; grid (H / QMV_ROWS, T). Each weight is read once per token, as the Go twin
+// does; the sums are the Go twin's in another order (within the catalog's tolerance).
 
 template <typename S>
 inline void qswitch_act_impl(const device float* x, QMat<S> gate, QMat<S> up, const device int* idx,
@@ -253,6 +279,9 @@ inline void qswitch_act_impl(const device float* x, QMat<S> gate, QMat<S> up, co
         return;  // an empty launch still dispatches one group; uniform, before any barrier
     }
     int rows = min(QMV_ROWS, p.I - i0);
+    if (rows <= 0) {
+        return;
+    }
     int e = q_index(idx[tj], p.E);
     const device float* xr = x + size_t(tj / p.K) * size_t(p.H);
     float ga[QMV_ROWS];
@@ -262,14 +291,12 @@ inline void qswitch_act_impl(const device float* x, QMat<S> gate, QMat<S> up, co
         ua[r] = 0.0f;
     }
     if (e >= 0) {  // uniform: an expert out of range contributes nothing (down skips it)
-        for (int c = int(tid); c < p.H / 32; c += int(nthr)) {
-            float xv[32];
-            float xs = q_load32(xr, c, xv);
-            for (int r = 0; r < rows; r++) {
-                size_t n = size_t(e) * size_t(p.I) + size_t(i0 + r);
-                ga[r] += q_chunk_dot(gate, n, c, xv, xs);
-                ua[r] += q_chunk_dot(up, n, c, xv, xs);
-            }
+        for (int c = int(tid); c < p.H / 8; c += int(nthr)) {
+            float xv[8];
+            float xs = q_load8(xr, c, xv);
+            size_t n0 = size_t(e) * size_t(p.I) + size_t(i0);
+            q_rows_unit_rt(gate, n0, rows - 1, c, xv, xs, 1.0f, ga);
+            q_rows_unit_rt(up, n0, rows - 1, c, xv, xs, 1.0f, ua);
         }
     }
     float g = q_rows_reduce(ga, part, rows, tid, lane, sg, nthr / 32);
@@ -289,7 +316,10 @@ inline void qswitch_down_impl(QMat<S> down, const device int* idx, const device 
         return;  // as in qswitch_act
     }
     int rows = min(QMV_ROWS, p.H - h0);
-    int chunks = p.I / 32;
+    if (rows <= 0) {
+        return;
+    }
+    int chunks = p.I / 8;
     float acc[QMV_ROWS];
     for (int r = 0; r < QMV_ROWS; r++) {
         acc[r] = 0.0f;
@@ -302,11 +332,9 @@ inline void qswitch_down_impl(QMat<S> down, const device int* idx, const device 
             continue;
         }
         float sc = scores[t * p.K + j];
-        float xv[32];
-        float xs = q_load32(act + (size_t(t) * size_t(p.K) + size_t(j)) * size_t(p.I), c, xv);
-        for (int r = 0; r < rows; r++) {
-            acc[r] += sc * q_chunk_dot(down, size_t(e) * size_t(p.H) + size_t(h0 + r), c, xv, xs);
-        }
+        float xv[8];
+        float xs = q_load8(act + (size_t(t) * size_t(p.K) + size_t(j)) * size_t(p.I), c, xv);
+        q_rows_unit_rt(down, size_t(e) * size_t(p.H) + size_t(h0), rows - 1, c, xv, xs, sc, acc);
     }
     float y = q_rows_reduce(acc, part, rows, tid, lane, sg, nthr / 32);
     if (int(tid) < rows) {

@@ -187,8 +187,8 @@ const (
 // sdpaGroups threadgroups in all, enough to fill a large GPU at decode (a few query
 // rows, thousands of keys) while prefill's many rows keep one split.
 const (
-	sdpaMinChunk = 64
-	sdpaGroups   = 2048
+	sdpaMinChunk = 32
+	sdpaGroups   = 4096
 )
 
 // sdpaSplit returns the number of splits of skv keys for a launch of rows query rows,
@@ -230,7 +230,8 @@ func sdpaEncode(l *Launch, e Encoder) {
 	e.SetArg(4, o)
 	e.SetBytes(5, mslBytes(&p))
 	e.Scratch(6, scratch)
-	e.DispatchThreadgroups([3]int{max(q.Shape[2]*splits, 1), max(q.Shape[1], 1), max(q.Shape[0], 1)},
+	// x: the query heads of a key/value head, then the splits, then the query rows.
+	e.DispatchThreadgroups([3]int{max(q.Shape[1]/max(k.Shape[1], 1)*splits*q.Shape[2], 1), max(k.Shape[1], 1), max(q.Shape[0], 1)},
 		[3]int{32 * sdpaSimdgroups, 1, 1})
 	if splits == 1 {
 		return

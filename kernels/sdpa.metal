@@ -1,7 +1,9 @@
 // sdpa family: scaled dot-product attention, in two passes over a split of the keys.
 //
 // sdpa_float32: one threadgroup of SDPA_SG simdgroups per (query row, split); grid
-// (Sq * splits, Hq, B). The split takes keys [split * chunk, (split + 1) * chunk);
+// (G * splits * Sq, Hkv, B) for G = Hq / Hkv query heads per key/value head, x counting
+// the G heads first: the threadgroups that read the same keys run side by side, so the
+// cache comes from memory about once. The split takes keys [split * chunk, (split + 1) * chunk);
 // simdgroup g takes SDPA_KB keys at a time (g * SDPA_KB, then SDPA_SG * SDPA_KB further
 // on), so each lane has SDPA_KB key rows and then SDPA_KB value rows in flight; lane l
 // holds elements l, l + 32, ... of the query, key and value rows (D, Dv <= 256), so one
@@ -41,14 +43,15 @@ kernel void sdpa_float32(const device float* q [[buffer(0)]], const device float
     threadgroup float tg_max[SDPA_SG];
     threadgroup float tg_sum[SDPA_SG];
     threadgroup float tg_acc[SDPA_SG * SDPA_MAXD];
-    int split = int(gid.x) % p.splits;
-    int i = int(gid.x) / p.splits;
-    int h = int(gid.y);
+    int G = p.Hq / p.Hkv;
+    int kvh = int(gid.y);
+    int h = kvh * G + int(gid.x) % G;
+    int split = int(gid.x) / G % p.splits;
+    int i = int(gid.x) / G / p.splits;
     int b = int(gid.z);
-    if (i >= p.Sq || h >= p.Hq || b >= p.B) {
+    if (i >= p.Sq || kvh >= p.Hkv || b >= p.B) {
         return;
     }
-    int kvh = h / (p.Hq / p.Hkv);
     size_t row = (size_t(b) * size_t(p.Hq) + size_t(h)) * size_t(p.Sq) + size_t(i);
     const device float* qr = q + row * size_t(p.D);
     const device float* kb = k + size_t(b) * size_t(p.k_strides[0]) + size_t(kvh) * size_t(p.k_strides[1]);

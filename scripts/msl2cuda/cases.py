@@ -217,13 +217,18 @@ class QMat:
         return rows * (self.cols * self.bits // 8 + 2 * (self.cols // self.group) * self.ss)
 
 
+def qmv_threads(units):
+    """kernels.qmvThreads: a simdgroup per 64 units of 8 codes, at most 8."""
+    return (32 * min(8, max(1, (units + 63) // 64)), 1, 1)
+
+
 def case_qmv(N, K, bits, group=64, sdt='float32', M=1, entry='qmv'):
     x, out = U((M, K)), nan((M, N))
     m = QMat(N, K, bits, group, sdt)
     k = Kern('quant', '%s_%s' % (entry, sdt))
     args = [x, m.w, m.s, m.b, out, P(M, N, K, bits, group)]
-    if entry == 'qmv':  # qmvEncode: DispatchThreadgroups((ceil(N / 8), 1, 1), (128, 1, 1))
-        L = k.groups(args, ((N + 7) // 8, 1, 1), (128, 1, 1))
+    if entry == 'qmv':  # qmvEncode: DispatchThreadgroups((ceil(N / 8), 1, 1), qmvThreads(K / 8))
+        L = k.groups(args, ((N + 7) // 8, 1, 1), qmv_threads(K // 8))
     else:  # qmmEncode: DispatchThreads((N, M, 1), (min(N, 64), 1, 1))
         L = k.threads(args, (N, M, 1), (min(N, 64), 1, 1))
 
@@ -284,10 +289,11 @@ def case_qswitch(T, H, I, E, K, bits=4, group=64, sdt='float32', idxh=None):
     ka, kd = Kern('quant', 'qswitch_act_' + sdt), Kern('quant', 'qswitch_down_' + sdt)
     prm = P(T, H, K, E, I, bits, bits, bits, group, group, group)
     act = nan((T * K * I,))  # the launch's scratch
-    # qswitchEncode: qswitch_act DispatchThreadgroups((ceil(I / 8), T * k, 1), (128, 1, 1)), then
-    # qswitch_down DispatchThreadgroups((ceil(H / 8), T, 1), (128, 1, 1)); buffers in index order
-    L = Seq(ka.groups([x, gate.w, gate.s, gate.b, up.w, up.s, up.b, idx, prm, act], ((I + 7) // 8, T * K, 1), (128, 1, 1)),
-            kd.groups([down.w, down.s, down.b, idx, sc, out, prm, act], ((H + 7) // 8, T, 1), (128, 1, 1)))
+    # qswitchEncode: qswitch_act DispatchThreadgroups((ceil(I / 8), T * k, 1), qmvThreads(H / 8)), then
+    # qswitch_down DispatchThreadgroups((ceil(H / 8), T, 1), qmvThreads(k * I / 8)); buffers in index order
+    L = Seq(ka.groups([x, gate.w, gate.s, gate.b, up.w, up.s, up.b, idx, prm, act], ((I + 7) // 8, T * K, 1),
+                      qmv_threads(H // 8)),
+            kd.groups([down.w, down.s, down.b, idx, sc, out, prm, act], ((H + 7) // 8, T, 1), qmv_threads(K * I // 8)))
 
     def check():
         xh = h64(x)
@@ -386,7 +392,7 @@ def case_gated_delta(B, T, Hk, Hv, Dk, Dv, masked=False):
 
 
 # ---------------------------------------------------------------- sdpa
-def sdpa_split(rows, skv, min_chunk=64, groups=2048):
+def sdpa_split(rows, skv, min_chunk=32, groups=4096):
     """kernels.sdpaSplit: the split of the keys among threadgroups."""
     splits = max(1, min((skv + min_chunk - 1) // min_chunk, groups // max(rows, 1)))
     chunk = max(1, (skv + splits - 1) // splits)
@@ -408,9 +414,9 @@ def case_sdpa(B, Hq, Hkv, Sq, Skv, D, Dv, masked=False, cap=None):
     prm = P(B, Hq, Hkv, Sq, Skv, D, Dv, *ks, *vs, *ms, int(masked), float(sc), splits, chunk)
     part = nan((max(1, rows * splits * (2 + Dv)),))  # the launch's scratch
     k = Kern('sdpa', 'sdpa_float32')
-    # sdpaEncode: DispatchThreadgroups((Sq * splits, Hq, B), (128, 1, 1)), then with several splits
-    # sdpa_combine_float32 DispatchThreadgroups((ceil(Dv / 32), rows, 1), (256, 1, 1))
-    L = k.groups([q, kc, vc, m if masked else q, out, prm, part], (Sq * splits, Hq, B), (128, 1, 1))
+    # sdpaEncode: DispatchThreadgroups((Hq / Hkv * splits * Sq, Hkv, B), (128, 1, 1)), then with several
+    # splits sdpa_combine_float32 DispatchThreadgroups((ceil(Dv / 32), rows, 1), (256, 1, 1))
+    L = k.groups([q, kc, vc, m if masked else q, out, prm, part], (Hq // Hkv * splits * Sq, Hkv, B), (128, 1, 1))
     if splits > 1:
         kc2 = Kern('sdpa', 'sdpa_combine_float32')
         L = Seq(L, kc2.groups([out, prm, part], ((Dv + 31) // 32, rows, 1), (256, 1, 1)))
