@@ -188,7 +188,7 @@ const (
 // rows, thousands of keys) while prefill's many rows keep one split.
 const (
 	sdpaMinChunk = 32
-	sdpaGroups   = 4096
+	sdpaGroups   = 2048
 )
 
 // sdpaSplit returns the number of splits of skv keys for a launch of rows query rows,

@@ -5,7 +5,7 @@
 // the G heads first: the threadgroups that read the same keys run side by side, so the
 // cache comes from memory about once. The split takes keys [split * chunk, (split + 1) * chunk);
 // simdgroup g takes SDPA_KB keys at a time (g * SDPA_KB, then SDPA_SG * SDPA_KB further
-// on), so each lane has SDPA_KB key rows and then SDPA_KB value rows in flight; lane l
+// on), so each lane has SDPA_KB key rows and SDPA_KB value rows in flight; lane l
 // holds elements l, l + 32, ... of the query, key and value rows (D, Dv <= 256), so one
 // simd_sum gives a score. Each simdgroup keeps an online softmax (running max, sum and
 // weighted value row); the partials are merged through threadgroup memory. With one
@@ -73,22 +73,35 @@ kernel void sdpa_float32(const device float* q [[buffer(0)]], const device float
     float m = -INFINITY;
     float l = 0.0f;
     // j is the same for every lane of a simdgroup, so the branches below are uniform.
+    // The SDPA_KB keys' rows, and their value rows, are loaded before any is used, with
+    // constant loop bounds: every lane has them all in flight at once. Indices are
+    // clamped to valid keys and elements, and what they read past D, Dv or a masked or
+    // missing key is dropped by the selects.
     for (int j = j0 + int(sg) * SDPA_KB; j < j1; j += SDPA_SG * SDPA_KB) {
         bool ok[SDPA_KB];
-        float s[SDPA_KB];
-        float mn = m;
+        size_t ko[SDPA_KB];
+        size_t vo[SDPA_KB];
         for (int u = 0; u < SDPA_KB; u++) {
             int ju = j + u;
             ok[u] = ju < j1 && (!p.has_mask || mr[size_t(ju) * size_t(p.m_strides[3])] != 0);
+            int jc = min(ju, j1 - 1);
+            ko[u] = size_t(jc) * size_t(p.k_strides[2]);
+            vo[u] = size_t(jc) * size_t(p.v_strides[2]);
+        }
+        float kv[SDPA_KB][SDPA_MAXC];
+        float vv[SDPA_KB][SDPA_MAXC];
+        for (int u = 0; u < SDPA_KB; u++) {
+            for (int c = 0; c < SDPA_MAXC; c++) {
+                kv[u][c] = kb[ko[u] + size_t(min(int(lane) + 32 * c, p.D - 1))];
+                vv[u][c] = vb[vo[u] + size_t(min(int(lane) + 32 * c, p.Dv - 1))];
+            }
+        }
+        float s[SDPA_KB];
+        float mn = m;
+        for (int u = 0; u < SDPA_KB; u++) {
             float dot = 0.0f;
-            if (ok[u]) {
-                const device float* kr = kb + size_t(ju) * size_t(p.k_strides[2]);
-                for (int c = 0; c < nc; c++) {
-                    int d = int(lane) + 32 * c;
-                    if (d < p.D) {
-                        dot += qv[c] * kr[d];
-                    }
-                }
+            for (int c = 0; c < SDPA_MAXC; c++) {
+                dot += int(lane) + 32 * c < p.D ? qv[c] * kv[u][c] : 0.0f;
             }
             s[u] = simd_sum(dot) * p.scale;
             if (ok[u]) {
@@ -105,17 +118,12 @@ kernel void sdpa_float32(const device float* q [[buffer(0)]], const device float
             w[u] = ok[u] ? exp(s[u] - mn) : 0.0f;
             l += w[u];
         }
-        for (int c = 0; c < ncv; c++) {
-            int d = int(lane) + 32 * c;
-            if (d < p.Dv) {
-                float a = acc[c] * f;
-                for (int u = 0; u < SDPA_KB; u++) {
-                    if (ok[u]) {
-                        a += w[u] * vb[size_t(j + u) * size_t(p.v_strides[2]) + size_t(d)];
-                    }
-                }
-                acc[c] = a;
+        for (int c = 0; c < SDPA_MAXC; c++) {
+            float a = acc[c] * f;
+            for (int u = 0; u < SDPA_KB; u++) {
+                a += ok[u] ? w[u] * vv[u][c] : 0.0f;
             }
+            acc[c] = a;
         }
         m = mn;
     }
@@ -171,30 +179,58 @@ kernel void sdpa_float32(const device float* q [[buffer(0)]], const device float
 
 // sdpa_combine_float32 merges the splits of sdpa_float32: one threadgroup of
 // SDPA_COMBINE_SG simdgroups per (32 value elements, query row); grid
-// (ceil(Dv / 32), Sq * Hq * B). Simdgroup g adds splits g, g + SDPA_COMBINE_SG, ...,
-// lane l value element l of the group's 32; the simdgroups' sums are added in order.
+// (ceil(Dv / 32), Sq * Hq * B). The threadgroup finds the largest split max; then
+// simdgroup g adds splits g, g + SDPA_COMBINE_SG, ..., SDPA_COMBINE_U of them per
+// step with their loads in flight together, lane l value element l of the group's 32;
+// the simdgroups' sums are added in order.
+#define SDPA_COMBINE_U 8
+
 kernel void sdpa_combine_float32(device float* out [[buffer(4)]], constant SDPAParams& p [[buffer(5)]],
                                  device float* part [[buffer(6)]],
                                  uint3 gid [[threadgroup_position_in_grid]],
+                                 uint tid [[thread_index_in_threadgroup]],
                                  uint lane [[thread_index_in_simdgroup]],
                                  uint sg [[simdgroup_index_in_threadgroup]]) {
+    threadgroup float tg_m[SDPA_COMBINE_SG];
     threadgroup float tg_o[SDPA_COMBINE_SG * 32];
     threadgroup float tg_l[SDPA_COMBINE_SG * 32];
     size_t row = size_t(gid.y);
     int d = int(gid.x) * 32 + int(lane);
     float gm = -INFINITY;
-    for (int s = 0; s < p.splits; s++) {
+    for (int s = int(tid); s < p.splits; s += 32 * SDPA_COMBINE_SG) {
         gm = max(gm, sdpa_ml(part, row, s, p)[0]);
+    }
+    for (ushort k = 16; k > 0; k >>= 1) {
+        gm = max(gm, simd_shuffle_xor(gm, k));
+    }
+    if (lane == 0) {
+        tg_m[sg] = gm;
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    for (int g = 0; g < SDPA_COMBINE_SG; g++) {
+        gm = max(gm, tg_m[g]);
     }
     float o = 0.0f;
     float l = 0.0f;
     if (gm != -INFINITY) {
-        for (int s = int(sg); s < p.splits; s += SDPA_COMBINE_SG) {
-            const device float* ml = sdpa_ml(part, row, s, p);
-            float w = exp(ml[0] - gm);
-            l += ml[1] * w;
-            if (d < p.Dv) {
-                o += sdpa_acc(part, row, s, p)[d] * w;
+        int dc = min(d, p.Dv - 1);
+        for (int s0 = int(sg); s0 < p.splits; s0 += SDPA_COMBINE_SG * SDPA_COMBINE_U) {
+            float ms[SDPA_COMBINE_U];
+            float ls[SDPA_COMBINE_U];
+            float as[SDPA_COMBINE_U];
+            for (int q = 0; q < SDPA_COMBINE_U; q++) {
+                int sc = min(s0 + q * SDPA_COMBINE_SG, p.splits - 1);
+                const device float* ml = sdpa_ml(part, row, sc, p);
+                ms[q] = ml[0];
+                ls[q] = ml[1];
+                as[q] = sdpa_acc(part, row, sc, p)[dc];
+            }
+            for (int q = 0; q < SDPA_COMBINE_U; q++) {
+                if (s0 + q * SDPA_COMBINE_SG < p.splits) {
+                    float w = exp(ms[q] - gm);
+                    l += ls[q] * w;
+                    o += as[q] * w;
+                }
             }
         }
     }

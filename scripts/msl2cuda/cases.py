@@ -392,7 +392,7 @@ def case_gated_delta(B, T, Hk, Hv, Dk, Dv, masked=False):
 
 
 # ---------------------------------------------------------------- sdpa
-def sdpa_split(rows, skv, min_chunk=32, groups=4096):
+def sdpa_split(rows, skv, min_chunk=32, groups=2048):
     """kernels.sdpaSplit: the split of the keys among threadgroups."""
     splits = max(1, min((skv + min_chunk - 1) // min_chunk, groups // max(rows, 1)))
     chunk = max(1, (skv + splits - 1) // splits)
