@@ -98,6 +98,12 @@ inline ulong q_unit(const device uchar* row, int u) {
     return q8(row + size_t(u) * B, B);
 }
 
+// q_float is the code q < 2^23 as a float, exactly: q in the mantissa of 2^23, less
+// 2^23 (an integer-to-float conversion runs at a quarter of the float rate on some GPUs).
+inline float q_float(uint q) {
+    return as_type<float>(q | 0x4B000000u) - 8388608.0f;
+}
+
 // q_decode8 is x . q for the 8 codes of a unit.
 template <int B>
 inline float q_decode8(ulong v, thread const float* xv) {
@@ -105,11 +111,11 @@ inline float q_decode8(ulong v, thread const float* xv) {
     if (B <= 4) {  // 32-bit shifts where the unit fits
         uint w = uint(v);
         for (int j = 0; j < 8; j++) {
-            d += xv[j] * float((w >> (j * B)) & ((1u << B) - 1u));
+            d += xv[j] * q_float((w >> (j * B)) & ((1u << B) - 1u));
         }
     } else {
         for (int j = 0; j < 8; j++) {
-            d += xv[j] * float((v >> (j * B)) & ((ulong(1) << B) - 1));
+            d += xv[j] * q_float(uint((v >> (j * B)) & ((ulong(1) << B) - 1)));
         }
     }
     return d;
@@ -269,6 +275,45 @@ inline void qembed_impl(const device int* ids, const device uchar* w, const devi
 // pairs; grid (H / QMV_ROWS, T). Each weight is read once per token, as the Go twin
 // does; the sums are the Go twin's in another order (within the catalog's tolerance).
 
+// qswitch_act_loop adds thread tid's units of the gate and up rows n0 + r to ga and
+// ua: both of width B, or B = 0 for widths known at run time.
+template <typename S, int B>
+inline void qswitch_act_loop(const device float* xr, QMat<S> gate, QMat<S> up, size_t n0, int last,
+                             int units, uint tid, uint nthr, thread float* ga, thread float* ua) {
+    for (int c = int(tid); c < units; c += int(nthr)) {
+        float xv[8];
+        float xs = q_load8(xr, c, xv);
+        if (B == 0) {
+            q_rows_unit_rt(gate, n0, last, c, xv, xs, 1.0f, ga);
+            q_rows_unit_rt(up, n0, last, c, xv, xs, 1.0f, ua);
+        } else {
+            q_rows_unit<S, B>(gate, n0, last, c, xv, xs, 1.0f, ga);
+            q_rows_unit<S, B>(up, n0, last, c, xv, xs, 1.0f, ua);
+        }
+    }
+}
+
+// qswitch_down_loop adds thread tid's (expert, unit) pairs of the down rows of token t
+// to acc, for down rows of width B.
+template <typename S, int B>
+inline void qswitch_down_loop(QMat<S> down, const device int* idx, const device float* scores,
+                              const device float* act, constant QSwitchGLUParams& p, int t, int h0,
+                              int last, uint tid, uint nthr, thread float* acc) {
+    int units = p.I / 8;
+    for (int it = int(tid); it < p.K * units; it += int(nthr)) {
+        int j = it / units;
+        int c = it % units;
+        int e = q_index(idx[t * p.K + j], p.E);
+        if (e < 0) {
+            continue;
+        }
+        float sc = scores[t * p.K + j];
+        float xv[8];
+        float xs = q_load8(act + (size_t(t) * size_t(p.K) + size_t(j)) * size_t(p.I), c, xv);
+        q_rows_unit<S, B>(down, size_t(e) * size_t(p.H) + size_t(h0), last, c, xv, xs, sc, acc);
+    }
+}
+
 template <typename S>
 inline void qswitch_act_impl(const device float* x, QMat<S> gate, QMat<S> up, const device int* idx,
                              device float* act, constant QSwitchGLUParams& p, threadgroup float* part,
@@ -291,12 +336,16 @@ inline void qswitch_act_impl(const device float* x, QMat<S> gate, QMat<S> up, co
         ua[r] = 0.0f;
     }
     if (e >= 0) {  // uniform: an expert out of range contributes nothing (down skips it)
-        for (int c = int(tid); c < p.H / 8; c += int(nthr)) {
-            float xv[8];
-            float xs = q_load8(xr, c, xv);
-            size_t n0 = size_t(e) * size_t(p.I) + size_t(i0);
-            q_rows_unit_rt(gate, n0, rows - 1, c, xv, xs, 1.0f, ga);
-            q_rows_unit_rt(up, n0, rows - 1, c, xv, xs, 1.0f, ua);
+        size_t n0 = size_t(e) * size_t(p.I) + size_t(i0);
+        // One width for both (the usual case) takes the loop compiled for it.
+        switch (gate.bits == up.bits ? gate.bits : 0) {
+        case 2: qswitch_act_loop<S, 2>(xr, gate, up, n0, rows - 1, p.H / 8, tid, nthr, ga, ua); break;
+        case 3: qswitch_act_loop<S, 3>(xr, gate, up, n0, rows - 1, p.H / 8, tid, nthr, ga, ua); break;
+        case 4: qswitch_act_loop<S, 4>(xr, gate, up, n0, rows - 1, p.H / 8, tid, nthr, ga, ua); break;
+        case 5: qswitch_act_loop<S, 5>(xr, gate, up, n0, rows - 1, p.H / 8, tid, nthr, ga, ua); break;
+        case 6: qswitch_act_loop<S, 6>(xr, gate, up, n0, rows - 1, p.H / 8, tid, nthr, ga, ua); break;
+        case 8: qswitch_act_loop<S, 8>(xr, gate, up, n0, rows - 1, p.H / 8, tid, nthr, ga, ua); break;
+        default: qswitch_act_loop<S, 0>(xr, gate, up, n0, rows - 1, p.H / 8, tid, nthr, ga, ua); break;
         }
     }
     float g = q_rows_reduce(ga, part, rows, tid, lane, sg, nthr / 32);
@@ -319,22 +368,17 @@ inline void qswitch_down_impl(QMat<S> down, const device int* idx, const device 
     if (rows <= 0) {
         return;
     }
-    int chunks = p.I / 8;
     float acc[QMV_ROWS];
     for (int r = 0; r < QMV_ROWS; r++) {
         acc[r] = 0.0f;
     }
-    for (int it = int(tid); it < p.K * chunks; it += int(nthr)) {
-        int j = it / chunks;
-        int c = it % chunks;
-        int e = q_index(idx[t * p.K + j], p.E);
-        if (e < 0) {
-            continue;
-        }
-        float sc = scores[t * p.K + j];
-        float xv[8];
-        float xs = q_load8(act + (size_t(t) * size_t(p.K) + size_t(j)) * size_t(p.I), c, xv);
-        q_rows_unit_rt(down, size_t(e) * size_t(p.H) + size_t(h0), rows - 1, c, xv, xs, sc, acc);
+    switch (down.bits) {
+    case 2: qswitch_down_loop<S, 2>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
+    case 3: qswitch_down_loop<S, 3>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
+    case 4: qswitch_down_loop<S, 4>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
+    case 5: qswitch_down_loop<S, 5>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
+    case 6: qswitch_down_loop<S, 6>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
+    default: qswitch_down_loop<S, 8>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
     }
     float y = q_rows_reduce(acc, part, rows, tid, lane, sg, nthr / 32);
     if (int(tid) < rows) {
