@@ -176,10 +176,12 @@ func axpy32(y []float32, a float32, x []float32) {
 	}
 }
 
-// sdpaSimdgroups and sdpaCombineSimdgroups are sdpa.metal's SDPA_SG and SDPA_COMBINE_SG.
+// sdpaSimdgroups, sdpaMaxGroup and sdpaCombineSimdgroups are sdpa.metal's SDPA_SG,
+// SDPA_MAXG and SDPA_COMBINE_SG.
 const (
 	sdpaSimdgroups        = 4
-	sdpaCombineSimdgroups = 8
+	sdpaMaxGroup          = 4
+	sdpaCombineSimdgroups = 16
 )
 
 // The MSL twin splits each query row's keys among threadgroups: at least
@@ -187,14 +189,14 @@ const (
 // sdpaGroups threadgroups in all, enough to fill a large GPU at decode (a few query
 // rows, thousands of keys) while prefill's many rows keep one split.
 const (
-	sdpaMinChunk = 32
+	sdpaMinChunk = 64
 	sdpaGroups   = 2048
 )
 
-// sdpaSplit returns the number of splits of skv keys for a launch of rows query rows,
-// and the keys per split (every split non-empty).
-func sdpaSplit(rows, skv int) (splits, chunk int) {
-	splits = max(1, min((skv+sdpaMinChunk-1)/sdpaMinChunk, sdpaGroups/max(rows, 1)))
+// sdpaSplit returns the number of splits of skv keys for a launch of groups
+// threadgroups a split, and the keys per split (every split non-empty).
+func sdpaSplit(groups, skv int) (splits, chunk int) {
+	splits = max(1, min((skv+sdpaMinChunk-1)/sdpaMinChunk, sdpaGroups/max(groups, 1)))
 	chunk = max(1, (skv+splits-1)/splits)
 	return (skv + chunk - 1) / chunk, chunk
 }
@@ -223,15 +225,17 @@ func sdpaEncode(l *Launch, e Encoder) {
 		e.SetArg(3, q) // bound but never read: has_mask is 0
 	}
 	rows := q.Shape[0] * q.Shape[1] * q.Shape[2]
-	splits, chunk := sdpaSplit(rows, k.Shape[2])
+	// Threadgroups of a split: each takes up to sdpaMaxGroup query heads of a key/value head.
+	ng := (q.Shape[1]/max(k.Shape[1], 1) + sdpaMaxGroup - 1) / sdpaMaxGroup
+	splits, chunk := sdpaSplit(ng*k.Shape[1]*q.Shape[0]*q.Shape[2], k.Shape[2])
 	p.Splits, p.Chunk = int32(splits), int32(chunk)
 	// The scratch: each (row, split)'s max and sum, then its value row.
 	scratch := 4 * max(1, rows*splits*(2+v.Shape[3]))
 	e.SetArg(4, o)
 	e.SetBytes(5, mslBytes(&p))
 	e.Scratch(6, scratch)
-	// x: the query heads of a key/value head, then the splits, then the query rows.
-	e.DispatchThreadgroups([3]int{max(q.Shape[1]/max(k.Shape[1], 1)*splits*q.Shape[2], 1), max(k.Shape[1], 1), max(q.Shape[0], 1)},
+	// x: the head chunks of a key/value head, then the splits, then the query rows.
+	e.DispatchThreadgroups([3]int{max(ng*splits*q.Shape[2], 1), max(k.Shape[1], 1), max(q.Shape[0], 1)},
 		[3]int{32 * sdpaSimdgroups, 1, 1})
 	if splits == 1 {
 		return
@@ -256,6 +260,8 @@ func sdpaSamples(rng *rand.Rand) []*Launch {
 		// Decode over 300 keys: the MSL twin splits them among 5 threadgroups and
 		// combines; batch row 1 fully padded, so every split of it is empty.
 		{2, 2, 1, 1, 300, 16, 24, 320, "pad"},
+		// Eight query heads a key/value head: two threadgroups of four heads each.
+		{1, 8, 1, 1, 130, 32, 32, 130, ""},
 	} {
 		out = append(out, sdpaSample(rng, c))
 	}

@@ -392,9 +392,9 @@ def case_gated_delta(B, T, Hk, Hv, Dk, Dv, masked=False):
 
 
 # ---------------------------------------------------------------- sdpa
-def sdpa_split(rows, skv, min_chunk=32, groups=2048):
-    """kernels.sdpaSplit: the split of the keys among threadgroups."""
-    splits = max(1, min((skv + min_chunk - 1) // min_chunk, groups // max(rows, 1)))
+def sdpa_split(tgs, skv, min_chunk=64, groups=2048):
+    """kernels.sdpaSplit: the split of the keys among threadgroups (tgs threadgroups a split)."""
+    splits = max(1, min((skv + min_chunk - 1) // min_chunk, groups // max(tgs, 1)))
     chunk = max(1, (skv + splits - 1) // splits)
     return (skv + chunk - 1) // chunk, chunk
 
@@ -410,16 +410,17 @@ def case_sdpa(B, Hq, Hkv, Sq, Skv, D, Dv, masked=False, cap=None):
     ms = (Sq * Skv, 0, Skv, 1) if masked else (0, 0, 0, 0)
     sc = 1 / math.sqrt(D)
     rows = B * Hq * Sq
-    splits, chunk = sdpa_split(rows, Skv)
+    ng = (Hq // Hkv + 3) // 4  # head chunks of SDPA_MAXG = 4
+    splits, chunk = sdpa_split(ng * Hkv * B * Sq, Skv)
     prm = P(B, Hq, Hkv, Sq, Skv, D, Dv, *ks, *vs, *ms, int(masked), float(sc), splits, chunk)
     part = nan((max(1, rows * splits * (2 + Dv)),))  # the launch's scratch
     k = Kern('sdpa', 'sdpa_float32')
-    # sdpaEncode: DispatchThreadgroups((Hq / Hkv * splits * Sq, Hkv, B), (128, 1, 1)), then with several
-    # splits sdpa_combine_float32 DispatchThreadgroups((ceil(Dv / 32), rows, 1), (256, 1, 1))
-    L = k.groups([q, kc, vc, m if masked else q, out, prm, part], (Hq // Hkv * splits * Sq, Hkv, B), (128, 1, 1))
+    # sdpaEncode: DispatchThreadgroups((ng * splits * Sq, Hkv, B), (128, 1, 1)), then with several
+    # splits sdpa_combine_float32 DispatchThreadgroups((ceil(Dv / 32), rows, 1), (512, 1, 1))
+    L = k.groups([q, kc, vc, m if masked else q, out, prm, part], (ng * splits * Sq, Hkv, B), (128, 1, 1))
     if splits > 1:
         kc2 = Kern('sdpa', 'sdpa_combine_float32')
-        L = Seq(L, kc2.groups([out, prm, part], ((Dv + 31) // 32, rows, 1), (256, 1, 1)))
+        L = Seq(L, kc2.groups([out, prm, part], ((Dv + 31) // 32, rows, 1), (512, 1, 1)))
 
     def check():
         qh, kh_, vh = h64(q), h64(kc), h64(vc)
