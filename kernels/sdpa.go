@@ -189,7 +189,7 @@ const (
 // sdpaGroups threadgroups in all, enough to fill a large GPU at decode (a few query
 // rows, thousands of keys) while prefill's many rows keep one split.
 const (
-	sdpaMinChunk = 64
+	sdpaMinChunk = 32
 	sdpaGroups   = 2048
 )
 

@@ -218,8 +218,8 @@ class QMat:
 
 
 def qmv_threads(units):
-    """kernels.qmvThreads: a simdgroup per 64 units of 8 codes, at most 8."""
-    return (32 * min(8, max(1, (units + 63) // 64)), 1, 1)
+    """kernels.qmvThreads: a simdgroup per 32 units of 8 codes, at most 8."""
+    return (32 * min(8, max(1, (units + 31) // 32)), 1, 1)
 
 
 def case_qmv(N, K, bits, group=64, sdt='float32', M=1, entry='qmv'):
@@ -392,7 +392,7 @@ def case_gated_delta(B, T, Hk, Hv, Dk, Dv, masked=False):
 
 
 # ---------------------------------------------------------------- sdpa
-def sdpa_split(tgs, skv, min_chunk=64, groups=2048):
+def sdpa_split(tgs, skv, min_chunk=32, groups=2048):
     """kernels.sdpaSplit: the split of the keys among threadgroups (tgs threadgroups a split)."""
     splits = max(1, min((skv + min_chunk - 1) // min_chunk, groups // max(tgs, 1)))
     chunk = max(1, (skv + splits - 1) // splits)
