@@ -353,22 +353,22 @@ func qswitchEncode(l *Launch, e Encoder) {
 	p := l.Params.(*QSwitchGLUParams)
 	prm := mslBytes(&mslQSwitchGLU{int32(p.T), int32(p.H), int32(p.K), int32(p.E), int32(p.I),
 		int32(p.GateBits), int32(p.UpBits), int32(p.DownBits), int32(p.GateGroup), int32(p.UpGroup), int32(p.DownGroup)})
-	gu := 4 * max(1, 2*p.T*p.K*p.I) // the gate and up sums [T, k, 2, I]
+	act := 4 * max(1, p.T*p.K*p.I) // the activations [T, k, I]
 	dt := l.Args[2].DType
-	// Pass 1: every routed expert's gate and up sums, qmvRows rows of one per threadgroup.
+	// Pass 1: every routed expert's activations, qmvRows of them per threadgroup.
 	e.Entry(qEntry("qswitch_act", dt))
 	for _, i := range []int{0, 1, 2, 3, 4, 5, 6, 10} {
 		e.SetArg(i, &l.Args[i])
 	}
 	e.SetBytes(13, prm)
-	e.Scratch(14, gu)
-	e.DispatchThreadgroups([3]int{max(2*((p.I+qmvRows-1)/qmvRows), 1), max(p.T*p.K, 1), 1}, qmvThreads(p.H/8))
+	e.Scratch(14, act)
+	e.DispatchThreadgroups([3]int{max((p.I+qmvRows-1)/qmvRows, 1), max(p.T*p.K, 1), 1}, qmvThreads(p.H/8))
 	// Pass 2: the outputs, qmvRows per threadgroup, each down row read once a token.
 	e.Entry(qEntry("qswitch_down", dt))
 	for _, i := range []int{7, 8, 9, 10, 11, 12} {
 		e.SetArg(i, &l.Args[i])
 	}
 	e.SetBytes(13, prm)
-	e.Scratch(14, gu)
+	e.Scratch(14, act)
 	e.DispatchThreadgroups([3]int{max((p.H+qmvRows-1)/qmvRows, 1), max(p.T, 1), 1}, qmvThreads(p.K*p.I/8))
 }

@@ -266,22 +266,38 @@ inline void qembed_impl(const device int* ids, const device uchar* w, const devi
     out[t * p.D + i] = r < 0 ? 0.0f : m.value(r, i);
 }
 
-// qswitch_glu, in two passes over the launch's scratch gu [T, k, 2, I]:
-// qswitch_act: a threadgroup (as qmv's) computes QMV_ROWS rows i of the gate or of the
-// up projection of one routed expert e of token t (gate_e[i] . x_t or up_e[i] . x_t);
-// grid (2 * I / QMV_ROWS, T * k).
+// qswitch_glu, in two passes over the launch's scratch act [T, k, I]:
+// qswitch_act: a threadgroup (as qmv's) computes QMV_ROWS rows i of one routed expert e
+// of token t: act = silu(gate_e[i] . x_t) * (up_e[i] . x_t), the x units shared by the
+// gate and up rows (units as in qmv); grid (I / QMV_ROWS, T * k).
 // qswitch_down: a threadgroup computes QMV_ROWS outputs h of token t, the sum over the
-// experts j of score_j * (down_e[h] . act_j), act = silu(gate sum) * up sum; its threads
-// share the (expert, unit) pairs; grid (H / QMV_ROWS, T). Each weight is read once per
-// token, as the Go twin does; the sums are the Go twin's in another order (within the
-// catalog's tolerance).
+// experts j of score_j * (down_e[h] . act_j); its threads share the (expert, unit)
+// pairs; grid (H / QMV_ROWS, T). Each weight is read once per token, as the Go twin
+// does; the sums are the Go twin's in another order (within the catalog's tolerance).
+
+// qswitch_act_loop adds thread tid's units of the gate and up rows n0 + r to ga and
+// ua: both of width B, or B = 0 for widths known at run time.
+template <typename S, int B>
+inline void qswitch_act_loop(const device float* xr, QMat<S> gate, QMat<S> up, size_t n0, int last,
+                             int units, uint tid, uint nthr, thread float* ga, thread float* ua) {
+    for (int c = int(tid); c < units; c += int(nthr)) {
+        float xv[8];
+        float xs = q_load8(xr, c, xv);
+        if (B == 0) {
+            q_rows_unit_rt(gate, n0, last, c, xv, xs, 1.0f, ga);
+            q_rows_unit_rt(up, n0, last, c, xv, xs, 1.0f, ua);
+        } else {
+            q_rows_unit<S, B>(gate, n0, last, c, xv, xs, 1.0f, ga);
+            q_rows_unit<S, B>(up, n0, last, c, xv, xs, 1.0f, ua);
+        }
+    }
+}
 
 // qswitch_down_loop adds thread tid's (expert, unit) pairs of the down rows of token t
-// to acc, for down rows of width B. The activations silu(g) * u are formed on load
-// from the gate and up sums of pass 1.
+// to acc, for down rows of width B.
 template <typename S, int B>
 inline void qswitch_down_loop(QMat<S> down, const device int* idx, const device float* scores,
-                              const device float* gu, constant QSwitchGLUParams& p, int t, int h0,
+                              const device float* act, constant QSwitchGLUParams& p, int t, int h0,
                               int last, uint tid, uint nthr, thread float* acc) {
     int units = p.I / 8;
     for (int it = int(tid); it < p.K * units; it += int(nthr)) {
@@ -292,26 +308,17 @@ inline void qswitch_down_loop(QMat<S> down, const device int* idx, const device 
             continue;
         }
         float sc = scores[t * p.K + j];
-        const device float* g = gu + (size_t(t) * size_t(p.K) + size_t(j)) * 2 * size_t(p.I) + size_t(c * 8);
-        const device float* u = g + size_t(p.I);
         float xv[8];
-        float xs = 0.0f;
-        for (int k = 0; k < 8; k++) {
-            xv[k] = (g[k] / (1.0f + exp(-g[k]))) * u[k];
-            xs += xv[k];
-        }
+        float xs = q_load8(act + (size_t(t) * size_t(p.K) + size_t(j)) * size_t(p.I), c, xv);
         q_rows_unit<S, B>(down, size_t(e) * size_t(p.H) + size_t(h0), last, c, xv, xs, sc, acc);
     }
 }
 
-// qswitch_act_impl: pass 1, the QMV_ROWS rows i0.. of the gate (which 0) or up (1)
-// projection of the routed expert idx[tj] for token tj / K, into gu [T * K, 2, I].
 template <typename S>
 inline void qswitch_act_impl(const device float* x, QMat<S> gate, QMat<S> up, const device int* idx,
-                             device float* gu, constant QSwitchGLUParams& p, threadgroup float* part,
+                             device float* act, constant QSwitchGLUParams& p, threadgroup float* part,
                              uint3 tg, uint tid, uint lane, uint sg, uint nthr) {
-    int which = int(tg.x) % 2;
-    int i0 = int(tg.x) / 2 * QMV_ROWS;
+    int i0 = int(tg.x) * QMV_ROWS;
     int tj = int(tg.y);  // t * K + j
     if (tj >= p.T * p.K) {
         return;  // an empty launch still dispatches one group; uniform, before any barrier
@@ -322,22 +329,29 @@ inline void qswitch_act_impl(const device float* x, QMat<S> gate, QMat<S> up, co
     }
     int e = q_index(idx[tj], p.E);
     const device float* xr = x + size_t(tj / p.K) * size_t(p.H);
-    QMat<S> m = which == 0 ? gate : up;
-    float acc[QMV_ROWS];
+    float ga[QMV_ROWS];
+    float ua[QMV_ROWS];
     for (int r = 0; r < QMV_ROWS; r++) {
-        acc[r] = 0.0f;
+        ga[r] = 0.0f;
+        ua[r] = 0.0f;
     }
     if (e >= 0) {  // uniform: an expert out of range contributes nothing (down skips it)
         size_t n0 = size_t(e) * size_t(p.I) + size_t(i0);
-        for (int c = int(tid); c < p.H / 8; c += int(nthr)) {
-            float xv[8];
-            float xs = q_load8(xr, c, xv);
-            q_rows_unit_rt(m, n0, rows - 1, c, xv, xs, 1.0f, acc);
+        // One width for both (the usual case) takes the loop compiled for it.
+        switch (gate.bits == up.bits ? gate.bits : 0) {
+        case 2: qswitch_act_loop<S, 2>(xr, gate, up, n0, rows - 1, p.H / 8, tid, nthr, ga, ua); break;
+        case 3: qswitch_act_loop<S, 3>(xr, gate, up, n0, rows - 1, p.H / 8, tid, nthr, ga, ua); break;
+        case 4: qswitch_act_loop<S, 4>(xr, gate, up, n0, rows - 1, p.H / 8, tid, nthr, ga, ua); break;
+        case 5: qswitch_act_loop<S, 5>(xr, gate, up, n0, rows - 1, p.H / 8, tid, nthr, ga, ua); break;
+        case 6: qswitch_act_loop<S, 6>(xr, gate, up, n0, rows - 1, p.H / 8, tid, nthr, ga, ua); break;
+        case 8: qswitch_act_loop<S, 8>(xr, gate, up, n0, rows - 1, p.H / 8, tid, nthr, ga, ua); break;
+        default: qswitch_act_loop<S, 0>(xr, gate, up, n0, rows - 1, p.H / 8, tid, nthr, ga, ua); break;
         }
     }
-    float y = q_rows_reduce(acc, part, rows, tid, lane, sg, nthr / 32);
+    float g = q_rows_reduce(ga, part, rows, tid, lane, sg, nthr / 32);
+    float u = q_rows_reduce(ua, part, rows, tid, lane, sg, nthr / 32);
     if (int(tid) < rows) {
-        gu[(size_t(tj) * 2 + size_t(which)) * size_t(p.I) + size_t(i0) + tid] = y;
+        act[size_t(tj) * size_t(p.I) + size_t(i0) + tid] = (g / (1.0f + exp(-g))) * u;
     }
 }
 

@@ -288,10 +288,10 @@ def case_qswitch(T, H, I, E, K, bits=4, group=64, sdt='float32', idxh=None):
     idx, sc = cp.asarray(idxh), cp.asarray(sch)
     ka, kd = Kern('quant', 'qswitch_act_' + sdt), Kern('quant', 'qswitch_down_' + sdt)
     prm = P(T, H, K, E, I, bits, bits, bits, group, group, group)
-    act = nan((2 * T * K * I,))  # the launch's scratch: gate and up sums
-    # qswitchEncode: qswitch_act DispatchThreadgroups((2 * ceil(I / 8), T * k, 1), qmvThreads(H / 8)), then
+    act = nan((T * K * I,))  # the launch's scratch
+    # qswitchEncode: qswitch_act DispatchThreadgroups((ceil(I / 8), T * k, 1), qmvThreads(H / 8)), then
     # qswitch_down DispatchThreadgroups((ceil(H / 8), T, 1), qmvThreads(k * I / 8)); buffers in index order
-    L = Seq(ka.groups([x, gate.w, gate.s, gate.b, up.w, up.s, up.b, idx, prm, act], (2 * ((I + 7) // 8), T * K, 1),
+    L = Seq(ka.groups([x, gate.w, gate.s, gate.b, up.w, up.s, up.b, idx, prm, act], ((I + 7) // 8, T * K, 1),
                       qmv_threads(H // 8)),
             kd.groups([down.w, down.s, down.b, idx, sc, out, prm, act], ((H + 7) // 8, T, 1), qmv_threads(K * I // 8)))
 
