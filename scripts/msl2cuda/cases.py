@@ -218,8 +218,8 @@ class QMat:
 
 
 def qmv_threads(units):
-    """kernels.qmvThreads: a simdgroup per 32 units of 8 codes, at most 8."""
-    return (32 * min(8, max(1, (units + 31) // 32)), 1, 1)
+    """kernels.qmvThreads: a simdgroup per 64 units of 8 codes, at most 8."""
+    return (32 * min(8, max(1, (units + 63) // 64)), 1, 1)
 
 
 def case_qmv(N, K, bits, group=64, sdt='float32', M=1, entry='qmv'):
