@@ -312,12 +312,25 @@ const (
 	qmvMaxSimdgroups = 8
 )
 
-// qmvThreads is the threadgroup width of the qmv-style kernels for a row of units
-// units of 8 codes: a simdgroup per 64 units (two per lane), up to qmvMaxSimdgroups,
-// so a long row takes few passes and a short one idles no simdgroup (a unit per lane
-// measured slower on the H200 translation: more reduction per byte).
-func qmvThreads(units int) [3]int {
-	return [3]int{32 * min(qmvMaxSimdgroups, max(1, (units+63)/64)), 1, 1}
+// qmvThreads is the threadgroup width of the qmv-style kernels for rows of units
+// units of 8 codes, perLane units to a lane: up to qmvMaxSimdgroups simdgroups.
+func qmvThreads(units, perLane int) [3]int {
+	return [3]int{32 * min(qmvMaxSimdgroups, max(1, (units+32*perLane-1)/(32*perLane))), 1, 1}
+}
+
+// qmvManyGroups is the threadgroup count from which qmv gives each threadgroup one
+// simdgroup and each lane four units: with the GPU full, less reduction per byte is
+// faster (1024 -> 248320 at 4 bits: 109 us against 121 us at two units a lane and 148
+// at one, on the H200 translation); with few threadgroups, a unit a lane takes each
+// row in one pass (3584 -> 1024: 9.1 us against 18.5 at two units a lane).
+const qmvManyGroups = 4096
+
+// qmvPerLane is the units per lane of a qmv launch of groups threadgroups.
+func qmvPerLane(groups int) int {
+	if groups >= qmvManyGroups {
+		return 4
+	}
+	return 1
 }
 
 func qmvEncode(l *Launch, e Encoder) {
@@ -327,7 +340,8 @@ func qmvEncode(l *Launch, e Encoder) {
 	e.SetBytes(5, mslBytes(&mslQuant{int32(p.M), int32(p.N), int32(p.K), int32(p.Bits), int32(p.Group)}))
 	// qmvRows output columns per threadgroup, whose threads share each row's chunks
 	// (see quant.metal): N/8 threadgroups fill the GPU at decode sizes.
-	e.DispatchThreadgroups([3]int{max((p.N+qmvRows-1)/qmvRows, 1), 1, 1}, qmvThreads(p.K/8))
+	groups := max((p.N+qmvRows-1)/qmvRows, 1)
+	e.DispatchThreadgroups([3]int{groups, 1, 1}, qmvThreads(p.K/8, qmvPerLane(groups)))
 }
 
 func qmmEncode(l *Launch, e Encoder) {
@@ -362,7 +376,7 @@ func qswitchEncode(l *Launch, e Encoder) {
 	}
 	e.SetBytes(13, prm)
 	e.Scratch(14, act)
-	e.DispatchThreadgroups([3]int{max((p.I+qmvRows-1)/qmvRows, 1), max(p.T*p.K, 1), 1}, qmvThreads(p.H/8))
+	e.DispatchThreadgroups([3]int{max((p.I+qmvRows-1)/qmvRows, 1), max(p.T*p.K, 1), 1}, qmvThreads(p.H/8, 2))
 	// Pass 2: the outputs, qmvRows per threadgroup, each down row read once a token.
 	e.Entry(qEntry("qswitch_down", dt))
 	for _, i := range []int{7, 8, 9, 10, 11, 12} {
@@ -370,5 +384,5 @@ func qswitchEncode(l *Launch, e Encoder) {
 	}
 	e.SetBytes(13, prm)
 	e.Scratch(14, act)
-	e.DispatchThreadgroups([3]int{max((p.H+qmvRows-1)/qmvRows, 1), max(p.T, 1), 1}, qmvThreads(p.K*p.I/8))
+	e.DispatchThreadgroups([3]int{max((p.H+qmvRows-1)/qmvRows, 1), max(p.T, 1), 1}, qmvThreads(p.K*p.I/8, 2))
 }

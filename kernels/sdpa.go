@@ -187,10 +187,12 @@ const (
 // The MSL twin splits each query row's keys among threadgroups: at least
 // sdpaMinChunk keys each (below, the partials cost more than they save), and about
 // sdpaGroups threadgroups in all, enough to fill a large GPU at decode (a few query
-// rows, thousands of keys) while prefill's many rows keep one split.
+// rows, thousands of keys) while prefill's many rows keep one split. On the H200
+// translation, decode over 4,096 keys ran best with 32 keys a split, over 32,768 with
+// 128 (docs/h200/run6-exp.log).
 const (
 	sdpaMinChunk = 32
-	sdpaGroups   = 2048
+	sdpaGroups   = 512
 )
 
 // sdpaSplit returns the number of splits of skv keys for a launch of groups

@@ -217,9 +217,9 @@ class QMat:
         return rows * (self.cols * self.bits // 8 + 2 * (self.cols // self.group) * self.ss)
 
 
-def qmv_threads(units):
-    """kernels.qmvThreads: a simdgroup per 64 units of 8 codes, at most 8."""
-    return (32 * min(8, max(1, (units + 63) // 64)), 1, 1)
+def qmv_threads(units, per_lane):
+    """kernels.qmvThreads: per_lane units of 8 codes a lane, at most 8 simdgroups."""
+    return (32 * min(8, max(1, (units + 32 * per_lane - 1) // (32 * per_lane))), 1, 1)
 
 
 def case_qmv(N, K, bits, group=64, sdt='float32', M=1, entry='qmv'):
@@ -227,8 +227,9 @@ def case_qmv(N, K, bits, group=64, sdt='float32', M=1, entry='qmv'):
     m = QMat(N, K, bits, group, sdt)
     k = Kern('quant', '%s_%s' % (entry, sdt))
     args = [x, m.w, m.s, m.b, out, P(M, N, K, bits, group)]
-    if entry == 'qmv':  # qmvEncode: DispatchThreadgroups((ceil(N / 8), 1, 1), qmvThreads(K / 8))
-        L = k.groups(args, ((N + 7) // 8, 1, 1), qmv_threads(K // 8))
+    if entry == 'qmv':  # qmvEncode: DispatchThreadgroups((ceil(N / 8), 1, 1), qmvThreads(K / 8, qmvPerLane))
+        groups = (N + 7) // 8
+        L = k.groups(args, (groups, 1, 1), qmv_threads(K // 8, 4 if groups >= 4096 else 1))
     else:  # qmmEncode: DispatchThreads((N, M, 1), (min(N, 64), 1, 1))
         L = k.threads(args, (N, M, 1), (min(N, 64), 1, 1))
 
@@ -289,11 +290,11 @@ def case_qswitch(T, H, I, E, K, bits=4, group=64, sdt='float32', idxh=None):
     ka, kd = Kern('quant', 'qswitch_act_' + sdt), Kern('quant', 'qswitch_down_' + sdt)
     prm = P(T, H, K, E, I, bits, bits, bits, group, group, group)
     act = nan((T * K * I,))  # the launch's scratch
-    # qswitchEncode: qswitch_act DispatchThreadgroups((ceil(I / 8), T * k, 1), qmvThreads(H / 8)), then
-    # qswitch_down DispatchThreadgroups((ceil(H / 8), T, 1), qmvThreads(k * I / 8)); buffers in index order
+    # qswitchEncode: qswitch_act DispatchThreadgroups((ceil(I / 8), T * k, 1), qmvThreads(H / 8, 2)), then
+    # qswitch_down DispatchThreadgroups((ceil(H / 8), T, 1), qmvThreads(k * I / 8, 2)); buffers in index order
     L = Seq(ka.groups([x, gate.w, gate.s, gate.b, up.w, up.s, up.b, idx, prm, act], ((I + 7) // 8, T * K, 1),
-                      qmv_threads(H // 8)),
-            kd.groups([down.w, down.s, down.b, idx, sc, out, prm, act], ((H + 7) // 8, T, 1), qmv_threads(K * I // 8)))
+                      qmv_threads(H // 8, 2)),
+            kd.groups([down.w, down.s, down.b, idx, sc, out, prm, act], ((H + 7) // 8, T, 1), qmv_threads(K * I // 8, 2)))
 
     def check():
         xh = h64(x)
@@ -392,7 +393,7 @@ def case_gated_delta(B, T, Hk, Hv, Dk, Dv, masked=False):
 
 
 # ---------------------------------------------------------------- sdpa
-def sdpa_split(tgs, skv, min_chunk=32, groups=2048):
+def sdpa_split(tgs, skv, min_chunk=32, groups=512):
     """kernels.sdpaSplit: the split of the keys among threadgroups (tgs threadgroups a split)."""
     splits = max(1, min((skv + min_chunk - 1) // min_chunk, groups // max(tgs, 1)))
     chunk = max(1, (skv + splits - 1) // splits)
