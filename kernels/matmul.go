@@ -144,7 +144,8 @@ func linearEncode(l *Launch, e Encoder) {
 		e.SetArg(i, &l.Args[i])
 	}
 	e.SetBytes(3, mslBytes(&mslMatmul{
-		int32(p.Batch), int32(p.M), int32(p.N), int32(p.K), int32(p.XStride), int32(p.WStride)}))
+		mslInt("batch", p.Batch), mslInt("M", p.M), mslInt("N", p.N), mslInt("K", p.K),
+		mslInt("x stride", p.XStride), mslInt("w stride", p.WStride)}))
 	// linRows outputs per threadgroup of linThreads, which split K (see matmul.metal):
 	// x = w rows, y = x row, z = batch.
 	e.DispatchThreadgroups([3]int{max((p.N+linRows-1)/linRows, 1), max(p.M, 1), max(p.Batch, 1)},

@@ -337,7 +337,7 @@ func qmvEncode(l *Launch, e Encoder) {
 	p := l.Params.(*QuantParams)
 	e.Entry(qEntry("qmv", l.Args[2].DType))
 	qBindAll(l, e, 5)
-	e.SetBytes(5, mslBytes(&mslQuant{int32(p.M), int32(p.N), int32(p.K), int32(p.Bits), int32(p.Group)}))
+	e.SetBytes(5, mslBytes(&mslQuant{mslInt("M", p.M), mslInt("N", p.N), mslInt("K", p.K), int32(p.Bits), int32(p.Group)}))
 	// qmvRows output columns per threadgroup, whose threads share each row's chunks
 	// (see quant.metal): N/8 threadgroups fill the GPU at decode sizes.
 	groups := max((p.N+qmvRows-1)/qmvRows, 1)
@@ -365,7 +365,7 @@ func qembedEncode(l *Launch, e Encoder) {
 
 func qswitchEncode(l *Launch, e Encoder) {
 	p := l.Params.(*QSwitchGLUParams)
-	prm := mslBytes(&mslQSwitchGLU{int32(p.T), int32(p.H), int32(p.K), int32(p.E), int32(p.I),
+	prm := mslBytes(&mslQSwitchGLU{mslInt("T", p.T), mslInt("H", p.H), mslInt("k", p.K), mslInt("E", p.E), mslInt("I", p.I),
 		int32(p.GateBits), int32(p.UpBits), int32(p.DownBits), int32(p.GateGroup), int32(p.UpGroup), int32(p.DownGroup)})
 	act := 4 * max(1, p.T*p.K*p.I) // the activations [T, k, I]
 	dt := l.Args[2].DType

@@ -206,12 +206,12 @@ func sdpaSplit(groups, skv int) (splits, chunk int) {
 func sdpaEncode(l *Launch, e Encoder) {
 	q, k, v, m, o := sdpaArgs(l)
 	p := mslSDPA{
-		B: int32(q.Shape[0]), Hq: int32(q.Shape[1]), Hkv: int32(k.Shape[1]), Sq: int32(q.Shape[2]),
-		Skv: int32(k.Shape[2]), D: int32(q.Shape[3]), Dv: int32(v.Shape[3]),
+		B: mslInt("B", q.Shape[0]), Hq: mslInt("Hq", q.Shape[1]), Hkv: mslInt("Hkv", k.Shape[1]),
+		Sq: mslInt("Sq", q.Shape[2]), Skv: mslInt("Skv", k.Shape[2]), D: mslInt("D", q.Shape[3]), Dv: mslInt("Dv", v.Shape[3]),
 		Scale: float32(l.Params.(*SDPAParams).Scale),
 	}
 	for i := 0; i < 3; i++ {
-		p.KStrides[i], p.VStrides[i] = int32(k.Strides[i]), int32(v.Strides[i])
+		p.KStrides[i], p.VStrides[i] = mslInt("k stride", k.Strides[i]), mslInt("v stride", v.Strides[i])
 	}
 	e.Entry("sdpa_float32")
 	e.SetArg(0, q)
@@ -220,7 +220,7 @@ func sdpaEncode(l *Launch, e Encoder) {
 	if m != nil {
 		p.HasMask = 1
 		for i := 0; i < 4; i++ {
-			p.MStrides[i] = int32(m.Strides[i])
+			p.MStrides[i] = mslInt("mask stride", m.Strides[i])
 		}
 		e.SetArg(3, m)
 	} else {
