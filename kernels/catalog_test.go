@@ -181,8 +181,8 @@ func session(t *testing.T, fam, src string) *msltest.Session {
 }
 
 // TestMSLMatchesGoTwin runs every sample launch through both twins: the Go twin, and
-// the unmodified .metal file compiled with g++ under the emulation header, in forward,
-// reversed and shuffled thread order.
+// the unmodified .metal file compiled with g++ under the emulation header, in every
+// thread order of msltest.Orders.
 func TestMSLMatchesGoTwin(t *testing.T) {
 	msltest.RequireCompiler(t)
 	rng := rand.New(rand.NewSource(7))
