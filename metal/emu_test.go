@@ -175,6 +175,10 @@ func (b *emuBackend) scratch(n int) (deviceBuffer, error) {
 	return s, nil
 }
 
+// barrier does nothing: the emulator runs a command buffer's dispatches one after
+// another, each to its end.
+func (b *emuBackend) barrier() {}
+
 // openBuffer starts a command buffer and its encoder, whose argument table
 // starts empty.
 func (b *emuBackend) openBuffer() {

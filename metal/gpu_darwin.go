@@ -289,6 +289,11 @@ func (q *commandQueue) setBytes(index int, b []byte) {
 	encSetBytes(q.enc.Ptr(), b, index)
 }
 
+func (q *commandQueue) barrier() {
+	q.open()
+	encBarrier(q.enc.Ptr())
+}
+
 func (q *commandQueue) dispatch(kind dispatchKind, size, group [3]int) {
 	q.open()
 	encDispatch(q.enc.Ptr(), kind == dispatchThreadgroups, size, group)

@@ -110,6 +110,8 @@ func (f *fakeBackend) scratch(n int) (deviceBuffer, error) {
 	return &fakeBuf{id: 1000 + f.scratches, n: n}, nil
 }
 
+func (f *fakeBackend) barrier() { f.op("barrier") }
+
 func (f *fakeBackend) op(format string, args ...any) {
 	f.open = true
 	f.ops = append(f.ops, fmt.Sprintf(format, args...))
