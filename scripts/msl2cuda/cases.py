@@ -36,8 +36,15 @@ def P(*vals):
     return cp.asarray(np.frombuffer(b, np.uint8).copy())
 
 
+# Experiments (exp.py): a family's MSL text in place of kernels/<family>.metal, and the
+# rows per threadgroup the quant variants use (quant.metal's QMV_ROWS).
+TEXT = {}
+QMV_ROWS = 8
+
+
 class Kern:
     def __init__(self, fam, entry, text=None):
+        text = text if text is not None else TEXT.get(fam)
         self.fam, self.entry = fam, entry
         self.f = module(fam, text).get_function('W_' + entry)
         self.nbuf = len(M.buffer_order(M.source(fam, text=text))[entry])
@@ -228,7 +235,7 @@ def case_qmv(N, K, bits, group=64, sdt='float32', M=1, entry='qmv'):
     k = Kern('quant', '%s_%s' % (entry, sdt))
     args = [x, m.w, m.s, m.b, out, P(M, N, K, bits, group)]
     if entry == 'qmv':  # qmvEncode: DispatchThreadgroups((ceil(N / 8), 1, 1), qmvThreads(K / 8, qmvPerLane))
-        groups = (N + 7) // 8
+        groups = (N + QMV_ROWS - 1) // QMV_ROWS
         L = k.groups(args, (groups, 1, 1), qmv_threads(K // 8, 4 if groups >= 4096 else 1))
     else:  # qmmEncode: DispatchThreads((N, M, 1), (min(N, 64), 1, 1))
         L = k.threads(args, (N, M, 1), (min(N, 64), 1, 1))
@@ -292,9 +299,10 @@ def case_qswitch(T, H, I, E, K, bits=4, group=64, sdt='float32', idxh=None):
     act = nan((T * K * I,))  # the launch's scratch
     # qswitchEncode: qswitch_act DispatchThreadgroups((ceil(I / 8), T * k, 1), qmvThreads(H / 8, 2)), then
     # qswitch_down DispatchThreadgroups((ceil(H / 8), T, 1), qmvThreads(k * I / 8, 2)); buffers in index order
-    L = Seq(ka.groups([x, gate.w, gate.s, gate.b, up.w, up.s, up.b, idx, prm, act], ((I + 7) // 8, T * K, 1),
+    R = QMV_ROWS
+    L = Seq(ka.groups([x, gate.w, gate.s, gate.b, up.w, up.s, up.b, idx, prm, act], ((I + R - 1) // R, T * K, 1),
                       qmv_threads(H // 8, 2)),
-            kd.groups([down.w, down.s, down.b, idx, sc, out, prm, act], ((H + 7) // 8, T, 1), qmv_threads(K * I // 8, 2)))
+            kd.groups([down.w, down.s, down.b, idx, sc, out, prm, act], ((H + R - 1) // R, T, 1), qmv_threads(K * I // 8, 2)))
 
     def check():
         xh = h64(x)
