@@ -10,11 +10,13 @@ import (
 // packed rows (uint32 [rows, cols*Bits/32]), scales and biases ([rows, cols/Group], all
 // float32, all float16 or all bfloat16). Activations and outputs are float32.
 //
-// Every dot product of an x row with a packed row, in both twins and every kernel, is
+// Every dot product of an x row with a packed row, in the Go twins and the MSL qmm, is
 // computed per group as scale*(x.q) + bias*sum(x), each part rounded to float32 and
 // the groups accumulated in order; x.q and sum(x) use the matmul family's four-lane
 // order within the group. So a row gives the same result in qmv, qmm, the tied head
-// and the experts, alone or among many rows.
+// and the experts, alone or among many rows, on the CPU. The MSL qmv and qswitch_glu
+// spread a row over a threadgroup (quant.metal) and add the same terms in another
+// order, within the catalog's tolerance.
 
 // QuantParams is the parameter struct of KQMV and KQMM: x [M, K] times the transpose of
 // the quantized [N, K] matrix gives out [M, N].

@@ -1,8 +1,10 @@
 // quant family: affine-quantized matrices used in place (MLX's format). Packed rows are
 // little-endian bit streams of b-bit codes; 8 consecutive codes fill exactly b bytes,
 // so every width decodes by one rule (q8). A row's dot with x is, per group,
-// scale*(x.q) + bias*sum(x), both in the Go twin's four-lane order, groups summed in
-// order. Scales and biases are float, half or bfloat (one template per kernel).
+// scale*(x.q) + bias*sum(x): in qmm and qembed in the Go twin's four-lane order, groups
+// summed in order; in qmv and qswitch_glu per unit of 8 codes, spread over a
+// threadgroup (below). Scales and biases are float, half or bfloat (one template per
+// kernel).
 #include "prelude.metal"
 
 // q8 loads the 8 codes stored in the bits bytes at p as one little-endian integer.
