@@ -10,10 +10,12 @@ import (
 // as Hugging Face stores weights [out, in]). Matmul of a @ b is brought to this form by
 // the tensor op, which copies b transposed.
 //
-// Every dot product, on every path and in both twins, uses the same arithmetic: float32
+// Every dot product of the Go twin, on every path, uses the same arithmetic: float32
 // accumulation in four interleaved lanes (lane j takes k = j mod 4), the tail k >= K&^3
 // added to lane 0, then (lane0 + lane1) + (lane2 + lane3). So a row gives bit-identical
-// results whether it is computed alone (decode) or among many rows (prefill).
+// results whether it is computed alone (decode) or among many rows (prefill). The MSL
+// twin spreads a row over a threadgroup (matmul.metal) and adds the same products in
+// another order, within the catalog's tolerance, the same for any row count.
 
 // MatmulParams is the parameter struct of KLinear: Batch independent products
 // out[b] = x[b] @ w[b]^T, with x[b] an [M, K] and w[b] an [N, K] dense row-major matrix
