@@ -83,7 +83,6 @@ struct QMat {
 // in another order (within the catalog's tolerance); qmm keeps the Go twin's order.
 #define QMV_ROWS 8
 #define QMV_MAXSG 8
-#define QMV_UNROLL 2
 
 // q_unit loads unit u of a packed row: 8 codes of B bits at byte u * B.
 template <int B>
@@ -158,39 +157,6 @@ inline void q_rows_unit(QMat<S> m, size_t n0, int last, int u, thread const floa
     }
 }
 
-// q_rows_units is q_rows_unit for QMV_UNROLL units of a thread at once (u, u + step,
-// ...; those past units add nothing): all their loads are in flight together, where a
-// loop would wait for each unit's before issuing the next.
-template <typename S, int B>
-inline void q_rows_units(QMat<S> m, size_t n0, int last, const device float* xr, int u, int step, int units,
-                         thread float* acc) {
-    float xv[QMV_UNROLL][8];
-    float xs[QMV_UNROLL];
-    ulong v[QMV_UNROLL][QMV_ROWS];
-    float sc[QMV_UNROLL][QMV_ROWS];
-    float bi[QMV_UNROLL][QMV_ROWS];
-    size_t rb = size_t(m.row_bytes());
-    size_t gs = size_t(m.groups());
-    for (int k = 0; k < QMV_UNROLL; k++) {
-        int uk = min(u + k * step, units - 1);
-        xs[k] = q_load8(xr, uk, xv[k]);
-        size_t g = size_t(uk * 8 / m.group);
-        for (int r = 0; r < QMV_ROWS; r++) {
-            size_t n = n0 + size_t(min(r, last));
-            v[k][r] = q_unit<B>(m.w + n * rb, uk);
-            sc[k][r] = float(m.s[n * gs + g]);
-            bi[k][r] = float(m.b[n * gs + g]);
-        }
-    }
-    for (int k = 0; k < QMV_UNROLL; k++) {
-        if (u + k * step < units) {
-            for (int r = 0; r < QMV_ROWS; r++) {
-                acc[r] += sc[k][r] * q_decode8<B>(v[k][r], xv[k]) + bi[k][r] * xs[k];
-            }
-        }
-    }
-}
-
 // q_rows_unit_rt is q_rows_unit for a width known at run time (uniform): the experts'
 // three matrices may have three widths.
 template <typename S>
@@ -245,8 +211,10 @@ inline void qmv_rows(const device float* x, const device uchar* w, const device 
         for (int r = 0; r < QMV_ROWS; r++) {
             acc[r] = 0.0f;
         }
-        for (int u = int(tid); u < units; u += QMV_UNROLL * int(nthr)) {
-            q_rows_units<S, B>(m, size_t(n0), rows - 1, xr, u, int(nthr), units, acc);
+        for (int u = int(tid); u < units; u += int(nthr)) {
+            float xv[8];
+            float xs = q_load8(xr, u, xv);
+            q_rows_unit<S, B>(m, size_t(n0), rows - 1, u, xv, xs, 1.0f, acc);
         }
         float y = q_rows_reduce(acc, part, rows, tid, lane, sg, nthr / 32);
         if (int(tid) < rows) {

@@ -25,14 +25,27 @@ def qmv(N, K, tpg):
     return c, L
 
 
-for unroll in (1, 2, 4):
-    C.TEXT['quant'] = QUANT.replace('#define QMV_UNROLL 2', '#define QMV_UNROLL %d' % unroll)
-    for N, K, widths in ((248320, 1024, (32, 64)), (1024, 3584, (128, 256)), (3584, 1024, (64, 128))):
+for rows in (4, 8, 16):
+    C.QMV_ROWS = rows
+    C.TEXT['quant'] = QUANT.replace('#define QMV_ROWS 8', '#define QMV_ROWS %d' % rows)
+    for N, K, widths in ((248320, 1024, (32, 64)), (1024, 3584, (128, 256))):
         for tpg in widths:
             c, L = qmv(N, K, tpg)
-            run('qmv 4-bit %d -> %d, %d units a step, %d threads' % (K, N, unroll, tpg), c, L)
+            run('qmv 4-bit %d -> %d, %d rows, %d threads' % (K, N, rows, tpg), c, L)
             del c
             C.free_all()
+    c = C.case_qswitch(1, 2048, 512, 512, 10)
+    run('qswitch_glu Qwen3-Next, %d rows' % rows, c, c.launch)
+    del c
+    C.free_all()
+C.QMV_ROWS = 8
 C.TEXT.pop('quant')
 
-# sdpa's keys a step (SDPA_KB 1/2/4) were timed in docs/h200/run8-exp.log.
+for kb in (1, 2, 4):
+    C.TEXT['sdpa'] = SDPA.replace('#define SDPA_KB 2', '#define SDPA_KB %d' % kb)
+    for skv in (4096, 32768):
+        c = C.case_sdpa(1, 8, 2, 1, skv, 256, 256)
+        run('sdpa %d keys, %d keys a step' % (skv, kb), c, c.launch)
+        del c
+        C.free_all()
+C.TEXT.pop('sdpa')
