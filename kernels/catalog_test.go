@@ -37,12 +37,13 @@ func TestCatalogComplete(t *testing.T) {
 // kernels.Encoder by recording bindings and running each dispatch in the given
 // thread order.
 type harness struct {
-	sess  *msltest.Session
-	order msltest.ThreadOrder
-	entry string
-	bufs  map[int][]byte
-	word  []byte // the error word, once Encode binds it
-	err   error
+	sess    *msltest.Session
+	order   msltest.ThreadOrder
+	entry   string
+	bufs    map[int][]byte
+	word    []byte         // the error word, once Encode binds it
+	scratch map[int][]byte // the launch's scratch by index, kept between its dispatches
+	err     error
 }
 
 // ErrorWord binds a zeroed word and position 0 (each launch runs alone).
@@ -52,6 +53,22 @@ func (h *harness) ErrorWord(i int) {
 }
 
 func (h *harness) Entry(name string) { h.entry = name }
+
+// Scratch binds the launch's scratch at i: the same bytes at every dispatch of the
+// launch, NaN-filled at first so that a read before a write shows.
+func (h *harness) Scratch(i, n int) {
+	if h.scratch == nil {
+		h.scratch = map[int][]byte{}
+	}
+	if len(h.scratch[i]) < n {
+		b := make([]byte, n)
+		for j := range b {
+			b[j] = 0xff
+		}
+		h.scratch[i] = b
+	}
+	h.bufs[i] = h.scratch[i][:n]
+}
 
 func (h *harness) SetArg(i int, a *kernels.Arg) {
 	h.bufs[i] = a.Data[a.Offset*a.DType.Size():]
@@ -164,8 +181,8 @@ func session(t *testing.T, fam, src string) *msltest.Session {
 }
 
 // TestMSLMatchesGoTwin runs every sample launch through both twins: the Go twin, and
-// the unmodified .metal file compiled with g++ under the emulation header, in forward,
-// reversed and shuffled thread order.
+// the unmodified .metal file compiled with g++ under the emulation header, in every
+// thread order of msltest.Orders.
 func TestMSLMatchesGoTwin(t *testing.T) {
 	msltest.RequireCompiler(t)
 	rng := rand.New(rand.NewSource(7))
@@ -212,4 +229,39 @@ func TestTwinCheckCatchesASkippedElement(t *testing.T) {
 	require.NoError(t, err)
 	require.EqualError(t, checkMSLTwins(session(t, "arange", src), []*kernels.Launch{l}),
 		"arange_skips_last#0 argument 0 (forward order): element 8 was written by neither twin")
+}
+
+// TestSimdSerialOrderCatchesAMissingBarrier plants a write-after-read race: logsumexp
+// over rows of 3,000 (768 threads) with block_allreduce's second barrier removed, so a
+// simdgroup may write its partial of the second reduction over the first's before the
+// others read it. Running each SIMD group alone to the barrier, forward or reversed,
+// exposes it; the round-robin orders run every lane to each SIMD call together and do
+// not (which is why the serial orders exist).
+func TestSimdSerialOrderCatchesAMissingBarrier(t *testing.T) {
+	msltest.RequireCompiler(t)
+	src, err := kernels.Source("reduce")
+	require.NoError(t, err)
+	const second = "    v = simd_allreduce<Op>(v);\n    threadgroup_barrier(mem_flags::mem_threadgroup);\n    return v;\n"
+	require.Equal(t, 1, strings.Count(src, second))
+	sess := session(t, "reduce", strings.Replace(src, second, "    v = simd_allreduce<Op>(v);\n    return v;\n", 1))
+	rng := rand.New(rand.NewSource(5))
+	l := &kernels.Launch{Kernel: kernels.ReduceKernel(kernels.RedLogSumExp), NArgs: 2}
+	l.Args[0] = kernels.NewArg(kernels.Contiguous(kernels.Float32, 4, 3000))
+	kernels.Fill(rng, &l.Args[0], -50, 50)
+	l.Args[1] = kernels.NewArg(kernels.Contiguous(kernels.Float32, 4))
+	kernels.Poison(&l.Args[1])
+	want := clone(l)
+	kernels.Run(want)
+	for _, order := range msltest.Orders {
+		g := clone(l)
+		h := &harness{sess: sess, order: order, bufs: map[int][]byte{}}
+		g.Kernel.Encode(g, h)
+		require.NoError(t, h.err)
+		err := kernels.CompareArgs(&want.Args[1], &g.Args[1])
+		if order == msltest.OrderSimdSerial || order == msltest.OrderSimdSerialReverse {
+			require.Error(t, err, "%v order", order)
+		} else {
+			require.NoError(t, err, "%v order", order)
+		}
+	}
 }

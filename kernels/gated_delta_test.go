@@ -163,6 +163,7 @@ func (r *rnnRecorder) Entry(name string)            { r.entry = name }
 func (r *rnnRecorder) SetArg(i int, a *kernels.Arg) { r.args[i] = a }
 func (r *rnnRecorder) SetBytes(i int, b []byte)     { r.bytes[i] = b }
 func (r *rnnRecorder) ErrorWord(i int)              { r.bytes[i] = nil }
+func (r *rnnRecorder) Scratch(i, n int)             { r.bytes[i] = make([]byte, n) }
 func (r *rnnRecorder) DispatchThreads(grid, group [3]int) {
 	r.dispatch, r.grid, r.group = "threads", grid, group
 }

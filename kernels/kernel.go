@@ -132,6 +132,11 @@ type Encoder interface {
 	// device atomic_uint*) at [[buffer(index)]] and the launch's position in its
 	// batch (a constant uint) at [[buffer(index+1)]]; see errword.go.
 	ErrorWord(index int)
+	// Scratch binds n bytes of device memory of the launch's own at
+	// [[buffer(index)]]: undefined at first, kept between the launch's dispatches
+	// (a split pass writes partial results there and a later dispatch combines
+	// them). A launch with several dispatches binds everything again before each.
+	Scratch(index, n int)
 }
 
 // ThreadLimiter is implemented by encoders that know the selected function's pipeline

@@ -10,10 +10,12 @@ import (
 // as Hugging Face stores weights [out, in]). Matmul of a @ b is brought to this form by
 // the tensor op, which copies b transposed.
 //
-// Every dot product, on every path and in both twins, uses the same arithmetic: float32
+// Every dot product of the Go twin, on every path, uses the same arithmetic: float32
 // accumulation in four interleaved lanes (lane j takes k = j mod 4), the tail k >= K&^3
 // added to lane 0, then (lane0 + lane1) + (lane2 + lane3). So a row gives bit-identical
-// results whether it is computed alone (decode) or among many rows (prefill).
+// results whether it is computed alone (decode) or among many rows (prefill). The MSL
+// twin spreads a row over a threadgroup (matmul.metal) and adds the same products in
+// another order, within the catalog's tolerance, the same for any row count.
 
 // MatmulParams is the parameter struct of KLinear: Batch independent products
 // out[b] = x[b] @ w[b]^T, with x[b] an [M, K] and w[b] an [N, K] dense row-major matrix
@@ -136,6 +138,12 @@ func mmDot(x, w []float32) float32 {
 // have MSL twins; bfloat16 runs on the Go twin only, so its entry does not exist).
 func mmEntry(base string, dt DType) string { return base + "_" + dt.String() }
 
+// linRows and linThreads are matmul.metal's LIN_ROWS and LIN_THREADS.
+const (
+	linRows    = 4
+	linThreads = 256
+)
+
 func linearEncode(l *Launch, e Encoder) {
 	p := l.Params.(*MatmulParams)
 	e.Entry(mmEntry("linear", l.Out().DType))
@@ -143,9 +151,12 @@ func linearEncode(l *Launch, e Encoder) {
 		e.SetArg(i, &l.Args[i])
 	}
 	e.SetBytes(3, mslBytes(&mslMatmul{
-		int32(p.Batch), int32(p.M), int32(p.N), int32(p.K), int32(p.XStride), int32(p.WStride)}))
-	// One thread per output element: x = column (w row), y = x row, z = batch.
-	e.DispatchThreads([3]int{max(p.N, 1), max(p.M, 1), max(p.Batch, 1)}, [3]int{min(max(p.N, 1), 64), 1, 1})
+		mslInt("batch", p.Batch), mslInt("M", p.M), mslInt("N", p.N), mslInt("K", p.K),
+		mslInt("x stride", p.XStride), mslInt("w stride", p.WStride)}))
+	// linRows outputs per threadgroup of linThreads, which split K (see matmul.metal):
+	// x = w rows, y = x row, z = batch.
+	e.DispatchThreadgroups([3]int{max((p.N+linRows-1)/linRows, 1), max(p.M, 1), max(p.Batch, 1)},
+		[3]int{linThreads, 1, 1})
 }
 
 func init() { RegisterSamples("matmul", matmulSamples) }
@@ -165,6 +176,7 @@ func matmulSamples(rng *rand.Rand) []*Launch {
 		{Float32, 3, 5, 4, 8, 2, false, true},
 		{Float32, 2, 3, 5, 3, 0, true, false},
 		{Float16, 2, 2, 5, 11, 1, false, false},
+		{Float32, 1, 2, 9, 601, 3, false, false}, // K over the MSL twin's 256 threads, a partial last group
 	}
 	var out []*Launch
 	for _, s := range shapes {

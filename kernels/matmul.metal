@@ -1,55 +1,98 @@
 // matmul family: out[b, m, n] = dot(x[b] row m, w[b] row n), rows dense and K long.
-// One thread per output element. The dot uses the catalog's fixed order: four float
-// lanes over k mod 4, the tail into lane 0, then (l0 + l1) + (l2 + l3), so the Go twin
-// and this twin add the same products in the same order. Half weights (linear16.go)
-// use 16 lanes over k mod 16 instead, folded by halves (lane16_dot).
 #include "prelude.metal"
 
-// lane16_dot is the half-weight linear's dot: lane l adds x[k]*w[k] for k = l mod 16
-// in order, then lanes l+8, l+4, l+2, l+1 fold onto lane l.
-template <typename T>
-inline float lane16_dot(const device T* x, const device T* w, int k) {
-    float a[16];
-    for (int l = 0; l < 16; l++) {
-        a[l] = 0.0f;
-    }
-    for (int i = 0; i < k; i++) {
-        a[i & 15] += float(x[i]) * float(w[i]);
-    }
-    for (int n = 8; n >= 1; n /= 2) {
-        for (int l = 0; l < n; l++) {
-            a[l] += a[l + n];
-        }
-    }
-    return a[0];
-}
+// linear: a threadgroup of LIN_THREADS threads computes LIN_ROWS outputs of one x row.
+// Thread t reads the LIN_VEC elements from LIN_VEC * t of each w row, then from
+// LIN_VEC * (t + LIN_THREADS), ...: a SIMD group reads 32 * LIN_VEC consecutive
+// elements of a row, and each thread has LIN_ROWS * LIN_VEC loads in flight. Partial
+// sums are added by simd_sum, then across SIMD groups in threadgroup memory in a fixed
+// order. The products are the Go twin's, added in another order (within the catalog's
+// tolerance).
+#define LIN_ROWS 4
+#define LIN_THREADS 256
+#define LIN_VEC 4
+#define LIN_SG (LIN_THREADS / 32)
 
 template <typename T>
 inline void linear_impl(const device T* x, const device T* w, device T* out,
-                        constant MatmulParams& p, uint3 gid) {
-    int n = int(gid.x), m = int(gid.y), b = int(gid.z);
-    if (n >= p.n || m >= p.m || b >= p.batch) {
-        return;
+                        constant MatmulParams& p, threadgroup float* part, uint3 tg, uint tid,
+                        uint lane, uint sg) {
+    int n0 = int(tg.x) * LIN_ROWS, m = int(tg.y), b = int(tg.z);
+    if (m >= p.m || b >= p.batch) {
+        return;  // an empty launch still dispatches one group; uniform, before any barrier
+    }
+    int rows = min(LIN_ROWS, p.n - n0);
+    if (rows <= 0) {
+        return;  // likewise
     }
     // 64-bit offsets: a weight can pass 2^31 elements.
     const device T* xr = x + size_t(b) * size_t(p.x_stride) + size_t(m) * size_t(p.k);
-    const device T* wr = w + size_t(b) * size_t(p.w_stride) + size_t(n) * size_t(p.k);
-    float d = sizeof(T) == 2 ? lane16_dot(xr, wr, p.k) : fixed_dot(xr, wr, p.k);
-    out[(size_t(b) * size_t(p.m) + size_t(m)) * size_t(p.n) + size_t(n)] = T(d);
+    const device T* wr = w + size_t(b) * size_t(p.w_stride) + size_t(n0) * size_t(p.k);
+    float acc[LIN_ROWS];
+    for (int r = 0; r < LIN_ROWS; r++) {
+        acc[r] = 0.0f;
+    }
+    // Each thread reads LIN_VEC consecutive elements of every row at once: constant
+    // loop bounds, rows past the last repeat it and elements past K repeat element
+    // K - 1 (their products are dropped), so every load is valid and all are in flight
+    // together.
+    int last = rows - 1;
+    for (int k = int(tid) * LIN_VEC; k < p.k; k += LIN_THREADS * LIN_VEC) {
+        float xv[LIN_VEC];
+        int kk[LIN_VEC];
+        for (int u = 0; u < LIN_VEC; u++) {
+            kk[u] = min(k + u, p.k - 1);
+            xv[u] = float(xr[kk[u]]);
+        }
+        float wv[LIN_ROWS][LIN_VEC];
+        for (int r = 0; r < LIN_ROWS; r++) {
+            const device T* w_r = wr + size_t(min(r, last)) * size_t(p.k);
+            for (int u = 0; u < LIN_VEC; u++) {
+                wv[r][u] = float(w_r[kk[u]]);
+            }
+        }
+        for (int r = 0; r < LIN_ROWS; r++) {
+            for (int u = 0; u < LIN_VEC; u++) {
+                acc[r] += k + u < p.k ? xv[u] * wv[r][u] : 0.0f;
+            }
+        }
+    }
+    for (int r = 0; r < LIN_ROWS; r++) {
+        float v = simd_sum(acc[r]);
+        if (lane == 0) {
+            part[sg * LIN_ROWS + r] = v;
+        }
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    if (int(tid) < rows) {
+        float y = 0.0f;
+        for (int g = 0; g < LIN_SG; g++) {
+            y += part[g * LIN_ROWS + tid];
+        }
+        out[(size_t(b) * size_t(p.m) + size_t(m)) * size_t(p.n) + size_t(n0) + tid] = T(y);
+    }
 }
 
 kernel void linear_float32(const device float* x [[buffer(0)]],
                            const device float* w [[buffer(1)]],
                            device float* out [[buffer(2)]],
                            constant MatmulParams& p [[buffer(3)]],
-                           uint3 gid [[thread_position_in_grid]]) {
-    linear_impl(x, w, out, p, gid);
+                           uint3 tg [[threadgroup_position_in_grid]],
+                           uint tid [[thread_index_in_threadgroup]],
+                           uint lane [[thread_index_in_simdgroup]],
+                           uint sg [[simdgroup_index_in_threadgroup]]) {
+    threadgroup float part[LIN_SG * LIN_ROWS];
+    linear_impl(x, w, out, p, part, tg, tid, lane, sg);
 }
 
 kernel void linear_float16(const device half* x [[buffer(0)]],
                            const device half* w [[buffer(1)]],
                            device half* out [[buffer(2)]],
                            constant MatmulParams& p [[buffer(3)]],
-                           uint3 gid [[thread_position_in_grid]]) {
-    linear_impl(x, w, out, p, gid);
+                           uint3 tg [[threadgroup_position_in_grid]],
+                           uint tid [[thread_index_in_threadgroup]],
+                           uint lane [[thread_index_in_simdgroup]],
+                           uint sg [[simdgroup_index_in_threadgroup]]) {
+    threadgroup float part[LIN_SG * LIN_ROWS];
+    linear_impl(x, w, out, p, part, tg, tid, lane, sg);
 }

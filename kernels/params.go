@@ -1,6 +1,10 @@
 package kernels
 
-import "unsafe"
+import (
+	"fmt"
+	"math"
+	"unsafe"
+)
 
 // The Go mirrors of the MSL parameter structs in prelude.metal, which the Metal twins
 // receive with setBytes. Each is defined once here and once there; TestParamLayouts
@@ -22,6 +26,17 @@ type mslParams interface {
 // copies before the call returns.
 func mslBytes[T mslParams](p *T) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(p)), unsafe.Sizeof(*p))
+}
+
+// mslInt converts a size, stride or count for an MSL parameter block, whose fields are
+// 32 bits: a value outside int32 panics with the field's name, which GPU.Run reports as
+// the launch's error, instead of wrapping silently. (Element offsets travel as 64-bit
+// buffer offsets, and the kernels index in 64 bits.)
+func mslInt(field string, v int) int32 {
+	if v < math.MinInt32 || v > math.MaxInt32 {
+		panic(fmt.Sprintf("kernels: %s = %d does not fit the 32-bit MSL parameter", field, v))
+	}
+	return int32(v)
 }
 
 // mslFloats returns the setBytes payload of a float32 array.
@@ -139,6 +154,7 @@ type mslSDPA struct {
 	MStrides                   [4]int32 // batch, head, query, key
 	HasMask                    int32
 	Scale                      float32
+	Splits, Chunk              int32 // the split of the keys (sdpaSplit)
 }
 
 func (mslSDPA) mslName() string { return "SDPAParams" }

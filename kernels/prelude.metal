@@ -179,6 +179,8 @@ struct SDPAParams {
     int m_strides[4];  // batch, head, query, key
     int has_mask;
     float scale;
+    int splits;  // of the keys, one threadgroup each (sdpa.metal)
+    int chunk;   // keys per split
 };
 
 struct TopKParams {

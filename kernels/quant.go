@@ -10,12 +10,14 @@ import (
 // packed rows (uint32 [rows, cols*Bits/32]), scales and biases ([rows, cols/Group], all
 // float32, all float16 or all bfloat16). Activations and outputs are float32.
 //
-// Every dot product of an x row with a packed row, in both twins and every kernel, is
+// Every dot product of an x row with a packed row, in the Go twins and the MSL qmm, is
 // computed per group as scale*(x.q) + bias*sum(x), each part rounded to float32, in
 // one fixed order: at 4 and 8 bits the 16-lane order of quant16.go (built for
 // AVX-512), at 2, 3, 5 and 6 bits groups accumulated in order with x.q and sum(x) in
 // the matmul family's four-lane order within the group. So a row gives the same
-// result in qmv, qmm, the tied head and the experts, alone or among many rows.
+// result in qmv, qmm, the tied head and the experts, alone or among many rows, on the
+// CPU. The MSL qmv and qswitch_glu spread a row over a threadgroup (quant.metal) and
+// add the same terms in another order, within the catalog's tolerance.
 
 // QuantParams is the parameter struct of KQMV and KQMM: x [M, K] times the transpose of
 // the quantized [N, K] matrix gives out [M, N].
@@ -314,13 +316,42 @@ func qBindAll(l *Launch, e Encoder, n int) {
 	}
 }
 
+// qmvRows and qmvMaxSimdgroups are quant.metal's QMV_ROWS and QMV_MAXSG.
+const (
+	qmvRows          = 8
+	qmvMaxSimdgroups = 8
+)
+
+// qmvThreads is the threadgroup width of the qmv-style kernels for rows of units
+// units of 8 codes, perLane units to a lane: up to qmvMaxSimdgroups simdgroups.
+func qmvThreads(units, perLane int) [3]int {
+	return [3]int{32 * min(qmvMaxSimdgroups, max(1, (units+32*perLane-1)/(32*perLane))), 1, 1}
+}
+
+// qmvManyGroups is the threadgroup count from which qmv gives each threadgroup one
+// simdgroup and each lane four units: with the GPU full, less reduction per byte is
+// faster (1024 -> 248320 at 4 bits: 109 us against 121 us at two units a lane and 148
+// at one, on the H200 translation); with few threadgroups, a unit a lane takes each
+// row in one pass (3584 -> 1024: 9.1 us against 18.5 at two units a lane).
+const qmvManyGroups = 4096
+
+// qmvPerLane is the units per lane of a qmv launch of groups threadgroups.
+func qmvPerLane(groups int) int {
+	if groups >= qmvManyGroups {
+		return 4
+	}
+	return 1
+}
+
 func qmvEncode(l *Launch, e Encoder) {
 	p := l.Params.(*QuantParams)
 	e.Entry(qEntry("qmv", l.Args[2].DType))
 	qBindAll(l, e, 5)
-	e.SetBytes(5, mslBytes(&mslQuant{int32(p.M), int32(p.N), int32(p.K), int32(p.Bits), int32(p.Group)}))
-	// One thread per output column; it reads its packed row once for all M x rows.
-	e.DispatchThreads([3]int{max(p.N, 1), 1, 1}, [3]int{min(max(p.N, 1), 64), 1, 1})
+	e.SetBytes(5, mslBytes(&mslQuant{mslInt("M", p.M), mslInt("N", p.N), mslInt("K", p.K), int32(p.Bits), int32(p.Group)}))
+	// qmvRows output columns per threadgroup, whose threads share each row's chunks
+	// (see quant.metal): N/8 threadgroups fill the GPU at decode sizes.
+	groups := max((p.N+qmvRows-1)/qmvRows, 1)
+	e.DispatchThreadgroups([3]int{groups, 1, 1}, qmvThreads(p.K/8, qmvPerLane(groups)))
 }
 
 func qmmEncode(l *Launch, e Encoder) {
@@ -344,11 +375,24 @@ func qembedEncode(l *Launch, e Encoder) {
 
 func qswitchEncode(l *Launch, e Encoder) {
 	p := l.Params.(*QSwitchGLUParams)
-	e.Entry(qEntry("qswitch_glu", l.Args[2].DType))
-	qBindAll(l, e, 13)
-	e.SetBytes(13, mslBytes(&mslQSwitchGLU{int32(p.T), int32(p.H), int32(p.K), int32(p.E), int32(p.I),
-		int32(p.GateBits), int32(p.UpBits), int32(p.DownBits), int32(p.GateGroup), int32(p.UpGroup), int32(p.DownGroup)}))
-	// One thread per output element (h, t), recomputing its experts' activations, as
-	// switch_glu does (simple, not fast).
-	e.DispatchThreads([3]int{max(p.H, 1), max(p.T, 1), 1}, [3]int{min(max(p.H, 1), 64), 1, 1})
+	prm := mslBytes(&mslQSwitchGLU{mslInt("T", p.T), mslInt("H", p.H), mslInt("k", p.K), mslInt("E", p.E), mslInt("I", p.I),
+		int32(p.GateBits), int32(p.UpBits), int32(p.DownBits), int32(p.GateGroup), int32(p.UpGroup), int32(p.DownGroup)})
+	act := 4 * max(1, p.T*p.K*p.I) // the activations [T, k, I]
+	dt := l.Args[2].DType
+	// Pass 1: every routed expert's activations, qmvRows of them per threadgroup.
+	e.Entry(qEntry("qswitch_act", dt))
+	for _, i := range []int{0, 1, 2, 3, 4, 5, 6, 10} {
+		e.SetArg(i, &l.Args[i])
+	}
+	e.SetBytes(13, prm)
+	e.Scratch(14, act)
+	e.DispatchThreadgroups([3]int{max((p.I+qmvRows-1)/qmvRows, 1), max(p.T*p.K, 1), 1}, qmvThreads(p.H/8, 2))
+	// Pass 2: the outputs, qmvRows per threadgroup, each down row read once a token.
+	e.Entry(qEntry("qswitch_down", dt))
+	for _, i := range []int{7, 8, 9, 10, 11, 12} {
+		e.SetArg(i, &l.Args[i])
+	}
+	e.SetBytes(13, prm)
+	e.Scratch(14, act)
+	e.DispatchThreadgroups([3]int{max((p.H+qmvRows-1)/qmvRows, 1), max(p.T, 1), 1}, qmvThreads(p.K*p.I/8, 2))
 }

@@ -1,9 +1,10 @@
 // quant family: affine-quantized matrices used in place (MLX's format). Packed rows are
 // little-endian bit streams of b-bit codes; 8 consecutive codes fill exactly b bytes,
 // so every width decodes by one rule (q8). A row's dot with x is, per group,
-// scale*(x.q) + bias*sum(x), in the Go twin's order: at 4 and 8 bits its 16-lane order
-// (quant16.go, dot16 here), at the other widths the four-lane order, groups summed in
-// order. Scales and biases are float, half or bfloat (one template per kernel).
+// scale*(x.q) + bias*sum(x): in qmm and qembed in the Go twin's four-lane order, groups
+// summed in order; in qmv and qswitch_glu per unit of 8 codes, spread over a
+// threadgroup (below). Scales and biases are float, half or bfloat (one template per
+// kernel).
 #include "prelude.metal"
 
 // q8 loads the 8 codes stored in the bits bytes at p as one little-endian integer.
@@ -45,10 +46,10 @@ struct QMat {
         return bits == 4 ? float((p[k / 2] >> (4 * (k & 1))) & 15) : float(p[k]);
     }
 
-    // dot16 is row r dotted with x in the 16-lane order of 4- and 8-bit codes: per
-    // 32-code chunk, lane l adds x*q for code a = 2l (8 bits: l) then b = 2l+1 (16+l);
-    // each lane's group partial is scaled into acc[l]; bias*sum(x) of group g goes to
-    // bl[g mod 16]; then acc += bl, folded by halves (l+8, l+4, l+2, l+1).
+    // dot16 is row r dotted with x in the Go twin's 16-lane order of 4- and 8-bit codes
+    // (quant16.go): per 32-code chunk, lane l adds x*q for code a = 2l (8 bits: l) then
+    // b = 2l+1 (16+l); each lane's group partial is scaled into acc[l]; bias*sum(x) of
+    // group g goes to bl[g mod 16]; then acc += bl, folded by halves (l+8, l+4, l+2, l+1).
     float dot16(const device float* x, int r) const {
         const device uchar* p = w + r * row_bytes();
         float acc[16];
@@ -83,7 +84,8 @@ struct QMat {
         return acc[0];
     }
 
-    // dot is row r dotted with x (x in device memory).
+    // dot is row r dotted with x (x in device memory) in the Go twin's order: qmm's
+    // one-thread-per-output twin, bit for bit with the CPU.
     float dot(const device float* x, int r) const {
         if (bits == 4 || bits == 8) {
             return dot16(x, r);
@@ -117,13 +119,168 @@ struct QMat {
     }
 };
 
+// qmv (decode): a threadgroup of S simdgroups (S = threads_per_threadgroup / 32, which
+// Encode picks from K) computes QMV_ROWS output rows. Packed rows are cut into units of
+// 8 codes (bits bytes, inside one group). Thread t of the threadgroup takes units t,
+// t + 32 S, ... of every one of its rows: each load of a simdgroup reads 32 consecutive
+// units of a row (contiguous bytes), and each thread loads its 8 x values and their
+// sum once for all rows. Every row's scale and bias apply per unit:
+// s * (x . q) + b * sum(x). The partial sums are added by simd_sum, then across
+// simdgroups in threadgroup memory, in a fixed order. The sums are the Go twin's, added
+// in another order (within the catalog's tolerance); qmm keeps the Go twin's order.
+#define QMV_ROWS 8
+#define QMV_MAXSG 8
+
+// q_unit loads unit u of a packed row: 8 codes of B bits at byte u * B.
+template <int B>
+inline ulong q_unit(const device uchar* row, int u) {
+    if (B == 4) {
+        return ulong(((const device uint*)row)[u]);
+    }
+    if (B == 8) {
+        const device uint* p = (const device uint*)row + 2 * u;
+        return ulong(p[0]) | (ulong(p[1]) << 32);
+    }
+    if (B == 2) {
+        return ulong(((const device ushort*)row)[u]);
+    }
+    return q8(row + size_t(u) * B, B);
+}
+
+// q_float is the code q < 2^23 as a float, exactly: q in the mantissa of 2^23, less
+// 2^23 (an integer-to-float conversion runs at a quarter of the float rate on some GPUs).
+inline float q_float(uint q) {
+    return as_type<float>(q | 0x4B000000u) - 8388608.0f;
+}
+
+// q_decode8 is x . q for the 8 codes of a unit.
+template <int B>
+inline float q_decode8(ulong v, thread const float* xv) {
+    float d = 0.0f;
+    if (B <= 4) {  // 32-bit shifts where the unit fits
+        uint w = uint(v);
+        for (int j = 0; j < 8; j++) {
+            d += xv[j] * q_float((w >> (j * B)) & ((1u << B) - 1u));
+        }
+    } else {
+        for (int j = 0; j < 8; j++) {
+            d += xv[j] * q_float(uint((v >> (j * B)) & ((ulong(1) << B) - 1)));
+        }
+    }
+    return d;
+}
+
+// q_load8 loads the 8 x values of unit u and returns their sum.
+inline float q_load8(const device float* x, int u, thread float* xv) {
+    float xs = 0.0f;
+    for (int j = 0; j < 8; j++) {
+        xv[j] = x[u * 8 + j];
+        xs += xv[j];
+    }
+    return xs;
+}
+
+// q_rows_unit adds f * (s * (x . q) + b * sum(x)) for unit u of rows n0 + r of m to
+// acc[r], r < QMV_ROWS; rows past last repeat row n0 + last (their sums are never
+// written). The loop bounds are constants and every load comes before any use, so the
+// loads of all rows are in flight together.
+template <typename S, int B>
+inline void q_rows_unit(QMat<S> m, size_t n0, int last, int u, thread const float* xv, float xs, float f,
+                        thread float* acc) {
+    ulong v[QMV_ROWS];
+    float sc[QMV_ROWS];
+    float bi[QMV_ROWS];
+    size_t rb = size_t(m.row_bytes());
+    size_t gs = size_t(m.groups());
+    size_t g = size_t(u * 8 / m.group);
+    for (int r = 0; r < QMV_ROWS; r++) {
+        size_t n = n0 + size_t(min(r, last));
+        v[r] = q_unit<B>(m.w + n * rb, u);
+        sc[r] = float(m.s[n * gs + g]);
+        bi[r] = float(m.b[n * gs + g]);
+    }
+    for (int r = 0; r < QMV_ROWS; r++) {
+        acc[r] += f * (sc[r] * q_decode8<B>(v[r], xv) + bi[r] * xs);
+    }
+}
+
+// q_rows_unit_rt is q_rows_unit for a width known at run time (uniform): the experts'
+// three matrices may have three widths.
+template <typename S>
+inline void q_rows_unit_rt(QMat<S> m, size_t n0, int last, int u, thread const float* xv, float xs,
+                           float f, thread float* acc) {
+    switch (m.bits) {
+    case 2: q_rows_unit<S, 2>(m, n0, last, u, xv, xs, f, acc); break;
+    case 3: q_rows_unit<S, 3>(m, n0, last, u, xv, xs, f, acc); break;
+    case 4: q_rows_unit<S, 4>(m, n0, last, u, xv, xs, f, acc); break;
+    case 5: q_rows_unit<S, 5>(m, n0, last, u, xv, xs, f, acc); break;
+    case 6: q_rows_unit<S, 6>(m, n0, last, u, xv, xs, f, acc); break;
+    default: q_rows_unit<S, 8>(m, n0, last, u, xv, xs, f, acc); break;
+    }
+}
+
+// q_rows_reduce adds each row's partial sums over the threadgroup: simd_sum, then the
+// nsg simdgroups in order; thread r < rows gets row r's total (the others 0).
+inline float q_rows_reduce(thread float* acc, threadgroup float* part, int rows, uint tid, uint lane,
+                           uint sg, uint nsg) {
+    for (int r = 0; r < QMV_ROWS; r++) {
+        float v = simd_sum(acc[r]);
+        if (lane == 0) {
+            part[sg * QMV_ROWS + r] = v;
+        }
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    float y = 0.0f;
+    if (int(tid) < rows) {
+        for (uint g = 0; g < nsg; g++) {
+            y += part[g * QMV_ROWS + tid];
+        }
+    }
+    // The caller may reuse part: every thread must have read it first.
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    return y;
+}
+
+template <typename S, int B>
+inline void qmv_rows(const device float* x, const device uchar* w, const device S* s,
+                     const device S* b, device float* out, constant QuantParams& p,
+                     threadgroup float* part, uint tg, uint tid, uint lane, uint sg, uint nthr) {
+    int n0 = int(tg) * QMV_ROWS;
+    int rows = min(QMV_ROWS, p.N - n0);
+    if (rows <= 0) {
+        return;  // an empty launch still dispatches one group; uniform, before any barrier
+    }
+    int units = p.K / 8;
+    QMat<S> m = {w, s, b, p.K, B, p.group};
+    for (int i = 0; i < p.M; i++) {
+        const device float* xr = x + size_t(i) * size_t(p.K);
+        float acc[QMV_ROWS];
+        for (int r = 0; r < QMV_ROWS; r++) {
+            acc[r] = 0.0f;
+        }
+        for (int u = int(tid); u < units; u += int(nthr)) {
+            float xv[8];
+            float xs = q_load8(xr, u, xv);
+            q_rows_unit<S, B>(m, size_t(n0), rows - 1, u, xv, xs, 1.0f, acc);
+        }
+        float y = q_rows_reduce(acc, part, rows, tid, lane, sg, nthr / 32);
+        if (int(tid) < rows) {
+            out[size_t(i) * size_t(p.N) + size_t(n0) + tid] = y;
+        }
+    }
+}
+
 template <typename S>
 inline void qmv_impl(const device float* x, const device uchar* w, const device S* s,
-                     const device S* b, device float* out, constant QuantParams& p, uint n) {
-    if (int(n) >= p.N) return;
-    QMat<S> m = {w, s, b, p.K, p.bits, p.group};
-    for (int i = 0; i < p.M; i++) {
-        out[i * p.N + int(n)] = m.dot(x + i * p.K, int(n));
+                     const device S* b, device float* out, constant QuantParams& p,
+                     threadgroup float* part, uint tg, uint tid, uint lane, uint sg, uint nthr) {
+    switch (p.bits) {
+    case 2: qmv_rows<S, 2>(x, w, s, b, out, p, part, tg, tid, lane, sg, nthr); break;
+    case 3: qmv_rows<S, 3>(x, w, s, b, out, p, part, tg, tid, lane, sg, nthr); break;
+    case 4: qmv_rows<S, 4>(x, w, s, b, out, p, part, tg, tid, lane, sg, nthr); break;
+    case 5: qmv_rows<S, 5>(x, w, s, b, out, p, part, tg, tid, lane, sg, nthr); break;
+    case 6: qmv_rows<S, 6>(x, w, s, b, out, p, part, tg, tid, lane, sg, nthr); break;
+    default: qmv_rows<S, 8>(x, w, s, b, out, p, part, tg, tid, lane, sg, nthr); break;
     }
 }
 
@@ -158,103 +315,124 @@ inline void qembed_impl(const device int* ids, const device uchar* w, const devi
     out[t * p.D + i] = r < 0 ? 0.0f : m.value(r, i);
 }
 
-// qswitch_act is the activation of an expert's intermediate row i (silu(gate . x) *
-// (up . x)).
-template <typename S>
-inline float qswitch_act(QMat<S> gate, QMat<S> up, const device float* xr, int i) {
-    float gv = gate.dot(xr, i);
-    float uv = up.dot(xr, i);
-    return (gv / (1.0f + exp(-gv))) * uv;
+// qswitch_glu, in two passes over the launch's scratch act [T, k, I]:
+// qswitch_act: a threadgroup (as qmv's) computes QMV_ROWS rows i of one routed expert e
+// of token t: act = silu(gate_e[i] . x_t) * (up_e[i] . x_t), the x units shared by the
+// gate and up rows (units as in qmv); grid (I / QMV_ROWS, T * k).
+// qswitch_down: a threadgroup computes QMV_ROWS outputs h of token t, the sum over the
+// experts j of score_j * (down_e[h] . act_j); its threads share the (expert, unit)
+// pairs; grid (H / QMV_ROWS, T). Each weight is read once per token, as the Go twin
+// does; the sums are the Go twin's in another order (within the catalog's tolerance).
+
+// qswitch_act_loop adds thread tid's units of the gate and up rows n0 + r to ga and
+// ua: both of width B, or B = 0 for widths known at run time.
+template <typename S, int B>
+inline void qswitch_act_loop(const device float* xr, QMat<S> gate, QMat<S> up, size_t n0, int last,
+                             int units, uint tid, uint nthr, thread float* ga, thread float* ua) {
+    for (int c = int(tid); c < units; c += int(nthr)) {
+        float xv[8];
+        float xs = q_load8(xr, c, xv);
+        if (B == 0) {
+            q_rows_unit_rt(gate, n0, last, c, xv, xs, 1.0f, ga);
+            q_rows_unit_rt(up, n0, last, c, xv, xs, 1.0f, ua);
+        } else {
+            q_rows_unit<S, B>(gate, n0, last, c, xv, xs, 1.0f, ga);
+            q_rows_unit<S, B>(up, n0, last, c, xv, xs, 1.0f, ua);
+        }
+    }
 }
 
-// qswitch_down is down row r dotted with the activations of the expert whose
-// intermediate rows start at i0, in the four-lane order.
-template <typename S>
-inline float qswitch_down(QMat<S> gate, QMat<S> up, QMat<S> down, const device float* xr, int i0, int r) {
-    const device uchar* dp = down.w + r * down.row_bytes();
-    ulong mask = (ulong(1) << down.bits) - 1;
-    float acc = 0.0f;
-    for (int g = 0; g < down.groups(); g++) {
-        float l[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-        float a[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-        for (int c = 0; c < down.group; c += 8) {
-            int k = g * down.group + c;
-            ulong v = q8(dp + k / 8 * down.bits, down.bits);
-            for (int jj = 0; jj < 8; jj++) {
-                float act = qswitch_act(gate, up, xr, i0 + k + jj);
-                l[jj & 3] += act * float((v >> (jj * down.bits)) & mask);
-                a[jj & 3] += act;
-            }
-        }
-        float d = (l[0] + l[1]) + (l[2] + l[3]);
-        float asum = (a[0] + a[1]) + (a[2] + a[3]);
-        int gi = r * down.groups() + g;
-        acc += float(down.s[gi]) * d + float(down.b[gi]) * asum;
-    }
-    return acc;
-}
-
-// qswitch_down16 is qswitch_down in the 16-lane order of 4- and 8-bit codes (QMat's
-// dot16 with the activations for x).
-template <typename S>
-inline float qswitch_down16(QMat<S> gate, QMat<S> up, QMat<S> down, const device float* xr, int i0, int r) {
-    const device uchar* p = down.w + r * down.row_bytes();
-    float acc[16];
-    float bl[16];
-    for (int l = 0; l < 16; l++) {
-        acc[l] = 0.0f;
-        bl[l] = 0.0f;
-    }
-    for (int g = 0; g < down.groups(); g++) {
-        float sc = float(down.s[r * down.groups() + g]);
-        for (int l = 0; l < 16; l++) {
-            int a = down.bits == 4 ? 2 * l : l;
-            int b2 = down.bits == 4 ? 2 * l + 1 : 16 + l;
-            float lane = 0.0f;
-            for (int c = g * down.group; c < (g + 1) * down.group; c += 32) {
-                float pa = qswitch_act(gate, up, xr, i0 + c + a) * down.code16(p, c + a);
-                lane = c == g * down.group ? pa : lane + pa;
-                lane += qswitch_act(gate, up, xr, i0 + c + b2) * down.code16(p, c + b2);
-            }
-            acc[l] += sc * lane;
-        }
-        float s4[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-        for (int k = g * down.group; k < (g + 1) * down.group; k++) {
-            s4[k & 3] += qswitch_act(gate, up, xr, i0 + k);
-        }
-        bl[g % 16] += float(down.b[r * down.groups() + g]) * ((s4[0] + s4[1]) + (s4[2] + s4[3]));
-    }
-    for (int l = 0; l < 16; l++) {
-        acc[l] += bl[l];
-    }
-    for (int n = 8; n >= 1; n /= 2) {
-        for (int l = 0; l < n; l++) {
-            acc[l] += acc[l + n];
-        }
-    }
-    return acc[0];
-}
-
-// qswitch_glu: thread (h, t) recomputes each routed expert's activations (act_i =
-// silu(gate_i . x) * (up_i . x)) and accumulates score * down_h . act in the Go
-// twin's order (qswitch_down, or qswitch_down16 at 4 and 8 bits).
-template <typename S>
-inline void qswitch_impl(const device float* x, QMat<S> gate, QMat<S> up, QMat<S> down,
-                         const device int* idx, const device float* scores, device float* out,
-                         constant QSwitchGLUParams& p, uint2 gid) {
-    int h = int(gid.x), t = int(gid.y);
-    if (h >= p.H || t >= p.T) return;
-    const device float* xr = x + t * p.H;
-    float y = 0.0f;
-    for (int j = 0; j < p.K; j++) {
+// qswitch_down_loop adds thread tid's (expert, unit) pairs of the down rows of token t
+// to acc, for down rows of width B.
+template <typename S, int B>
+inline void qswitch_down_loop(QMat<S> down, const device int* idx, const device float* scores,
+                              const device float* act, constant QSwitchGLUParams& p, int t, int h0,
+                              int last, uint tid, uint nthr, thread float* acc) {
+    int units = p.I / 8;
+    for (int it = int(tid); it < p.K * units; it += int(nthr)) {
+        int j = it / units;
+        int c = it % units;
         int e = q_index(idx[t * p.K + j], p.E);
-        if (e < 0) continue;
-        int r = e * p.H + h;
-        float acc = (down.bits == 4 || down.bits == 8) ? qswitch_down16(gate, up, down, xr, e * p.I, r)
-                                                       : qswitch_down(gate, up, down, xr, e * p.I, r);
-        y += acc * scores[t * p.K + j];
+        if (e < 0) {
+            continue;
+        }
+        float sc = scores[t * p.K + j];
+        float xv[8];
+        float xs = q_load8(act + (size_t(t) * size_t(p.K) + size_t(j)) * size_t(p.I), c, xv);
+        q_rows_unit<S, B>(down, size_t(e) * size_t(p.H) + size_t(h0), last, c, xv, xs, sc, acc);
     }
-    out[t * p.H + h] = y;
+}
+
+template <typename S>
+inline void qswitch_act_impl(const device float* x, QMat<S> gate, QMat<S> up, const device int* idx,
+                             device float* act, constant QSwitchGLUParams& p, threadgroup float* part,
+                             uint3 tg, uint tid, uint lane, uint sg, uint nthr) {
+    int i0 = int(tg.x) * QMV_ROWS;
+    int tj = int(tg.y);  // t * K + j
+    if (tj >= p.T * p.K) {
+        return;  // an empty launch still dispatches one group; uniform, before any barrier
+    }
+    int rows = min(QMV_ROWS, p.I - i0);
+    if (rows <= 0) {
+        return;
+    }
+    int e = q_index(idx[tj], p.E);
+    const device float* xr = x + size_t(tj / p.K) * size_t(p.H);
+    float ga[QMV_ROWS];
+    float ua[QMV_ROWS];
+    for (int r = 0; r < QMV_ROWS; r++) {
+        ga[r] = 0.0f;
+        ua[r] = 0.0f;
+    }
+    if (e >= 0) {  // uniform: an expert out of range contributes nothing (down skips it)
+        size_t n0 = size_t(e) * size_t(p.I) + size_t(i0);
+        // One width for both (the usual case) takes the loop compiled for it.
+        switch (gate.bits == up.bits ? gate.bits : 0) {
+        case 2: qswitch_act_loop<S, 2>(xr, gate, up, n0, rows - 1, p.H / 8, tid, nthr, ga, ua); break;
+        case 3: qswitch_act_loop<S, 3>(xr, gate, up, n0, rows - 1, p.H / 8, tid, nthr, ga, ua); break;
+        case 4: qswitch_act_loop<S, 4>(xr, gate, up, n0, rows - 1, p.H / 8, tid, nthr, ga, ua); break;
+        case 5: qswitch_act_loop<S, 5>(xr, gate, up, n0, rows - 1, p.H / 8, tid, nthr, ga, ua); break;
+        case 6: qswitch_act_loop<S, 6>(xr, gate, up, n0, rows - 1, p.H / 8, tid, nthr, ga, ua); break;
+        case 8: qswitch_act_loop<S, 8>(xr, gate, up, n0, rows - 1, p.H / 8, tid, nthr, ga, ua); break;
+        default: qswitch_act_loop<S, 0>(xr, gate, up, n0, rows - 1, p.H / 8, tid, nthr, ga, ua); break;
+        }
+    }
+    float g = q_rows_reduce(ga, part, rows, tid, lane, sg, nthr / 32);
+    float u = q_rows_reduce(ua, part, rows, tid, lane, sg, nthr / 32);
+    if (int(tid) < rows) {
+        act[size_t(tj) * size_t(p.I) + size_t(i0) + tid] = (g / (1.0f + exp(-g))) * u;
+    }
+}
+
+template <typename S>
+inline void qswitch_down_impl(QMat<S> down, const device int* idx, const device float* scores,
+                              const device float* act, device float* out, constant QSwitchGLUParams& p,
+                              threadgroup float* part, uint3 tg, uint tid, uint lane, uint sg, uint nthr) {
+    int h0 = int(tg.x) * QMV_ROWS;
+    int t = int(tg.y);
+    if (t >= p.T) {
+        return;  // as in qswitch_act
+    }
+    int rows = min(QMV_ROWS, p.H - h0);
+    if (rows <= 0) {
+        return;
+    }
+    float acc[QMV_ROWS];
+    for (int r = 0; r < QMV_ROWS; r++) {
+        acc[r] = 0.0f;
+    }
+    switch (down.bits) {
+    case 2: qswitch_down_loop<S, 2>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
+    case 3: qswitch_down_loop<S, 3>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
+    case 4: qswitch_down_loop<S, 4>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
+    case 5: qswitch_down_loop<S, 5>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
+    case 6: qswitch_down_loop<S, 6>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
+    default: qswitch_down_loop<S, 8>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
+    }
+    float y = q_rows_reduce(acc, part, rows, tid, lane, sg, nthr / 32);
+    if (int(tid) < rows) {
+        out[size_t(t) * size_t(p.H) + size_t(h0) + tid] = y;
+    }
 }
 
 // Entries: one per kernel and scale type (the emulation harness and Metal's library
@@ -263,8 +441,11 @@ inline void qswitch_impl(const device float* x, QMat<S> gate, QMat<S> up, QMat<S
 kernel void qmv_float32(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
                        const device float* s [[buffer(2)]], const device float* b [[buffer(3)]],
                        device float* out [[buffer(4)]], constant QuantParams& p [[buffer(5)]],
-                       uint n [[thread_position_in_grid]]) {
-    qmv_impl<float>(x, w, s, b, out, p, n);
+                       uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
+                       uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
+                       uint3 tpg [[threads_per_threadgroup]]) {
+    threadgroup float part[QMV_MAXSG * QMV_ROWS];
+    qmv_impl<float>(x, w, s, b, out, p, part, tg.x, tid, lane, sg, tpg.x);
 }
 
 kernel void qmm_float32(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
@@ -282,26 +463,41 @@ kernel void qembed_float32(const device int* ids [[buffer(0)]], const device uch
     qembed_impl<float>(ids, w, s, b, out, p, err, tag, gid);
 }
 
-kernel void qswitch_glu_float32(const device float* x [[buffer(0)]],
+kernel void qswitch_act_float32(const device float* x [[buffer(0)]],
                                const device uchar* gw [[buffer(1)]], const device float* gs [[buffer(2)]],
                                const device float* gb [[buffer(3)]], const device uchar* uw [[buffer(4)]],
                                const device float* us [[buffer(5)]], const device float* ub [[buffer(6)]],
-                               const device uchar* dw [[buffer(7)]], const device float* ds [[buffer(8)]],
-                               const device float* db [[buffer(9)]], const device int* idx [[buffer(10)]],
-                               const device float* scores [[buffer(11)]], device float* out [[buffer(12)]],
-                               constant QSwitchGLUParams& p [[buffer(13)]],
-                               uint2 gid [[thread_position_in_grid]]) {
+                               const device int* idx [[buffer(10)]],
+                               constant QSwitchGLUParams& p [[buffer(13)]], device float* act [[buffer(14)]],
+                               uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
+                               uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
+                       uint3 tpg [[threads_per_threadgroup]]) {
+    threadgroup float part[QMV_MAXSG * QMV_ROWS];
     QMat<float> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<float> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
+    qswitch_act_impl<float>(x, gate, up, idx, act, p, part, tg, tid, lane, sg, tpg.x);
+}
+
+kernel void qswitch_down_float32(const device uchar* dw [[buffer(7)]], const device float* ds [[buffer(8)]],
+                               const device float* db [[buffer(9)]], const device int* idx [[buffer(10)]],
+                               const device float* scores [[buffer(11)]], device float* out [[buffer(12)]],
+                               constant QSwitchGLUParams& p [[buffer(13)]], const device float* act [[buffer(14)]],
+                               uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
+                               uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
+                       uint3 tpg [[threads_per_threadgroup]]) {
+    threadgroup float part[QMV_MAXSG * QMV_ROWS];
     QMat<float> down = {dw, ds, db, p.I, p.down_bits, p.down_group};
-    qswitch_impl<float>(x, gate, up, down, idx, scores, out, p, gid);
+    qswitch_down_impl<float>(down, idx, scores, act, out, p, part, tg, tid, lane, sg, tpg.x);
 }
 
 kernel void qmv_float16(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
                        const device half* s [[buffer(2)]], const device half* b [[buffer(3)]],
                        device float* out [[buffer(4)]], constant QuantParams& p [[buffer(5)]],
-                       uint n [[thread_position_in_grid]]) {
-    qmv_impl<half>(x, w, s, b, out, p, n);
+                       uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
+                       uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
+                       uint3 tpg [[threads_per_threadgroup]]) {
+    threadgroup float part[QMV_MAXSG * QMV_ROWS];
+    qmv_impl<half>(x, w, s, b, out, p, part, tg.x, tid, lane, sg, tpg.x);
 }
 
 kernel void qmm_float16(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
@@ -319,26 +515,41 @@ kernel void qembed_float16(const device int* ids [[buffer(0)]], const device uch
     qembed_impl<half>(ids, w, s, b, out, p, err, tag, gid);
 }
 
-kernel void qswitch_glu_float16(const device float* x [[buffer(0)]],
+kernel void qswitch_act_float16(const device float* x [[buffer(0)]],
                                const device uchar* gw [[buffer(1)]], const device half* gs [[buffer(2)]],
                                const device half* gb [[buffer(3)]], const device uchar* uw [[buffer(4)]],
                                const device half* us [[buffer(5)]], const device half* ub [[buffer(6)]],
-                               const device uchar* dw [[buffer(7)]], const device half* ds [[buffer(8)]],
-                               const device half* db [[buffer(9)]], const device int* idx [[buffer(10)]],
-                               const device float* scores [[buffer(11)]], device float* out [[buffer(12)]],
-                               constant QSwitchGLUParams& p [[buffer(13)]],
-                               uint2 gid [[thread_position_in_grid]]) {
+                               const device int* idx [[buffer(10)]],
+                               constant QSwitchGLUParams& p [[buffer(13)]], device float* act [[buffer(14)]],
+                               uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
+                               uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
+                       uint3 tpg [[threads_per_threadgroup]]) {
+    threadgroup float part[QMV_MAXSG * QMV_ROWS];
     QMat<half> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<half> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
+    qswitch_act_impl<half>(x, gate, up, idx, act, p, part, tg, tid, lane, sg, tpg.x);
+}
+
+kernel void qswitch_down_float16(const device uchar* dw [[buffer(7)]], const device half* ds [[buffer(8)]],
+                               const device half* db [[buffer(9)]], const device int* idx [[buffer(10)]],
+                               const device float* scores [[buffer(11)]], device float* out [[buffer(12)]],
+                               constant QSwitchGLUParams& p [[buffer(13)]], const device float* act [[buffer(14)]],
+                               uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
+                               uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
+                       uint3 tpg [[threads_per_threadgroup]]) {
+    threadgroup float part[QMV_MAXSG * QMV_ROWS];
     QMat<half> down = {dw, ds, db, p.I, p.down_bits, p.down_group};
-    qswitch_impl<half>(x, gate, up, down, idx, scores, out, p, gid);
+    qswitch_down_impl<half>(down, idx, scores, act, out, p, part, tg, tid, lane, sg, tpg.x);
 }
 
 kernel void qmv_bfloat16(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
                        const device bfloat* s [[buffer(2)]], const device bfloat* b [[buffer(3)]],
                        device float* out [[buffer(4)]], constant QuantParams& p [[buffer(5)]],
-                       uint n [[thread_position_in_grid]]) {
-    qmv_impl<bfloat>(x, w, s, b, out, p, n);
+                       uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
+                       uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
+                       uint3 tpg [[threads_per_threadgroup]]) {
+    threadgroup float part[QMV_MAXSG * QMV_ROWS];
+    qmv_impl<bfloat>(x, w, s, b, out, p, part, tg.x, tid, lane, sg, tpg.x);
 }
 
 kernel void qmm_bfloat16(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
@@ -356,17 +567,29 @@ kernel void qembed_bfloat16(const device int* ids [[buffer(0)]], const device uc
     qembed_impl<bfloat>(ids, w, s, b, out, p, err, tag, gid);
 }
 
-kernel void qswitch_glu_bfloat16(const device float* x [[buffer(0)]],
+kernel void qswitch_act_bfloat16(const device float* x [[buffer(0)]],
                                const device uchar* gw [[buffer(1)]], const device bfloat* gs [[buffer(2)]],
                                const device bfloat* gb [[buffer(3)]], const device uchar* uw [[buffer(4)]],
                                const device bfloat* us [[buffer(5)]], const device bfloat* ub [[buffer(6)]],
-                               const device uchar* dw [[buffer(7)]], const device bfloat* ds [[buffer(8)]],
-                               const device bfloat* db [[buffer(9)]], const device int* idx [[buffer(10)]],
-                               const device float* scores [[buffer(11)]], device float* out [[buffer(12)]],
-                               constant QSwitchGLUParams& p [[buffer(13)]],
-                               uint2 gid [[thread_position_in_grid]]) {
+                               const device int* idx [[buffer(10)]],
+                               constant QSwitchGLUParams& p [[buffer(13)]], device float* act [[buffer(14)]],
+                               uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
+                               uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
+                       uint3 tpg [[threads_per_threadgroup]]) {
+    threadgroup float part[QMV_MAXSG * QMV_ROWS];
     QMat<bfloat> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<bfloat> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
+    qswitch_act_impl<bfloat>(x, gate, up, idx, act, p, part, tg, tid, lane, sg, tpg.x);
+}
+
+kernel void qswitch_down_bfloat16(const device uchar* dw [[buffer(7)]], const device bfloat* ds [[buffer(8)]],
+                               const device bfloat* db [[buffer(9)]], const device int* idx [[buffer(10)]],
+                               const device float* scores [[buffer(11)]], device float* out [[buffer(12)]],
+                               constant QSwitchGLUParams& p [[buffer(13)]], const device float* act [[buffer(14)]],
+                               uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
+                               uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
+                       uint3 tpg [[threads_per_threadgroup]]) {
+    threadgroup float part[QMV_MAXSG * QMV_ROWS];
     QMat<bfloat> down = {dw, ds, db, p.I, p.down_bits, p.down_group};
-    qswitch_impl<bfloat>(x, gate, up, down, idx, scores, out, p, gid);
+    qswitch_down_impl<bfloat>(down, idx, scores, act, out, p, part, tg, tid, lane, sg, tpg.x);
 }

@@ -44,6 +44,11 @@ func quantSamples(rng *rand.Rand) []*Launch {
 		{KQMV, 1, 3, 64, 2, 32, Float32},
 		{KQMV, 1, 3, 160, 5, 32, Float16},
 		{KQMV, 1, 3, 64, 8, 64, BFloat16},
+		// Several threadgroups of the MSL twin (8 rows each), the last one partial, and
+		// threads that take several chunks of a row (K over 8 codes x 128 threads).
+		{KQMV, 2, 19, 1152, 4, 128, Float32},
+		{KQMV, 1, 17, 1088, 3, 64, Float16},
+		{KQMV, 1, 9, 4160, 5, 32, BFloat16}, // threads with two chunks of a row
 		{KQMM, 5, 6, 128, 5, 32, Float32},
 		{KQMM, 4, 3, 256, 8, 128, BFloat16},
 		{KQMM, 6, 3, 64, 2, 64, Float16},
@@ -72,9 +77,20 @@ func quantSamples(rng *rand.Rand) []*Launch {
 		{QSwitchGLUParams{T: 2, H: 64, K: 2, E: 4, I: 32, GateBits: 4, UpBits: 4, DownBits: 8, GateGroup: 32, UpGroup: 32, DownGroup: 32}, Float32},
 		{QSwitchGLUParams{T: 1, H: 128, K: 2, E: 3, I: 64, GateBits: 3, UpBits: 3, DownBits: 6, GateGroup: 64, UpGroup: 64, DownGroup: 64}, BFloat16},
 		{QSwitchGLUParams{T: 3, H: 32, K: 2, E: 4, I: 32, GateBits: 2, UpBits: 5, DownBits: 4, GateGroup: 32, UpGroup: 32, DownGroup: 32}, Float16},
+		// The MSL twin's threads each take several chunks of a gate/up row (H over 8 x 128)
+		// and several (expert, chunk) pairs of the down rows (k x I over 8 x 128).
+		{QSwitchGLUParams{T: 2, H: 1152, K: 3, E: 5, I: 384, GateBits: 4, UpBits: 4, DownBits: 4, GateGroup: 64, UpGroup: 64, DownGroup: 128}, Float32},
 	} {
 		p := c.p
-		x := randArg(rng, Contiguous(Float32, p.T, p.H), -1, 1)
+		// x in [-1, 1] over H = 1152 makes gate/up dots near 14 and down terms near 100
+		// that cancel to outputs far smaller, where another order of the same float32 sums
+		// moves the result by 1e-5; real activations are normalized, so a long row gets
+		// a smaller x (dots near 1, as in a model).
+		xr := 1.0
+		if p.H > 256 {
+			xr = 0.1
+		}
+		x := randArg(rng, Contiguous(Float32, p.T, p.H), -xr, xr)
 		gw, gs, gb := qSampleMatrix(rng, p.E*p.I, p.H, p.GateBits, p.GateGroup, c.dt)
 		uw, us, ub := qSampleMatrix(rng, p.E*p.I, p.H, p.UpBits, p.UpGroup, c.dt)
 		dw, ds, db := qSampleMatrix(rng, p.E*p.H, p.I, p.DownBits, p.DownGroup, c.dt)

@@ -19,8 +19,9 @@ import (
 // bytes from its element offset on, as the Metal device does.
 type emuEncoder struct {
 	family, entry string
-	bufs          []msltest.Buffer
-	outIdx        int
+	bufs          []msltest.Buffer        // bound for the next dispatch
+	copies        map[*kernels.Arg][]byte // each argument's copy, kept between dispatches
+	scratch       map[int][]byte
 	out           *kernels.Arg
 	err           error
 	ran           bool
@@ -34,11 +35,26 @@ func (e *emuEncoder) ErrorWord(i int) {
 }
 
 func (e *emuEncoder) SetArg(i int, a *kernels.Arg) {
-	sz := a.DType.Size()
-	if a == e.out {
-		e.outIdx = len(e.bufs)
+	if e.copies == nil {
+		e.copies = map[*kernels.Arg][]byte{}
 	}
-	e.bufs = append(e.bufs, msltest.Buffer{Index: i, Data: append([]byte(nil), a.Data[a.Offset*sz:]...)})
+	c, ok := e.copies[a]
+	if !ok {
+		c = append([]byte(nil), a.Data[a.Offset*a.DType.Size():]...)
+		e.copies[a] = c
+	}
+	e.bufs = append(e.bufs, msltest.Buffer{Index: i, Data: c})
+}
+
+// Scratch binds the launch's scratch at i, the same bytes at every dispatch.
+func (e *emuEncoder) Scratch(i, n int) {
+	if e.scratch == nil {
+		e.scratch = map[int][]byte{}
+	}
+	if len(e.scratch[i]) < n {
+		e.scratch[i] = make([]byte, n)
+	}
+	e.bufs = append(e.bufs, msltest.Buffer{Index: i, Data: e.scratch[i][:n]})
 }
 
 func (e *emuEncoder) SetBytes(i int, b []byte) {
@@ -47,7 +63,10 @@ func (e *emuEncoder) SetBytes(i int, b []byte) {
 
 func (e *emuEncoder) run(d msltest.Dispatch) {
 	e.ran = true
-	e.err = runFamily(e.family, e.entry, d, e.bufs)
+	if e.err == nil {
+		e.err = runFamily(e.family, e.entry, d, e.bufs)
+	}
+	e.bufs = nil
 }
 
 func (e *emuEncoder) DispatchThreads(grid, group [3]int) {
@@ -61,15 +80,16 @@ func (e *emuEncoder) DispatchThreadgroups(groups, group [3]int) {
 // emuRun runs l's MSL twin and returns its output elements as float64.
 func emuRun(t *testing.T, l *kernels.Launch) []float64 {
 	t.Helper()
-	e := &emuEncoder{family: l.Kernel.Family, out: l.Out(), outIdx: -1}
+	e := &emuEncoder{family: l.Kernel.Family, out: l.Out()}
 	l.Kernel.Encode(l, e)
 	require.True(t, e.ran, "Encode dispatched")
 	require.NoError(t, e.err)
-	require.GreaterOrEqual(t, e.outIdx, 0, "Encode bound the output")
 	o := l.Out()
+	data, ok := e.copies[o]
+	require.True(t, ok, "Encode bound the output")
 	got := make([]float64, o.Size())
 	for i := range got {
-		got[i] = kernels.Load(o.DType, e.bufs[e.outIdx].Data, i)
+		got[i] = kernels.Load(o.DType, data, i)
 	}
 	return got
 }

@@ -176,18 +176,42 @@ func axpy32(y []float32, a float32, x []float32) {
 	}
 }
 
-// sdpaSimdgroups is the number of simdgroups sharing one query row's keys in the MSL twin.
-const sdpaSimdgroups = 4
+// sdpaSimdgroups, sdpaMaxGroup and sdpaCombineSimdgroups are sdpa.metal's SDPA_SG,
+// SDPA_MAXG and SDPA_COMBINE_SG.
+const (
+	sdpaSimdgroups        = 4
+	sdpaMaxGroup          = 4
+	sdpaCombineSimdgroups = 16
+)
+
+// The MSL twin splits each query row's keys among threadgroups: at least
+// sdpaMinChunk keys each (below, the partials cost more than they save), and about
+// sdpaGroups threadgroups in all, enough to fill a large GPU at decode (a few query
+// rows, thousands of keys) while prefill's many rows keep one split. On the H200
+// translation, decode over 4,096 keys ran best with 32 keys a split, over 32,768 with
+// 128 (docs/h200/run6-exp.log).
+const (
+	sdpaMinChunk = 32
+	sdpaGroups   = 512
+)
+
+// sdpaSplit returns the number of splits of skv keys for a launch of groups
+// threadgroups a split, and the keys per split (every split non-empty).
+func sdpaSplit(groups, skv int) (splits, chunk int) {
+	splits = max(1, min((skv+sdpaMinChunk-1)/sdpaMinChunk, sdpaGroups/max(groups, 1)))
+	chunk = max(1, (skv+splits-1)/splits)
+	return (skv + chunk - 1) / chunk, chunk
+}
 
 func sdpaEncode(l *Launch, e Encoder) {
 	q, k, v, m, o := sdpaArgs(l)
 	p := mslSDPA{
-		B: int32(q.Shape[0]), Hq: int32(q.Shape[1]), Hkv: int32(k.Shape[1]), Sq: int32(q.Shape[2]),
-		Skv: int32(k.Shape[2]), D: int32(q.Shape[3]), Dv: int32(v.Shape[3]),
+		B: mslInt("B", q.Shape[0]), Hq: mslInt("Hq", q.Shape[1]), Hkv: mslInt("Hkv", k.Shape[1]),
+		Sq: mslInt("Sq", q.Shape[2]), Skv: mslInt("Skv", k.Shape[2]), D: mslInt("D", q.Shape[3]), Dv: mslInt("Dv", v.Shape[3]),
 		Scale: float32(l.Params.(*SDPAParams).Scale),
 	}
 	for i := 0; i < 3; i++ {
-		p.KStrides[i], p.VStrides[i] = int32(k.Strides[i]), int32(v.Strides[i])
+		p.KStrides[i], p.VStrides[i] = mslInt("k stride", k.Strides[i]), mslInt("v stride", v.Strides[i])
 	}
 	e.Entry("sdpa_float32")
 	e.SetArg(0, q)
@@ -196,20 +220,37 @@ func sdpaEncode(l *Launch, e Encoder) {
 	if m != nil {
 		p.HasMask = 1
 		for i := 0; i < 4; i++ {
-			p.MStrides[i] = int32(m.Strides[i])
+			p.MStrides[i] = mslInt("mask stride", m.Strides[i])
 		}
 		e.SetArg(3, m)
 	} else {
 		e.SetArg(3, q) // bound but never read: has_mask is 0
 	}
+	rows := q.Shape[0] * q.Shape[1] * q.Shape[2]
+	// Threadgroups of a split: each takes up to sdpaMaxGroup query heads of a key/value head.
+	ng := (q.Shape[1]/max(k.Shape[1], 1) + sdpaMaxGroup - 1) / sdpaMaxGroup
+	splits, chunk := sdpaSplit(ng*k.Shape[1]*q.Shape[0]*q.Shape[2], k.Shape[2])
+	p.Splits, p.Chunk = int32(splits), int32(chunk)
+	// The scratch: each (row, split)'s max and sum, then its value row.
+	scratch := 4 * max(1, rows*splits*(2+v.Shape[3]))
 	e.SetArg(4, o)
 	e.SetBytes(5, mslBytes(&p))
-	e.DispatchThreadgroups([3]int{max(q.Shape[2], 1), max(q.Shape[1], 1), max(q.Shape[0], 1)},
+	e.Scratch(6, scratch)
+	// x: the head chunks of a key/value head, then the splits, then the query rows.
+	e.DispatchThreadgroups([3]int{max(ng*splits*q.Shape[2], 1), max(k.Shape[1], 1), max(q.Shape[0], 1)},
 		[3]int{32 * sdpaSimdgroups, 1, 1})
+	if splits == 1 {
+		return
+	}
+	e.Entry("sdpa_combine_float32")
+	e.SetArg(4, o)
+	e.SetBytes(5, mslBytes(&p))
+	e.Scratch(6, scratch)
+	e.DispatchThreadgroups([3]int{(v.Shape[3] + 31) / 32, rows, 1}, [3]int{32 * sdpaCombineSimdgroups, 1, 1})
 }
 
 // sdpaSamples covers decode (Sq 1) and prefill with a causal mask, GQA, D 16 and 32 and
-// an odd size, keys and values read from a larger cache buffer (offset, strided), and a
+// an odd size, one split of the keys and several, keys and values read from a larger cache buffer (offset, strided), and a
 // padding mask that blanks every key of one row.
 func sdpaSamples(rng *rand.Rand) []*Launch {
 	var out []*Launch
@@ -218,6 +259,11 @@ func sdpaSamples(rng *rand.Rand) []*Launch {
 		{2, 4, 2, 1, 9, 16, 16, 16, "pad"},
 		{1, 4, 2, 7, 7, 32, 32, 7, "causal"},
 		{2, 2, 1, 3, 40, 20, 12, 64, "pad"},
+		// Decode over 300 keys: the MSL twin splits them among 5 threadgroups and
+		// combines; batch row 1 fully padded, so every split of it is empty.
+		{2, 2, 1, 1, 300, 16, 24, 320, "pad"},
+		// Eight query heads a key/value head: two threadgroups of four heads each.
+		{1, 8, 1, 1, 130, 32, 32, 130, ""},
 	} {
 		out = append(out, sdpaSample(rng, c))
 	}

@@ -13,10 +13,14 @@
 // NewGPU makes the graph device: a *GPU has graph.Device's methods (this
 // package sits below graph and cannot name the interface). Its Run encodes
 // each launch's MSL twin (the kernel's Encode) into a serial compute pass,
-// commits a command buffer every GPUOptions.CommitEvery dispatches (50 by
-// default, as MLX on Max and Ultra chips) and at the end of the batch, and
-// waits for all of them; a fence orders the passes, since the buffers are
-// untracked. A kernel family's MSL is compiled when it is first needed, as
+// commits a command buffer after GPUOptions.CommitEvery dispatches or
+// GPUOptions.CommitBytes bytes of bound arguments (50 and 50 MB by default, as
+// MLX on Max and Ultra chips) and at the end of the batch, and waits for all of
+// them; a fence orders the passes, since the buffers are untracked, and within a
+// pass a dispatch that binds a buffer an earlier one wrote (its output or
+// scratch) gets a memory barrier first. Split kernels keep partial results in
+// per-launch scratch (kernels.Encoder.Scratch): regions of one device buffer
+// per batch. A kernel family's MSL is compiled when it is first needed, as
 // MSL 3.1 with safe math (NewGPU requires macOS 14), and each pipeline is made
 // once. Arguments are bound by the
 // MTLBuffer whose contents they are (the provider indexes its live buffers by

@@ -90,7 +90,8 @@ type emuBackend struct {
 	sessions   []*msltest.Session
 	dispatches int // run so far
 
-	word *emuBuffer // the error word, outside prov's books; freed at cleanup
+	word    *emuBuffer   // the error word, outside prov's books; freed at cleanup
+	scrBufs []*emuBuffer // scratch buffers, likewise
 
 	open      bool
 	pipe      *emuPipeline
@@ -162,6 +163,21 @@ func (b *emuBackend) errorWord() (deviceBuffer, []byte, error) {
 	}
 	return b.word, b.word.sh.Bytes, nil
 }
+
+// scratch makes shared memory outside prov's books, kept to the test's end.
+func (b *emuBackend) scratch(n int) (deviceBuffer, error) {
+	sh, err := msltest.NewShared(n)
+	if err != nil {
+		return nil, err
+	}
+	s := &emuBuffer{p: b.prov, sh: sh}
+	b.scrBufs = append(b.scrBufs, s)
+	return s, nil
+}
+
+// barrier does nothing: the emulator runs a command buffer's dispatches one after
+// another, each to its end.
+func (b *emuBackend) barrier() {}
 
 // openBuffer starts a command buffer and its encoder, whose argument table
 // starts empty.
@@ -268,6 +284,9 @@ func newEmulatedGPU(t testing.TB, opt GPUOptions, order msltest.ThreadOrder) (*G
 		b.prov.freeAll()
 		if b.word != nil {
 			b.word.sh.Free() //nolint:errcheck // best effort at the end of a test
+		}
+		for _, s := range b.scrBufs {
+			s.sh.Free() //nolint:errcheck // likewise
 		}
 	})
 	return &GPU{r: newRunner(b, opt), prov: b.prov}, b

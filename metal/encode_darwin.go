@@ -33,12 +33,17 @@ static void ingot_dispatch(void *enc, int groups, unsigned long w, unsigned long
 		[e dispatchThreads:MTLSizeMake(w, h, d) threadsPerThreadgroup:MTLSizeMake(gw, gh, gd)];
 	}
 }
+static void ingot_barrier(void *enc) {
+	[(id<MTLComputeCommandEncoder>)enc memoryBarrierWithScope:MTLBarrierScopeBuffers];
+}
 */
 import "C"
 
 import "unsafe"
 
 func encSetPipeline(enc, pso unsafe.Pointer) { C.ingot_set_pipeline(enc, pso) }
+
+func encBarrier(enc unsafe.Pointer) { C.ingot_barrier(enc) }
 
 func encSetBuffer(enc, buf unsafe.Pointer, offset, index int) {
 	C.ingot_set_buffer(enc, buf, C.ulong(offset), C.ulong(index))

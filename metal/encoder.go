@@ -28,11 +28,25 @@ type encoder struct {
 	entry      string
 	dispatches int
 	err        error
+	scratch    map[int]scratchRegion // the launch's scratch by buffer index
+	launch     *kernels.Launch
+	bound      map[int]deviceBuffer // what the launch bound, by index
 }
 
 // start readies the encoder for one launch of k.
-func (e *encoder) start(k *kernels.Kernel) {
-	e.kernel, e.pipe, e.entry, e.dispatches, e.err = k, nil, "", 0, nil
+func (e *encoder) start(l *kernels.Launch) {
+	e.kernel, e.pipe, e.entry, e.dispatches, e.err, e.launch = l.Kernel, nil, "", 0, nil, l
+	clear(e.scratch)
+	if e.bound == nil {
+		e.bound = map[int]deviceBuffer{}
+	}
+	clear(e.bound)
+}
+
+// bind records a binding and counts its bytes toward the command buffer's.
+func (e *encoder) bind(index int, b deviceBuffer, n int) {
+	e.bound[index] = b
+	e.r.cbBytes += n
 }
 
 func (e *encoder) fail(format string, args ...any) {
@@ -93,6 +107,7 @@ func (e *encoder) SetArg(index int, a *kernels.Arg) {
 		// view into a real buffer, whose offset may equal the buffer's length (the
 		// validation layer rejects that binding).
 		e.r.b.setBuffer(index, nil, 0)
+		delete(e.bound, index)
 		return
 	}
 	if len(a.Data) == 0 {
@@ -111,6 +126,7 @@ func (e *encoder) SetArg(index int, a *kernels.Arg) {
 		return
 	}
 	e.r.b.setBuffer(index, buf, a.Offset*sz)
+	e.bind(index, buf, n*sz)
 }
 
 // SetBytes binds a small constant block (setBytes:length:atIndex:).
@@ -132,6 +148,36 @@ func (e *encoder) ErrorWord(index int) {
 		return
 	}
 	e.r.errorWord(e, index)
+}
+
+// Scratch binds n bytes of the batch's scratch at index: the same region each
+// time the launch binds that index, another one for every other launch.
+func (e *encoder) Scratch(index, n int) {
+	if e.err != nil || !e.checkIndex(index) {
+		return
+	}
+	if n <= 0 {
+		e.fail("buffer(%d): scratch of %d bytes", index, n)
+		return
+	}
+	s, ok := e.scratch[index]
+	if ok && s.len != n {
+		e.fail("buffer(%d): scratch of %d bytes, bound before with %d", index, n, s.len)
+		return
+	}
+	if !ok {
+		var err error
+		if s, err = e.r.scratch(n); err != nil {
+			e.fail("buffer(%d): scratch: %w", index, err)
+			return
+		}
+		if e.scratch == nil {
+			e.scratch = map[int]scratchRegion{}
+		}
+		e.scratch[index] = s
+	}
+	e.r.b.setBuffer(index, s.buf, s.off)
+	e.bind(index, s.buf, n)
 }
 
 // DispatchThreads launches a grid of threads (dispatchThreads:threadsPerThreadgroup:).
@@ -175,6 +221,23 @@ func (e *encoder) dispatch(kind dispatchKind, size, group [3]int) {
 		e.fail("%s: threadgroup %v has %d threads; its pipeline allows at most %d", e.entry, group, threads, limit)
 		return
 	}
+	// A dispatch that binds a buffer an earlier dispatch of this command buffer
+	// wrote waits for those writes; the launch's output and scratch count as
+	// written once it has dispatched.
+	for _, b := range e.bound {
+		if e.r.cbWritten[b] {
+			e.r.b.barrier()
+			break
+		}
+	}
 	e.r.b.dispatch(kind, size, group)
 	e.dispatches++
+	if out := e.launch.Out(); out.Size() > 0 && len(out.Data) > 0 {
+		if b, ok := e.r.b.buffer(&out.Data[0]); ok {
+			e.r.cbWritten[b] = true
+		}
+	}
+	for _, s := range e.scratch {
+		e.r.cbWritten[s.buf] = true
+	}
 }

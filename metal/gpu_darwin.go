@@ -131,7 +131,9 @@ type commandQueue struct {
 	cb        metal.CommandBufferWrapper
 	enc       metal.ComputeCommandEncoderWrapper
 	committed []metal.CommandBufferWrapper
-	word      *buffer // the error word: made at first use, kept for the queue's life
+	word      *buffer   // the error word: made at first use, kept for the queue's life
+	scr       *buffer   // the runner's scratch buffer
+	retired   []*buffer // scratch buffers replaced since the last wait
 }
 
 // nsErrorText is the description of an NSError returned through an error:
@@ -223,6 +225,30 @@ func (q *commandQueue) errorWord() (deviceBuffer, []byte, error) {
 	return q.word, q.word.data, nil
 }
 
+// scratch makes the runner's scratch buffer (see backend.scratch): made by the
+// device directly, as the error word, and kept until the next one replaces it
+// and the command buffers that may use the old one have completed.
+func (q *commandQueue) scratch(n int) (deviceBuffer, error) {
+	mtl := objc.Call[metal.BufferWrapper](q.dev.mtl, selNewBuffer, uint(n), bufferOptions)
+	if mtl.IsNil() {
+		return nil, fmt.Errorf("metal: the device refused a scratch buffer of %d bytes", n)
+	}
+	if q.scr != nil {
+		q.retired = append(q.retired, q.scr)
+	}
+	q.scr = &buffer{mtl: mtl, data: unsafe.Slice((*byte)(mtl.Contents()), n)}
+	return q.scr, nil
+}
+
+// releaseRetired releases the replaced scratch buffers, once nothing in flight can use them.
+func (q *commandQueue) releaseRetired() {
+	for _, b := range q.retired {
+		b.mtl.Release()
+	}
+	clear(q.retired)
+	q.retired = q.retired[:0]
+}
+
 // size is the buffer's length in bytes.
 func (b *buffer) size() int { return len(b.data) }
 
@@ -263,6 +289,11 @@ func (q *commandQueue) setBytes(index int, b []byte) {
 	encSetBytes(q.enc.Ptr(), b, index)
 }
 
+func (q *commandQueue) barrier() {
+	q.open()
+	encBarrier(q.enc.Ptr())
+}
+
 func (q *commandQueue) dispatch(kind dispatchKind, size, group [3]int) {
 	q.open()
 	encDispatch(q.enc.Ptr(), kind == dispatchThreadgroups, size, group)
@@ -295,6 +326,7 @@ func (q *commandQueue) reset() {
 	}
 	clear(q.committed)
 	q.committed = q.committed[:0]
+	q.releaseRetired()
 }
 
 func (q *commandQueue) wait() (int, error) {
@@ -312,5 +344,6 @@ func (q *commandQueue) wait() (int, error) {
 	}
 	clear(q.committed)
 	q.committed = q.committed[:0]
+	q.releaseRetired()
 	return failed, err
 }

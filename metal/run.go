@@ -18,12 +18,21 @@ import (
 // GPUOptions.CommitEvery is 0: MLX's figure for Max and Ultra chips.
 const DefaultCommitEvery = 50
 
+// DefaultCommitBytes is the most bytes of bound arguments per command buffer when
+// GPUOptions.CommitBytes is 0: MLX's 50 MB for Max and Ultra chips (its base and Pro
+// figure is 40 dispatches and 40 MB), so one command buffer does not hold a GPU's worth
+// of weights while the next waits to be encoded.
+const DefaultCommitBytes = 50 << 20
+
 // GPUOptions configure NewGPU.
 type GPUOptions struct {
 	// CommitEvery is how many dispatches go into one command buffer before
 	// it is committed (0 means DefaultCommitEvery). Run also commits at the
 	// end of every batch.
 	CommitEvery int
+	// CommitBytes is how many bytes of bound arguments (counted per binding) go into
+	// one command buffer before it is committed (0 means DefaultCommitBytes).
+	CommitBytes int
 }
 
 func (o GPUOptions) withDefaults() (GPUOptions, error) {
@@ -32,6 +41,12 @@ func (o GPUOptions) withDefaults() (GPUOptions, error) {
 	}
 	if o.CommitEvery == 0 {
 		o.CommitEvery = DefaultCommitEvery
+	}
+	if o.CommitBytes < 0 {
+		return o, fmt.Errorf("metal: GPUOptions.CommitBytes is %d; want 0 (for %d) or more", o.CommitBytes, DefaultCommitBytes)
+	}
+	if o.CommitBytes == 0 {
+		o.CommitBytes = DefaultCommitBytes
 	}
 	return o, nil
 }
@@ -48,6 +63,12 @@ type backend interface {
 	// array's, so it stays outside the allocator's books (whose count must equal
 	// the provider's).
 	errorWord() (deviceBuffer, []byte, error)
+	// scratch makes a device buffer of n bytes for launches' scratch
+	// (kernels.Encoder.Scratch), outside the allocator's books like the error
+	// word. The runner asks for a larger one when a batch outgrows the last;
+	// the backend keeps a replaced one until the command buffers that may use
+	// it have completed (the next wait or reset).
+	scratch(n int) (deviceBuffer, error)
 
 	// The encoding calls go to the open command buffer; the first of them
 	// opens one. b is nil for an empty argument.
@@ -55,6 +76,10 @@ type backend interface {
 	setBuffer(index int, b deviceBuffer, offset int)
 	setBytes(index int, b []byte)
 	dispatch(kind dispatchKind, size, group [3]int)
+	// barrier orders the open command buffer's next dispatch after the writes of
+	// the ones before it (memoryBarrierWithScope: buffers): the buffers are
+	// untracked, so Metal orders nothing by itself.
+	barrier()
 
 	// commit ends and commits the open command buffer without waiting; it
 	// reports false when none was open.
@@ -155,9 +180,14 @@ func (c *pipelineCache) get(b backend, family, entry string) (pipeline, error) {
 type runner struct {
 	b           backend
 	commitEvery int
-	cache       pipelineCache
-	enc         encoder
-	pos         int // the position in its batch of the launch being encoded
+	commitBytes int
+	// The open command buffer: the bytes its launches bound, and the buffers its
+	// dispatches wrote (a later dispatch binding one needs a barrier first).
+	cbBytes   int
+	cbWritten map[deviceBuffer]bool
+	cache     pipelineCache
+	enc       encoder
+	pos       int // the position in its batch of the launch being encoded
 
 	// The batch's device error word (kernels/errword.go): bound by every launch
 	// whose Encode asks for it, zeroed at the batch's first such launch (earlier
@@ -165,10 +195,52 @@ type runner struct {
 	word      []byte
 	wordBuf   deviceBuffer
 	wordBound bool
+
+	// The batch's scratch: launches take consecutive regions of scr (from 0 at
+	// each batch, whose wait ends every earlier use), so no two launches of a
+	// batch share bytes.
+	scr     deviceBuffer
+	scrUsed int
+}
+
+// scratchAlign is the alignment of each launch's scratch region.
+const scratchAlign = 256
+
+// minScratch is the smallest scratch buffer the runner asks for.
+const minScratch = 1 << 20
+
+// scratchRegion is a region of a scratch buffer bound by one launch.
+type scratchRegion struct {
+	buf      deviceBuffer
+	off, len int
+}
+
+// scratch returns a region of n bytes for the launch being encoded.
+func (r *runner) scratch(n int) (scratchRegion, error) {
+	off := (r.scrUsed + scratchAlign - 1) &^ (scratchAlign - 1)
+	if r.scr == nil || off+n > r.scr.size() {
+		size := minScratch
+		if r.scr != nil {
+			size = 2 * r.scr.size()
+		}
+		for size < n {
+			size *= 2
+		}
+		buf, err := r.b.scratch(size)
+		if err != nil {
+			return scratchRegion{}, err
+		}
+		r.scr, off = buf, 0
+	}
+	r.scrUsed = off + n
+	return scratchRegion{buf: r.scr, off: off, len: n}, nil
 }
 
 func newRunner(b backend, opt GPUOptions) *runner {
-	r := &runner{b: b, commitEvery: opt.CommitEvery}
+	if opt.CommitBytes == 0 {
+		opt.CommitBytes = DefaultCommitBytes
+	}
+	r := &runner{b: b, commitEvery: opt.CommitEvery, commitBytes: opt.CommitBytes, cbWritten: map[deviceBuffer]bool{}}
 	r.cache.source = kernels.Source
 	r.enc.r = r
 	return r
@@ -189,8 +261,8 @@ func (r *runner) runBatch(batch []kernels.Launch) (err error) {
 // span is the launches [first, last] encoded into one command buffer.
 type span struct{ first, last int }
 
-// run encodes the batch in order, committing a command buffer every
-// commitEvery dispatches and at the end, and waits for all of them. The first
+// run encodes the batch in order, committing a command buffer after
+// commitEvery dispatches or commitBytes bytes of bound arguments and at the end, and waits for all of them. The first
 // launch that cannot be encoded stops the batch: what was encoded before it
 // still runs (and is waited for, since its buffers are about to be freed),
 // and its error is returned.
@@ -202,11 +274,14 @@ func (r *runner) run(batch []kernels.Launch) error {
 		pending = 0 // dispatches in it
 	)
 	r.wordBound = false
+	r.scrUsed = 0
 	commit := func(last int) {
 		if r.b.commit() {
 			spans = append(spans, span{first, last})
 		}
 		first, pending = last+1, 0
+		r.cbBytes = 0
+		clear(r.cbWritten) // the next pass waits on this one's fence
 	}
 	for i := range batch {
 		r.pos = i
@@ -217,7 +292,7 @@ func (r *runner) run(batch []kernels.Launch) error {
 			commit(i)
 			break
 		}
-		if pending >= r.commitEvery || i == len(batch)-1 {
+		if pending >= r.commitEvery || r.cbBytes >= r.commitBytes || i == len(batch)-1 {
 			commit(i)
 		}
 	}
@@ -289,7 +364,7 @@ func (r *runner) encode(l *kernels.Launch) (n int, err error) {
 		return 0, &KernelError{Kernel: k.Name, Err: ErrNoEncode}
 	}
 	e := &r.enc
-	e.start(k)
+	e.start(l)
 	defer func() {
 		if p := recover(); p != nil {
 			err = &KernelError{Kernel: k.Name, Err: fmt.Errorf("Encode panicked: %v", p)}

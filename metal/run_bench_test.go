@@ -22,6 +22,8 @@ func (b *nopBackend) buffer(base *byte) (deviceBuffer, bool) {
 func (b *nopBackend) errorWord() (deviceBuffer, []byte, error) {
 	return &fakeBuf{n: kernels.ErrorWordSize}, make([]byte, kernels.ErrorWordSize), nil
 }
+func (b *nopBackend) scratch(n int) (deviceBuffer, error)   { return &fakeBuf{n: n}, nil }
+func (b *nopBackend) barrier()                              {}
 func (b *nopBackend) setPipeline(pipeline)                  {}
 func (b *nopBackend) setBuffer(int, deviceBuffer, int)      {}
 func (b *nopBackend) setBytes(int, []byte)                  {}

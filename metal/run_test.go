@@ -30,6 +30,7 @@ type fakeBackend struct {
 	failAt    int // position of the committed buffer that fails, or -1
 	panicOn   int // the commit (counted from 1) that panics, as a nil Metal object would; 0 for none
 	commits   int
+	scratches int // scratch buffers made
 }
 
 type fakeBuf struct{ id, n int }
@@ -101,6 +102,15 @@ func (f *fakeBackend) buffer(base *byte) (deviceBuffer, bool) {
 func (f *fakeBackend) errorWord() (deviceBuffer, []byte, error) {
 	return &fakeBuf{n: kernels.ErrorWordSize}, make([]byte, kernels.ErrorWordSize), nil
 }
+
+// scratch is a fake buffer (id 1000 + its number) of n bytes.
+func (f *fakeBackend) scratch(n int) (deviceBuffer, error) {
+	f.scratches++
+	f.ops = append(f.ops, fmt.Sprintf("scratch %d", n))
+	return &fakeBuf{id: 1000 + f.scratches, n: n}, nil
+}
+
+func (f *fakeBackend) barrier() { f.op("barrier") }
 
 func (f *fakeBackend) op(format string, args ...any) {
 	f.open = true

@@ -65,7 +65,10 @@
 // inline or, as Shared buffers, stay in files that Go and the program both
 // map, so a long run (a model decoding through metal.GPU.Run) copies nothing.
 // Dispatch.Order runs the threads of a group between barriers forward,
-// reversed or shuffled; a kernel whose result depends on it has a race.
+// reversed or shuffled, or one SIMD group at a time until it waits at a
+// threadgroup barrier (forward or reversed: a write after a read across a
+// missing barrier shows only there); a kernel whose result depends on it has
+// a race.
 // A bool loaded from memory keeps only the byte's low bit, as a GPU may.
 //
 // Executables are cached by content hash in a private per-user directory

@@ -28,10 +28,16 @@ const (
 	OrderForward  ThreadOrder = iota // by thread_index_in_threadgroup
 	OrderReverse                     // highest index first
 	OrderShuffled                    // a fresh random permutation at every round
+	// OrderSimdSerial runs one SIMD group at a time, by index, each alone until all
+	// its lanes wait at a threadgroup barrier (or are done): a group finishes a phase
+	// before the next starts it, which exposes a write-after-read across a missing
+	// barrier that the round-robin orders above cannot.
+	OrderSimdSerial
+	OrderSimdSerialReverse // OrderSimdSerial, highest SIMD group first
 )
 
 // Orders lists every ThreadOrder, for tests that run a kernel in each.
-var Orders = []ThreadOrder{OrderForward, OrderReverse, OrderShuffled}
+var Orders = []ThreadOrder{OrderForward, OrderReverse, OrderShuffled, OrderSimdSerial, OrderSimdSerialReverse}
 
 // String names the order.
 func (o ThreadOrder) String() string {
@@ -42,6 +48,10 @@ func (o ThreadOrder) String() string {
 		return "reverse"
 	case OrderShuffled:
 		return "shuffled"
+	case OrderSimdSerial:
+		return "simd-serial"
+	case OrderSimdSerialReverse:
+		return "simd-serial-reverse"
 	}
 	return fmt.Sprintf("ThreadOrder(%d)", uint32(o))
 }

@@ -72,7 +72,9 @@ inline const char* g_kernel_name = "";
 
 // g_order is the order in which the scheduler resumes ready fibers between
 // barriers: 0 by thread index, 1 reversed, 2 shuffled afresh each round
-// (next_random, defined by the driver). A kernel whose result depends on it
+// (next_random, defined by the driver); 3 and 4 run one SIMD group at a time,
+// forward or reversed, each alone until all its lanes wait at a threadgroup
+// barrier or are done (run_group_serial). A kernel whose result depends on it
 // has a race that a GPU may or may not show.
 inline uint32_t g_order = 0;
 inline uint64_t next_random();
@@ -189,6 +191,45 @@ inline bool complete_simd(Fiber* fibers, int n) {
   return any;
 }
 
+// resume runs fiber f until it blocks or finishes, and reports whether it finished.
+inline bool resume(Fiber& f) {
+  g_current = &f;
+  if (!_setjmp(g_sched_jb)) {
+    if (f.started) _longjmp(f.jb, 1);
+    f.started = true;
+    swapcontext(&g_sched_ctx, &f.ctx);
+  }
+  g_current = nullptr;
+  return f.state == State::done;
+}
+
+// run_group_serial is the SIMD-group-serial order: between two releases of the
+// threadgroup barrier, each SIMD group in turn (forward, or reversed when reverse)
+// runs alone, its lanes by index, its SIMD-group functions completed as they meet,
+// until every lane waits at the barrier or is done. One group then runs a whole
+// phase before the next starts the same phase, so a write after a read that a
+// missing barrier should have kept apart lands before the other groups' read: the
+// round-robin orders, which run every lane to each SIMD call together, cannot show
+// that.
+inline void run_group_serial(Fiber* fibers, int n, bool reverse) {
+  int nsg = (n + kSimdWidth - 1) / kSimdWidth;
+  int live = n;
+  while (live > 0) {
+    for (int k = 0; k < nsg; k++) {
+      int s = reverse ? nsg - 1 - k : k;
+      int lo = s * kSimdWidth;
+      int hi = std::min(n, lo + kSimdWidth);
+      for (;;) {
+        for (int i = lo; i < hi; i++)
+          if (fibers[i].state == State::ready && resume(fibers[i])) live--;
+        if (!complete_simd(fibers, n)) break;  // only this group can have a call pending
+      }
+    }
+    for (int i = 0; i < n; i++)
+      if (fibers[i].state == State::barrier) fibers[i].state = State::ready;
+  }
+}
+
 // run_group runs one threadgroup whose fibers have their ThreadInfo set.
 inline void run_group(Fiber* fibers, int n) {
   g_stacks.reserve(n);
@@ -213,6 +254,10 @@ inline void run_group(Fiber* fibers, int n) {
     makecontext(&f.ctx, fiber_main, 0);
     f.state = State::ready;
   }
+  if (g_order >= 3) {
+    run_group_serial(fibers, n, g_order == 4);
+    return;
+  }
   int live = n;
   static std::vector<int> perm;
   perm.resize(size_t(n));
@@ -223,14 +268,7 @@ inline void run_group(Fiber* fibers, int n) {
     for (int pi = 0; pi < n; pi++) {
       Fiber& f = fibers[perm[size_t(pi)]];
       if (f.state != State::ready) continue;
-      g_current = &f;
-      if (!_setjmp(g_sched_jb)) {
-        if (f.started) _longjmp(f.jb, 1);
-        f.started = true;
-        swapcontext(&g_sched_ctx, &f.ctx);
-      }
-      g_current = nullptr;
-      if (f.state == State::done) live--;
+      if (resume(f)) live--;
     }
     if (live == 0 || complete_simd(fibers, n)) continue;
     for (int i = 0; i < n; i++)
