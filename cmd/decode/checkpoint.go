@@ -45,6 +45,9 @@ type checkpointInfo struct {
 	largest   int64 // the largest of them
 	buffers   int   // device buffers the loader makes for the weights
 	weights   string
+	// ck is the open checkpoint whose headers this describes: the loader builds from it
+	// (models.LoadCheckpoint), so a run parses the headers once. The caller closes it.
+	ck *checkpoint.Checkpoint
 }
 
 // inspectCheckpoint reads dir's config.json and safetensors headers. Every error is a
@@ -62,7 +65,12 @@ func inspectCheckpoint(dir string) (*checkpointInfo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: --model: %w", errUsage, err)
 	}
-	defer ck.Close()
+	keep := false
+	defer func() {
+		if !keep {
+			ck.Close()
+		}
+	}()
 	cfgPath := filepath.Join(dir, "config.json")
 	typ, err := models.ModelType(ck.Config)
 	if err != nil {
@@ -96,6 +104,7 @@ func inspectCheckpoint(dir string) (*checkpointInfo, error) {
 		}
 	}
 	info.weights = describeWeights(ck, used)
+	info.ck, keep = ck, true
 	return info, nil
 }
 
@@ -247,12 +256,13 @@ func loadCheckpoint(o *options, spec runSpec, dev graph.Device, lim limit) (*gra
 	if err != nil {
 		return nil, nil, nil, 0, err
 	}
+	defer info.ck.Close() // the weights are copied to device buffers by the load
 	est := info.estimate(o, spec, lim.n)
 	if err := checkFitsHint(est, alloc.New(dev.Provider(), alloc.Config{}).Stats().MemoryLimit, "use a smaller checkpoint or --tokens"); err != nil {
 		return nil, nil, nil, 0, err
 	}
 	g := graph.New(dev, graphOptions(lim))
-	m, err := models.Load(o.modelDir, g, models.Options{OpsGatedDelta: o.ops})
+	m, err := models.LoadCheckpoint(info.ck, g, models.Options{OpsGatedDelta: o.ops})
 	if err == nil {
 		err = g.Synchronize() // the weights are uploaded: a limit below them fails here
 	}
@@ -287,6 +297,7 @@ func predictOnly(o *options, out io.Writer) error {
 		if err != nil {
 			return err
 		}
+		info.ck.Close() // headers only: no tensor is read
 		cfg, est = info.cfg, info.estimate(o, spec, lim.n)
 		weights = info.buffers + constantBuffers(cfg)
 		fmt.Fprintf(out, "[model] %s device=%s limit=%d (%s)\n", info.modelSummary(weights), name, lim.n, lim.source)

@@ -131,7 +131,10 @@ func (c *Checkpoint) open() error {
 			return err
 		}
 		c.files = append(c.files, st)
-		for _, name := range st.Names() {
+		if len(c.where) == 0 {
+			c.where = make(map[string]*Safetensors, len(st.names)) // sized once, not grown
+		}
+		for _, name := range st.names {
 			if prev, dup := c.where[name]; dup {
 				return &CheckpointError{Path: path, Tensor: name, Reason: "also in " + prev.File()}
 			}

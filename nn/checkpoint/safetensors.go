@@ -469,12 +469,22 @@ func (s *Safetensors) checkLayout(dataLen int64) error {
 		name       string
 	}
 	byStart := make([]span, 0, len(s.tensors))
-	for _, t := range s.tensors {
+	for _, name := range s.names { // name order: often offset order already
+		t := s.tensors[name]
 		byStart = append(byStart, span{t.Begin, t.End, t.Name})
 	}
-	slices.SortFunc(byStart, func(a, b span) int {
-		return cmp.Or(cmp.Compare(a.begin, b.begin), cmp.Compare(a.end, b.end), strings.Compare(a.name, b.name))
-	})
+	byOffset := func(a, b span) int {
+		switch {
+		case a.begin != b.begin:
+			return cmp.Compare(a.begin, b.begin)
+		case a.end != b.end:
+			return cmp.Compare(a.end, b.end)
+		}
+		return strings.Compare(a.name, b.name)
+	}
+	if !slices.IsSortedFunc(byStart, byOffset) {
+		slices.SortFunc(byStart, byOffset)
+	}
 	var pos int64 // where the tensors so far end
 	last := ""    // the tensor ending at pos
 	for _, cur := range byStart {

@@ -33,6 +33,9 @@ type Options struct {
 type Constructor struct {
 	// Load reads a checkpoint directory (config.json and its weights).
 	Load func(dir string, g *graph.Graph, opt Options) (nn.Model, error)
+	// LoadCheckpoint builds the model from a checkpoint already open (its config and
+	// headers parsed once, by the caller, who closes it).
+	LoadCheckpoint func(ck *checkpoint.Checkpoint, g *graph.Graph, opt Options) (nn.Model, error)
 	// Random builds the model config.json data describes with deterministic random
 	// weights drawn from seed.
 	Random func(config []byte, g *graph.Graph, seed int64, opt Options) (nn.Model, error)
@@ -51,6 +54,9 @@ var registry = map[string]Constructor{
 var qwen35Family = Constructor{
 	Load: func(dir string, g *graph.Graph, opt Options) (nn.Model, error) {
 		return qwen35.Load(dir, g, qwen35.Options{OpsGatedDelta: opt.OpsGatedDelta})
+	},
+	LoadCheckpoint: func(ck *checkpoint.Checkpoint, g *graph.Graph, opt Options) (nn.Model, error) {
+		return qwen35.LoadCheckpoint(ck, g, qwen35.Options{OpsGatedDelta: opt.OpsGatedDelta})
 	},
 	Random: func(config []byte, g *graph.Graph, seed int64, opt Options) (nn.Model, error) {
 		cfg, err := qwen35.ParseHFConfig(config)
@@ -125,6 +131,24 @@ func Load(dir string, g *graph.Graph, opt Options) (nn.Model, error) {
 	err = checkpoint.CatchFault(func() error {
 		var err error
 		m, err = c.Load(dir, g, opt)
+		return err
+	})
+	return m, err
+}
+
+// LoadCheckpoint builds the model of the open checkpoint ck with the package its
+// config.json's model_type names, reading nothing from its directory again: a caller
+// that has inspected the headers (decode) loads without parsing them twice. ck stays
+// open; the caller closes it.
+func LoadCheckpoint(ck *checkpoint.Checkpoint, g *graph.Graph, opt Options) (nn.Model, error) {
+	c, err := lookup(ck.Config)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(ck.Dir, "config.json"), err)
+	}
+	var m nn.Model
+	err = checkpoint.CatchFault(func() error { // see Load
+		var err error
+		m, err = c.LoadCheckpoint(ck, g, opt)
 		return err
 	})
 	return m, err

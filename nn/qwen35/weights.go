@@ -175,10 +175,27 @@ func Load(dir string, g *graph.Graph, opt Options) (*Model, error) {
 	// Every tensor is copied into a device buffer by build, so the files (mappings) are
 	// released when it returns.
 	defer ck.Close()
+	return loadFrom(cfg, ck, g, opt)
+}
+
+// LoadCheckpoint is Load from a checkpoint already open: its config.json (ck.Config)
+// and headers are not read again. ck stays open; the caller closes it.
+func LoadCheckpoint(ck *checkpoint.Checkpoint, g *graph.Graph, opt Options) (*Model, error) {
+	cfg, err := ParseHFConfig(ck.Config)
+	if err != nil {
+		return nil, fmt.Errorf("qwen35: load config %s: %w", filepath.Join(ck.Dir, "config.json"), err)
+	}
+	return loadFrom(cfg, ck, g, opt)
+}
+
+// loadFrom builds the model from cfg (config.json read with HF's rules) and ck.
+func loadFrom(cfg *Config, ck *checkpoint.Checkpoint, g *graph.Graph, opt Options) (*Model, error) {
+	path := filepath.Join(ck.Dir, "config.json")
 	src := newFileSource(ck)
 	if src.writtenByMLX {
 		// Read as mlx-lm reads it: its defaults for absent keys (rope_theta 100000,
 		// head_dim from hidden_size, the interval layer rule).
+		var err error
 		if cfg, err = ParseModelArgs(ck.Config); err != nil {
 			return nil, fmt.Errorf("qwen35: load config %s: %w", path, err)
 		}
