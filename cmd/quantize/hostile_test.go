@@ -179,6 +179,11 @@ func TestQuantizeRemovesOnlyWhatItMade(t *testing.T) {
 		require.NoError(t, os.Remove(link))
 	}
 
+	// An empty -out directory receives the output (replaced in one rename).
+	code, _, stderr = cmd("-in", goldenSets(t)[0], "-out", empty)
+	require.Equal(t, exitOK, code, stderr)
+	require.FileExists(t, filepath.Join(empty, "config.json"))
+
 	// Missing parents of -out are created.
 	deep := filepath.Join(tmp, "a", "b", "q")
 	code, _, stderr = cmd("-in", goldenSets(t)[0], "-out", deep)
