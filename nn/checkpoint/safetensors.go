@@ -247,6 +247,9 @@ func parseHeader(file string, header []byte, dataLen int64) (*Safetensors, error
 	if !utf8.Valid(header) {
 		return nil, fail("", "header is not valid UTF-8 (at byte %d)", invalidUTF8At(header))
 	}
+	if at := loneSurrogateAt(header); at >= 0 {
+		return nil, fail("", "header is not valid UTF-8 (the \\u escape at byte %d is half a surrogate pair)", at)
+	}
 	if len(header) > 0 && header[0] != '{' {
 		return nil, fail("", "header is not a JSON object")
 	}
@@ -305,6 +308,42 @@ func parseHeader(file string, header []byte, dataLen int64) (*Safetensors, error
 		return nil, err
 	}
 	return s, nil
+}
+
+// loneSurrogateAt is the offset of the first \u escape in b that encodes half of a
+// UTF-16 surrogate pair without the other half (-1 if none). encoding/json decodes one
+// to U+FFFD, silently renaming the tensor; the reference refuses it.
+func loneSurrogateAt(b []byte) int {
+	if !bytes.Contains(b, []byte(`\u`)) {
+		return -1
+	}
+	hex := func(i int) (rune, bool) { // the \uXXXX escape at b[i]
+		if i+6 > len(b) || b[i] != '\\' || b[i+1] != 'u' {
+			return 0, false
+		}
+		v, err := strconv.ParseUint(string(b[i+2:i+6]), 16, 16)
+		return rune(v), err == nil
+	}
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' {
+			continue
+		}
+		r, ok := hex(i)
+		switch {
+		case !ok:
+			i++ // another escape (\\, \", ...): skip its second byte
+		case r >= 0xD800 && r < 0xDC00:
+			if lo, ok := hex(i + 6); !ok || lo < 0xDC00 || lo > 0xDFFF {
+				return i
+			}
+			i += 11
+		case r >= 0xDC00 && r <= 0xDFFF:
+			return i
+		default:
+			i += 5
+		}
+	}
+	return -1
 }
 
 // invalidUTF8At is the offset of the first byte of b that is not valid UTF-8.
