@@ -13,7 +13,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ingotml/ingot/graph"
 	"github.com/ingotml/ingot/internal/golden"
+	"github.com/ingotml/ingot/nn/checkpoint"
+	"github.com/ingotml/ingot/nn/models"
 )
 
 // decodeWithin runs the command, failing the test if it has not returned after a few
@@ -111,4 +114,26 @@ func TestFileStringsEscaped(t *testing.T) {
 		require.Equal(t, exitUsage, code, errb.String())
 		require.Equal(t, `decode: usage: --model: safetensors `+filepath.Join(dir, "model.safetensors")+`: tensor \x1b[2J\x1b[32m[verdict] FLAT\x1b[0m\n: unknown dtype "F128"`+"\n", errb.String())
 	}
+}
+
+// TestCheckpointShrinksUnderTheLoad: decode's load path (headers inspected, then the
+// model built from the same open checkpoint) with the weight file truncated in between
+// ends in an error naming the file, not SIGBUS (exit 2 would read as "crash reproduced").
+func TestCheckpointShrinksUnderTheLoad(t *testing.T) {
+	sets, err := golden.Sets()
+	require.NoError(t, err)
+	dir := t.TempDir()
+	for _, f := range []string{"config.json", "model.safetensors"} {
+		b, err := os.ReadFile(filepath.Join(sets[0], f))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, f), b, 0o644))
+	}
+	info, err := inspectCheckpoint(dir)
+	require.NoError(t, err)
+	defer info.ck.Close()
+	weights := filepath.Join(dir, "model.safetensors")
+	require.NoError(t, os.Truncate(weights, 4096))
+	_, err = models.LoadCheckpoint(info.ck, graph.NewCPU(graph.Options{}), models.Options{})
+	require.ErrorIs(t, err, checkpoint.ErrFileChanged)
+	require.Contains(t, err.Error(), "checkpoint "+weights+": tensor ")
 }

@@ -197,6 +197,21 @@ func (c *Checkpoint) Bytes(name string) ([]byte, TensorInfo, error) {
 	return st.Bytes(name)
 }
 
+// AppendBytes appends a copy of the named tensor's raw bytes to dst. Unlike reading
+// Bytes' slice, the copy is guarded: a file that shrank under its mapping gives an
+// error naming the file and tensor (see CatchFault).
+func (c *Checkpoint) AppendBytes(dst []byte, name string) ([]byte, error) {
+	b, _, err := c.Bytes(name)
+	if err != nil {
+		return dst, err
+	}
+	err = catchTensorFault(name, func() error {
+		dst = append(dst, b...)
+		return nil
+	})
+	return dst, err
+}
+
 // Float32 returns the named tensor converted to float32 (F32, F16 or BF16 files).
 func (c *Checkpoint) Float32(name string) ([]float32, []int, error) {
 	st, ok := c.where[name]

@@ -344,11 +344,11 @@ func (s *fileSource) read(name string, shapes ...[]int) (nn.Host, error) {
 	if err != nil {
 		return nn.Host{}, err
 	}
-	b, _, err := s.st.Bytes(name)
+	b, err := s.st.AppendBytes(nil, name) // a guarded copy (see checkpoint.CatchFault)
 	if err != nil {
 		return nn.Host{}, fmt.Errorf("qwen35: %w", err)
 	}
-	return nn.Host{DType: dt, Shape: t.Shape, Data: slices.Clone(b)}, nil
+	return nn.Host{DType: dt, Shape: t.Shape, Data: b}, nil
 }
 
 func (s *fileSource) fail(name string, err error, format string, args ...any) error {
@@ -411,11 +411,10 @@ func (s *fileSource) experts(p param) (nn.Host, error) {
 	}
 	res := make([]byte, 0, e*out*in*dt.Size())
 	for _, n := range names {
-		b, _, err := s.st.Bytes(n)
-		if err != nil {
+		var err error
+		if res, err = s.st.AppendBytes(res, n); err != nil { // guarded (see checkpoint.CatchFault)
 			return nn.Host{}, fmt.Errorf("qwen35: %w", err)
 		}
-		res = append(res, b...)
 	}
 	return nn.Host{DType: dt, Shape: p.shape, Data: res}, nil
 }
