@@ -9,6 +9,7 @@ import (
 	"github.com/ingotml/ingot/alloc"
 	"github.com/ingotml/ingot/graph"
 	"github.com/ingotml/ingot/nn"
+	"github.com/ingotml/ingot/nn/checkpoint"
 	"github.com/ingotml/ingot/nn/models"
 	"github.com/ingotml/ingot/predict"
 )
@@ -18,6 +19,10 @@ import (
 type checkpointInfo struct {
 	dir  string
 	desc *nn.Description
+	// ck is the open checkpoint the description was read from: the load builds from it
+	// (models.LoadCheckpoint), so a run parses config.json and the headers once. The
+	// caller closes it.
+	ck *checkpoint.Checkpoint
 }
 
 // inspectCheckpoint checks dir's config.json and safetensors headers as the loader
@@ -31,11 +36,16 @@ func inspectCheckpoint(dir string) (*checkpointInfo, error) {
 	if !st.IsDir() {
 		return nil, bad(errors.New("not a directory"))
 	}
-	d, err := models.Inspect(dir)
+	ck, err := models.Open(dir)
 	if err != nil {
 		return nil, fmt.Errorf("%w: --model: %w", errUsage, err)
 	}
-	return &checkpointInfo{dir: dir, desc: d}, nil
+	d, err := models.InspectCheckpoint(ck)
+	if err != nil {
+		ck.Close()
+		return nil, fmt.Errorf("%w: --model: %w", errUsage, err)
+	}
+	return &checkpointInfo{dir: dir, desc: d, ck: ck}, nil
 }
 
 // modelSummary is the [model] line's description of a checkpoint, up to the buffer
@@ -80,6 +90,7 @@ func loadCheckpoint(o *options, spec runSpec, dev graph.Device, lim limit) (*gra
 	if err != nil {
 		return nil, nil, nil, 0, err
 	}
+	defer info.ck.Close() // weights used in place keep their mapping pinned
 	est, err := estimateFor(o, spec, info.desc, lim.n)
 	if err != nil {
 		return nil, nil, nil, 0, err
@@ -88,7 +99,7 @@ func loadCheckpoint(o *options, spec runSpec, dev graph.Device, lim limit) (*gra
 		return nil, nil, nil, 0, err
 	}
 	g := graph.New(dev, graphOptions(lim))
-	m, err := models.Load(o.modelDir, g, nn.Options{OpsGatedDelta: o.ops})
+	m, err := models.LoadCheckpoint(info.ck, g, nn.Options{OpsGatedDelta: o.ops})
 	if err == nil {
 		err = g.Synchronize() // the weights are uploaded: a limit below them fails here
 	}
@@ -122,6 +133,7 @@ func predictOnly(o *options, out io.Writer) error {
 		if info, err = inspectCheckpoint(o.modelDir); err != nil {
 			return err
 		}
+		info.ck.Close() // headers only: no tensor is read
 		d = info.desc
 	} else {
 		cfg, err := modelConfig(o, spec)

@@ -13,7 +13,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ingotml/ingot/graph"
 	"github.com/ingotml/ingot/internal/golden"
+	"github.com/ingotml/ingot/nn"
+	"github.com/ingotml/ingot/nn/checkpoint"
+	"github.com/ingotml/ingot/nn/models"
+	"github.com/ingotml/ingot/tensor"
 )
 
 // decodeWithin runs the command, failing the test if it has not returned after a few
@@ -111,4 +116,34 @@ func TestFileStringsEscaped(t *testing.T) {
 		require.Equal(t, exitUsage, code, errb.String())
 		require.Equal(t, `decode: usage: --model: safetensors `+filepath.Join(dir, "model.safetensors")+`: tensor \x1b[2J\x1b[32m[verdict] FLAT\x1b[0m\n: unknown dtype "F128"`+"\n", errb.String())
 	}
+}
+
+// TestCheckpointShrinksUnderTheLoad: decode's load path (headers inspected, then the
+// model built from the same open checkpoint) with the weight file truncated in between
+// ends in an error, not SIGBUS (exit 2 would read as "crash reproduced"): the load's
+// copies fail naming the file and tensor (checkpoint.ErrFileChanged), and weights used
+// in place fail the first evaluation that reads them (graph.ErrMemoryFault).
+func TestCheckpointShrinksUnderTheLoad(t *testing.T) {
+	sets, err := golden.Sets()
+	require.NoError(t, err)
+	dir := t.TempDir()
+	for _, f := range []string{"config.json", "model.safetensors"} {
+		b, err := os.ReadFile(filepath.Join(sets[0], f))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, f), b, 0o644))
+	}
+	info, err := inspectCheckpoint(dir)
+	require.NoError(t, err)
+	defer info.ck.Close()
+	weights := filepath.Join(dir, "model.safetensors")
+	require.NoError(t, os.Truncate(weights, 4096))
+	g := graph.NewCPU(graph.Options{})
+	m, err := models.LoadCheckpoint(info.ck, g, nn.Options{})
+	if err != nil {
+		require.ErrorIs(t, err, checkpoint.ErrFileChanged)
+		require.Contains(t, err.Error(), "checkpoint "+weights+": tensor ")
+		return
+	}
+	_, err = m.Forward(tensor.FromInt32(g, []int32{1, 2}, 1, 2), nil).Float32s()
+	require.ErrorIs(t, err, graph.ErrMemoryFault)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ingotml/ingot/kernels"
 	"github.com/ingotml/ingot/nn/checkpoint"
 	"github.com/ingotml/ingot/nn/models"
 )
@@ -84,8 +85,17 @@ func TestQuantizeRefusesNonFinite(t *testing.T) {
 		var shape []int
 		in := rewrite(t, src, nil, func(wt *checkpoint.WriteTensor) bool {
 			if wt.Name == name {
-				require.Equal(t, checkpoint.F32, wt.DType, "the golden sets are float32")
-				binary.LittleEndian.PutUint32(wt.Data[4:], math.Float32bits(v))
+				// Element 1 becomes v in the tensor's own dtype.
+				switch wt.DType {
+				case checkpoint.F32:
+					binary.LittleEndian.PutUint32(wt.Data[4:], math.Float32bits(v))
+				case checkpoint.BF16:
+					binary.LittleEndian.PutUint16(wt.Data[2:], kernels.F32ToBF16(v))
+				case checkpoint.F16:
+					binary.LittleEndian.PutUint16(wt.Data[2:], kernels.F32ToF16(v))
+				default:
+					require.Failf(t, "not a float weight", "%s: %s", name, wt.DType)
+				}
 				shape = wt.Shape
 			}
 			return true
@@ -140,17 +150,26 @@ func TestQuantizeValidatesLikeTheLoader(t *testing.T) {
 		refusedAsLoader(t, in, "hidden_size", `"64"`)
 	})
 	t.Run("F64 lm_head", func(t *testing.T) {
+		// The head, or the embedding of a set that ties them: stored as F64.
+		d, err := models.Inspect(src)
+		require.NoError(t, err)
+		suffix := "embed_tokens.weight"
+		for _, p := range d.Params {
+			if p.Name == "lm_head.weight" {
+				suffix = "lm_head.weight"
+			}
+		}
 		in := rewrite(t, src, nil, func(wt *checkpoint.WriteTensor) bool {
-			if wt.Name == "lm_head.weight" {
-				wide := make([]byte, 2*len(wt.Data))
-				for i := 0; i < len(wt.Data); i += 4 {
-					binary.LittleEndian.PutUint64(wide[2*i:], math.Float64bits(float64(math.Float32frombits(binary.LittleEndian.Uint32(wt.Data[i:])))))
+			if strings.HasSuffix(wt.Name, suffix) && !strings.HasPrefix(wt.Name, "mtp.") {
+				n := 1
+				for _, d := range wt.Shape {
+					n *= d
 				}
-				wt.DType, wt.Data = checkpoint.F64, wide
+				wt.DType, wt.Data = checkpoint.F64, make([]byte, 8*n)
 			}
 			return true
 		})
-		refusedAsLoader(t, in, "tensor lm_head.weight", "F64")
+		refusedAsLoader(t, in, suffix, "F64")
 	})
 	t.Run("experts missing", func(t *testing.T) {
 		moe, layer := moeSet(t)
@@ -187,6 +206,11 @@ func TestQuantizeRemovesOnlyWhatItMade(t *testing.T) {
 		require.Equal(t, target, got)
 		require.NoError(t, os.Remove(link))
 	}
+
+	// An empty -out directory receives the output (replaced in one rename).
+	code, _, stderr = cmd("-in", goldenSets(t)[0], "-out", empty)
+	require.Equal(t, exitOK, code, stderr)
+	require.FileExists(t, filepath.Join(empty, "config.json"))
 
 	// Missing parents of -out are created.
 	deep := filepath.Join(tmp, "a", "b", "q")

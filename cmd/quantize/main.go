@@ -249,7 +249,7 @@ func quantize(o *options, stdout io.Writer) (err error) {
 	}
 	// The one step that makes -out appear, whole (replacing it if it was an empty
 	// directory): a partial output never carries the name.
-	if err := os.Rename(done, o.out); err != nil {
+	if err := publish(done, o.out); err != nil {
 		return fmt.Errorf("-out %s: %w", o.out, err)
 	}
 	return summarize(o.out, stdout)

@@ -141,7 +141,10 @@ func (c *Checkpoint) open() error {
 			return err
 		}
 		c.files = append(c.files, st)
-		for _, name := range st.Names() {
+		if len(c.where) == 0 {
+			c.where = make(map[string]*Safetensors, len(st.names)) // sized once, not grown
+		}
+		for _, name := range st.names {
 			if prev, dup := c.where[name]; dup {
 				return &CheckpointError{Path: path, Tensor: name, Reason: "also in " + prev.File()}
 			}
@@ -202,6 +205,21 @@ func (c *Checkpoint) Bytes(name string) ([]byte, TensorInfo, error) {
 		return nil, TensorInfo{}, &CheckpointError{Path: c.Dir, Tensor: name, Reason: "not in any weight file", Err: ErrTensorNotFound}
 	}
 	return st.Bytes(name)
+}
+
+// AppendBytes appends a copy of the named tensor's raw bytes to dst. Unlike reading
+// Bytes' slice, the copy is guarded: a file that shrank under its mapping gives an
+// error naming the file and tensor (see CatchFault).
+func (c *Checkpoint) AppendBytes(dst []byte, name string) ([]byte, error) {
+	b, _, err := c.Bytes(name)
+	if err != nil {
+		return dst, err
+	}
+	err = catchTensorFault(name, func() error {
+		dst = append(dst, b...)
+		return nil
+	})
+	return dst, err
 }
 
 // Float32 returns the named tensor converted to float32 (F32, F16 or BF16 files).

@@ -17,6 +17,9 @@ func FuzzParseQuantConfig(f *testing.F) {
 		`{"quantization": {"group_size": 32, "bits": 4, "mode": "mxfp4"}}`,
 		`{"quantization_config": {"quant_method": "gptq"}}`,
 		`{"quantization": null}`, `{"quantization": false}`, `[]`, `{}`, ``,
+		// Issue 24: a module key with terminal escapes, a quoted size.
+		`{"quantization": {"group_size": 64, "bits": 4, "\u001b[2J\u001b[32m[verdict] FLAT": false}}`,
+		`{"quantization": {"group_size": "64", "bits": 4}, "hidden_size": "64"}`,
 	} {
 		f.Add([]byte(s))
 	}

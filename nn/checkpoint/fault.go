@@ -17,9 +17,11 @@ import (
 // Where the guard sits: every read of mapped bytes must happen inside CatchFault, on
 // the goroutine that called it (SetPanicOnFault is per goroutine). Inside this package
 // that is Safetensors.Float32 and Int64, Checkpoint.Tensor (g.FromBytes copies the
-// mapping into the device buffer there, in the calling goroutine) and CheckFinite.
+// mapping into the device buffer there, in the calling goroutine), AppendBytes (the
+// copies nn/qwen35's loader makes) and CheckFinite: those errors name the tensor too.
 // Bytes returns the mapping itself, so its callers guard their own reads: the loader
-// entry nn/models.Load wraps the whole load, and cmd/quantize its whole run. A change
+// entries nn/models.Load and LoadCheckpoint wrap the whole load, and cmd/quantize its
+// whole run. A change
 // that lets kernels read weights from the mapping in place (zero-copy CPU weights)
 // moves those reads onto worker goroutines, which must then guard them too.
 

@@ -28,6 +28,10 @@ func TestMappedFileShrinks(t *testing.T) {
 			return err
 		},
 		"CheckFinite": func(c *checkpoint.Checkpoint) error { return c.CheckFinite("m.weight") },
+		"AppendBytes": func(c *checkpoint.Checkpoint) error {
+			_, err := c.AppendBytes(nil, "m.weight")
+			return err
+		},
 		"Bytes under CatchFault": func(c *checkpoint.Checkpoint) error {
 			return checkpoint.CatchFault(func() error {
 				b, _, err := c.Bytes("m.weight")

@@ -2,7 +2,6 @@ package checkpoint
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -14,7 +13,6 @@ import (
 	"slices"
 	"sort"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"unicode/utf8"
 
@@ -244,6 +242,9 @@ func parseHeader(file string, header []byte, dataLen int64) (*Safetensors, error
 	if !utf8.Valid(header) {
 		return nil, fail("", "header is not valid UTF-8 (at byte %d)", invalidUTF8At(header))
 	}
+	if at := loneSurrogateAt(header); at >= 0 {
+		return nil, fail("", "header is not valid UTF-8 (the \\u escape at byte %d is half a surrogate pair)", at)
+	}
 	if len(header) > 0 && header[0] != '{' {
 		return nil, fail("", "header is not a JSON object")
 	}
@@ -302,18 +303,6 @@ func parseHeader(file string, header []byte, dataLen int64) (*Safetensors, error
 		return nil, err
 	}
 	return s, nil
-}
-
-// invalidUTF8At is the offset of the first byte of b that is not valid UTF-8.
-func invalidUTF8At(b []byte) int {
-	for i := 0; i < len(b); {
-		r, n := utf8.DecodeRune(b[i:])
-		if r == utf8.RuneError && n <= 1 {
-			return i
-		}
-		i += n
-	}
-	return len(b)
 }
 
 // jsonReason words a decoder error; the decoder reports a cut-off header as a bare "EOF".
@@ -454,47 +443,6 @@ func intList(field string, raw json.RawMessage, limit int) ([]int64, error) {
 		out = append(out, v)
 	}
 	return out, nil
-}
-
-// checkLayout applies the reference's layout rule: taken in offset order, every tensor
-// begins where the previous one ended and the last ends where the data section does.
-// So tensors neither overlap nor leave gaps, and no bytes trail the last one (where a
-// writer's bug or a hidden payload would otherwise go unnoticed).
-func (s *Safetensors) checkLayout(dataLen int64) error {
-	type span struct {
-		begin, end int64
-		name       string
-	}
-	byStart := make([]span, 0, len(s.tensors))
-	for _, t := range s.tensors {
-		byStart = append(byStart, span{t.Begin, t.End, t.Name})
-	}
-	slices.SortFunc(byStart, func(a, b span) int {
-		return cmp.Or(cmp.Compare(a.begin, b.begin), cmp.Compare(a.end, b.end), strings.Compare(a.name, b.name))
-	})
-	var pos int64 // where the tensors so far end
-	last := ""    // the tensor ending at pos
-	for _, cur := range byStart {
-		switch {
-		case cur.begin < pos:
-			prev := s.tensors[last]
-			return &FormatError{File: s.file, Tensor: cur.name, Reason: fmt.Sprintf(
-				"data_offsets [%d, %d] overlap tensor %s [%d, %d]", cur.begin, cur.end, prev.Name, prev.Begin, prev.End)}
-		case cur.begin > pos:
-			after := "the start of the data section"
-			if last != "" {
-				after = "tensor " + last
-			}
-			return &FormatError{File: s.file, Tensor: cur.name, Reason: fmt.Sprintf(
-				"data_offsets [%d, %d] leave bytes [%d, %d] after %s unused (tensors must be contiguous)", cur.begin, cur.end, pos, cur.begin, after)}
-		}
-		pos, last = cur.end, cur.name
-	}
-	if pos != dataLen {
-		return &FormatError{File: s.file, Reason: fmt.Sprintf(
-			"%d bytes after the last tensor's data (tensors end at %d of the %d-byte data section)", dataLen-pos, pos, dataLen)}
-	}
-	return nil
 }
 
 // File returns the file name given to ReadSafetensors or ParseSafetensors.

@@ -220,6 +220,7 @@ func TestSafetensorsAcceptsConformantLayouts(t *testing.T) {
 		"empty tensor between two":      stRaw(`{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"e":{"dtype":"U8","shape":[0],"data_offsets":[1,1]},"b":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}}`, make([]byte, 2)),
 		"unknown entry fields ignored":  stRaw(`{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4],"extra":[1]}}`, make([]byte, 4)),
 		"names in UTF-8":                stRaw(`{"ä.😀":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}`, make([]byte, 1)),
+		"escaped names":                 stRaw(`{"\ud83d\ude00\u00e4\\u0041\"":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}`, make([]byte, 1)),
 	}
 	for name, file := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -317,6 +318,10 @@ func stCorruptions(t testing.TB) []stCorruption {
 		{"name not UTF-8", stRaw("{\"w\xff\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}", make([]byte, 1)), "",
 			"header is not valid UTF-8 (at byte 3)"},
 		{"leading space", stRaw(` {}`, nil), "", "header is not a JSON object"},
+		{"lone surrogate in a name", stRaw(`{"w\ud800":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}`, make([]byte, 1)), "",
+			`header is not valid UTF-8 (the \u escape at byte 3 is half a surrogate pair)`},
+		{"lone low surrogate", stRaw(`{"__metadata__":{"k":"\\\udc00"}}`, nil), "",
+			`header is not valid UTF-8 (the \u escape at byte 24 is half a surrogate pair)`},
 		{"gap between tensors", stRaw(`{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"b":{"dtype":"U8","shape":[2],"data_offsets":[3,5]}}`, make([]byte, 5)),
 			"b", "data_offsets [3, 5] leave bytes [1, 3] after tensor a unused (tensors must be contiguous)"},
 		{"gap at the start", stRaw(`{"a":{"dtype":"U8","shape":[1],"data_offsets":[4,5]}}`, make([]byte, 5)),

@@ -46,11 +46,12 @@ type Family struct {
 	Parse func(config []byte) (Config, error)
 	// Repro returns the leak repro's random model of the options' model type.
 	Repro func(o nn.ReproOptions) (Config, error)
-	// Load reads a checkpoint directory (config.json and its weights).
-	Load func(dir string, g *graph.Graph, opt nn.Options) (nn.Model, error)
-	// Inspect checks a checkpoint exactly as Load would, from config.json and the
+	// Load builds the model from a checkpoint already open (its config.json and headers
+	// parsed once, by the caller, who closes it).
+	Load func(ck *checkpoint.Checkpoint, g *graph.Graph, opt nn.Options) (nn.Model, error)
+	// Inspect checks an open checkpoint exactly as Load would, from config.json and the
 	// safetensors headers alone, and describes the model it holds.
-	Inspect func(dir string) (*nn.Description, error)
+	Inspect func(ck *checkpoint.Checkpoint) (*nn.Description, error)
 	// MLXLayout returns a float checkpoint's tensors as mlx-lm's sanitize leaves them
 	// before it quantizes (what cmd/quantize writes).
 	MLXLayout func(ck *checkpoint.Checkpoint) ([]checkpoint.WriteTensor, error)
@@ -136,24 +137,36 @@ func ReproConfig(o nn.ReproOptions) (Config, error) {
 	return f.Repro(o)
 }
 
-// readConfig returns dir's config.json and its family.
-func readConfig(dir string) (Family, error) {
+// Open opens the checkpoint in dir (config.json and every weight file's header, parsed
+// once) and checks that a registered family builds its model_type. The caller closes it.
+func Open(dir string) (*checkpoint.Checkpoint, error) {
 	data, err := checkpoint.ReadConfig(dir)
 	if err != nil {
-		return Family{}, err
+		return nil, err
 	}
-	f, err := lookup(data)
-	if err != nil {
-		return Family{}, fmt.Errorf("%s: %w", filepath.Join(dir, "config.json"), err)
+	if _, err := lookup(data); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "config.json"), err)
 	}
-	return f, nil
+	return checkpoint.OpenCheckpoint(dir)
 }
 
 // Load reads the checkpoint in dir with the package its config.json's model_type names.
 func Load(dir string, g *graph.Graph, opt nn.Options) (nn.Model, error) {
-	f, err := readConfig(dir)
+	ck, err := Open(dir)
 	if err != nil {
 		return nil, err
+	}
+	defer ck.Close() // weights used in place keep their mapping pinned
+	return LoadCheckpoint(ck, g, opt)
+}
+
+// LoadCheckpoint builds the model of the open checkpoint ck, reading nothing from its
+// directory again: a caller that has inspected the headers (decode) loads without
+// parsing them twice. ck stays open; the caller closes it.
+func LoadCheckpoint(ck *checkpoint.Checkpoint, g *graph.Graph, opt nn.Options) (nn.Model, error) {
+	f, err := lookup(ck.Config)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(ck.Dir, "config.json"), err)
 	}
 	// The weight files are mapped and the load copies some tensors from them: a file
 	// that shrinks meanwhile becomes an error naming it, not SIGBUS (see
@@ -162,7 +175,7 @@ func Load(dir string, g *graph.Graph, opt nn.Options) (nn.Model, error) {
 	var m nn.Model
 	err = checkpoint.CatchFault(func() error {
 		var err error
-		m, err = f.Load(dir, g, opt)
+		m, err = f.Load(ck, g, opt)
 		return err
 	})
 	return m, err
@@ -171,11 +184,21 @@ func Load(dir string, g *graph.Graph, opt nn.Options) (nn.Model, error) {
 // Inspect checks the checkpoint in dir as Load would, reading headers only, and
 // describes the model it holds.
 func Inspect(dir string) (*nn.Description, error) {
-	f, err := readConfig(dir)
+	ck, err := Open(dir)
 	if err != nil {
 		return nil, err
 	}
-	return f.Inspect(dir)
+	defer ck.Close()
+	return InspectCheckpoint(ck)
+}
+
+// InspectCheckpoint is Inspect of a checkpoint already open (ck stays open).
+func InspectCheckpoint(ck *checkpoint.Checkpoint) (*nn.Description, error) {
+	f, err := lookup(ck.Config)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(ck.Dir, "config.json"), err)
+	}
+	return f.Inspect(ck)
 }
 
 // Random builds the model config.json data describes, with random weights from seed.

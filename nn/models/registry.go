@@ -34,10 +34,10 @@ var qwen35Family = Family{
 		}
 		return qwen35Config{c}, nil
 	},
-	Load: func(dir string, g *graph.Graph, opt nn.Options) (nn.Model, error) {
-		return qwen35.Load(dir, g, opt)
+	Load: func(ck *checkpoint.Checkpoint, g *graph.Graph, opt nn.Options) (nn.Model, error) {
+		return qwen35.LoadCheckpoint(ck, g, opt)
 	},
-	Inspect:   qwen35.Inspect,
+	Inspect:   qwen35.InspectCheckpoint,
 	MLXLayout: qwen35.MLXLayout,
 }
 
@@ -88,10 +88,10 @@ var qwen3Family = Family{
 		}
 		return qwen3Config{c}, nil
 	},
-	Load: func(dir string, g *graph.Graph, opt nn.Options) (nn.Model, error) {
-		return qwen3.Load(dir, g, opt)
+	Load: func(ck *checkpoint.Checkpoint, g *graph.Graph, opt nn.Options) (nn.Model, error) {
+		return qwen3.LoadCheckpoint(ck, g, opt)
 	},
-	Inspect:   qwen3.Inspect,
+	Inspect:   qwen3.InspectCheckpoint,
 	MLXLayout: qwen3.MLXLayout,
 }
 

@@ -176,17 +176,21 @@ func (s fileSource) quantized(g *graph.Graph, module string, shape []int) (tenso
 	return q, st, true, nil
 }
 
-// open reads dir's config.json and opens its weights, as Load and Inspect both do.
-func open(dir string) (*Config, *checkpoint.Checkpoint, error) {
-	cfg, err := LoadConfig(filepath.Join(dir, "config.json"))
-	if err != nil {
-		return nil, nil, err
+// openDir checks dir's config.json, then opens the checkpoint (config errors first).
+func openDir(dir string) (*checkpoint.Checkpoint, error) {
+	if _, err := LoadConfig(filepath.Join(dir, "config.json")); err != nil {
+		return nil, err
 	}
-	ck, err := checkpoint.OpenCheckpoint(dir)
+	return checkpoint.OpenCheckpoint(dir) // a *checkpoint.CheckpointError names the file
+}
+
+// config parses an open checkpoint's config.json.
+func config(ck *checkpoint.Checkpoint) (*Config, error) {
+	cfg, err := ParseHFConfig(ck.Config)
 	if err != nil {
-		return nil, nil, err // a *checkpoint.CheckpointError names the file
+		return nil, fmt.Errorf("qwen3: load config %s: %w", filepath.Join(ck.Dir, "config.json"), err)
 	}
-	return cfg, ck, nil
+	return cfg, nil
 }
 
 // Load reads a model from dir: config.json (HF layout) and its weights, in
@@ -195,12 +199,20 @@ func open(dir string) (*Config, *checkpoint.Checkpoint, error) {
 // (<module>.scales present, config's quantization block) load as quantized layers and
 // stay packed on the device. Weights keep their stored dtype.
 func Load(dir string, g *graph.Graph, opt nn.Options) (*Model, error) {
-	cfg, ck, err := open(dir)
+	ck, err := openDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	// build copies every tensor into a device buffer, so the mappings go when it returns.
-	defer ck.Close()
+	defer ck.Close() // weights used in place keep their mapping pinned
+	return LoadCheckpoint(ck, g, opt)
+}
+
+// LoadCheckpoint is Load from a checkpoint already open (ck stays open).
+func LoadCheckpoint(ck *checkpoint.Checkpoint, g *graph.Graph, opt nn.Options) (*Model, error) {
+	cfg, err := config(ck)
+	if err != nil {
+		return nil, err
+	}
 	return build(cfg, g, fileSource{ck}, opt)
 }
 
@@ -209,11 +221,20 @@ func Load(dir string, g *graph.Graph, opt nn.Options) (*Model, error) {
 // headers alone, and describes the model it holds: a checkpoint Load refuses, Inspect
 // refuses with the same error.
 func Inspect(dir string) (*nn.Description, error) {
-	cfg, ck, err := open(dir)
+	ck, err := openDir(dir)
 	if err != nil {
 		return nil, err
 	}
 	defer ck.Close()
+	return InspectCheckpoint(ck)
+}
+
+// InspectCheckpoint is Inspect of a checkpoint already open (ck stays open).
+func InspectCheckpoint(ck *checkpoint.Checkpoint) (*nn.Description, error) {
+	cfg, err := config(ck)
+	if err != nil {
+		return nil, err
+	}
 	d, err := describe(cfg, fileSource{ck})
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package qwen35
 
 import (
 	"github.com/ingotml/ingot/nn"
+	"github.com/ingotml/ingot/nn/checkpoint"
 )
 
 // cacheBuffersPerLayer is what a batch run holds per layer besides the weights once one
@@ -20,11 +21,20 @@ func Describe(cfg *Config) (*nn.Description, error) { return describe(cfg, &rand
 // headers alone, reading no tensor data, and describes the model it holds: a
 // checkpoint Load refuses, Inspect refuses with the same error.
 func Inspect(dir string) (*nn.Description, error) {
-	cfg, ck, src, err := open(dir)
+	ck, err := openDir(dir)
 	if err != nil {
 		return nil, err
 	}
 	defer ck.Close()
+	return InspectCheckpoint(ck)
+}
+
+// InspectCheckpoint is Inspect of a checkpoint already open (ck stays open).
+func InspectCheckpoint(ck *checkpoint.Checkpoint) (*nn.Description, error) {
+	cfg, src, err := open(ck)
+	if err != nil {
+		return nil, err
+	}
 	d, err := describe(cfg, src)
 	if err != nil {
 		return nil, err

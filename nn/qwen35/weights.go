@@ -182,37 +182,49 @@ func (b *builder) mlp(p string, h, inter int) *nn.MLP {
 // conv1d; its norms already hold 1 + w). Weights keep their stored dtype (float32, float16
 // or bfloat16) on g; see the package doc for the dtype each op computes in.
 func Load(dir string, g *graph.Graph, opt nn.Options) (*Model, error) {
-	cfg, ck, src, err := open(dir)
+	ck, err := openDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	// Every tensor is copied into a device buffer by build, so the files (mappings) are
-	// released when it returns.
+	// The mappings outlive Close while weights use them in place (checkpoint.Pin).
 	defer ck.Close()
+	return LoadCheckpoint(ck, g, opt)
+}
+
+// LoadCheckpoint is Load from a checkpoint already open: its config.json (ck.Config)
+// and headers are not read again. ck stays open; the caller closes it.
+func LoadCheckpoint(ck *checkpoint.Checkpoint, g *graph.Graph, opt nn.Options) (*Model, error) {
+	cfg, src, err := open(ck)
+	if err != nil {
+		return nil, err
+	}
 	return build(cfg, g, src, opt)
 }
 
-// open reads dir's config.json and opens its weights, as Load and Inspect both do: a
-// checkpoint mlx-lm wrote is read with mlx-lm's defaults for absent keys (rope_theta
+// openDir checks dir's config.json, then opens the checkpoint (config errors first, as
+// the model reads its config before its weights).
+func openDir(dir string) (*checkpoint.Checkpoint, error) {
+	if _, err := LoadConfig(filepath.Join(dir, "config.json")); err != nil {
+		return nil, err
+	}
+	return checkpoint.OpenCheckpoint(dir) // a *checkpoint.CheckpointError names the file
+}
+
+// open reads ck's config and makes its source, as LoadCheckpoint and Inspect both do:
+// a checkpoint mlx-lm wrote is read with mlx-lm's defaults for absent keys (rope_theta
 // 100000, head_dim from hidden_size, the interval layer rule).
-func open(dir string) (*Config, *checkpoint.Checkpoint, *fileSource, error) {
-	path := filepath.Join(dir, "config.json")
-	cfg, err := LoadConfig(path)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	ck, err := checkpoint.OpenCheckpoint(dir)
-	if err != nil {
-		return nil, nil, nil, err // a *checkpoint.CheckpointError names the file
-	}
+func open(ck *checkpoint.Checkpoint) (*Config, *fileSource, error) {
+	path := filepath.Join(ck.Dir, "config.json")
+	parse := ParseHFConfig
 	src := newFileSource(ck)
 	if src.writtenByMLX {
-		if cfg, err = ParseModelArgs(ck.Config); err != nil {
-			ck.Close()
-			return nil, nil, nil, fmt.Errorf("qwen35: load config %s: %w", path, err)
-		}
+		parse = ParseModelArgs
 	}
-	return cfg, ck, src, nil
+	cfg, err := parse(ck.Config)
+	if err != nil {
+		return nil, nil, fmt.Errorf("qwen35: load config %s: %w", path, err)
+	}
+	return cfg, src, nil
 }
 
 // fileSource maps the model's parameter names onto one checkpoint's naming scheme.
@@ -496,13 +508,15 @@ func (s *fileSource) experts(p param) (nn.Host, error) {
 	}
 	res := make([]byte, 0, p.shape[0]*p.shape[1]*p.shape[2]*plan.dt.Size())
 	for _, n := range plan.names {
-		b, _, err := s.st.Bytes(n)
+		if plan.half < 0 {
+			if res, err = s.st.AppendBytes(res, n); err != nil { // a guarded copy (checkpoint.CatchFault)
+				return nn.Host{}, fmt.Errorf("qwen35: %w", err)
+			}
+			continue
+		}
+		b, err := s.st.AppendBytes(nil, n)
 		if err != nil {
 			return nn.Host{}, fmt.Errorf("qwen35: %w", err)
-		}
-		if plan.half < 0 {
-			res = append(res, b...)
-			continue
 		}
 		// Expert x's gate rows come first, then its up rows.
 		sz := p.shape[1] * p.shape[2] * plan.dt.Size()
