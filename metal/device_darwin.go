@@ -93,7 +93,7 @@ var openDefault = sync.OnceValues(func() (*Device, error) {
 	})
 	d.resourceLimit = resourceLimitFrom(sysctlInt("iogpu.rsrc_limit"))
 	d.heaps = heapsUsable(d.name)
-	d.provider = &bufferProvider{dev: d}
+	d.provider = &bufferProvider{dev: d, policy: heapPolicy{usable: d.heaps}}
 	return d, nil
 })
 
@@ -120,6 +120,13 @@ func (d *Device) RecommendedWorkingSet() int64 { return d.workingSet }
 // ResourceLimit is the most buffer objects that may be live at once: the
 // iogpu.rsrc_limit sysctl, or DefaultResourceLimit when it is absent or 0.
 func (d *Device) ResourceLimit() int { return d.resourceLimit }
+
+// SmallHeapBytes is the memory of the small-buffer heap (0 until the first
+// buffer under 256 bytes, or on a device without heaps). The allocator's
+// active memory counts each buffer's own bytes, heap sub-allocations
+// included; add this for the device's whole footprint, as MLX's heap also
+// holds its full size from the start.
+func (d *Device) SmallHeapBytes() int64 { return d.provider.heapBytes() }
 
 // macOSMajor is the running macOS's major version.
 func macOSMajor() int { return int(C.ingot_macos_major()) }
