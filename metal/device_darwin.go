@@ -24,6 +24,24 @@ static long ingot_macos_major(void) {
 	return (long)[[NSProcessInfo processInfo] operatingSystemVersion].majorVersion;
 }
 
+// ingot_gpu_arch copies the device's architecture name (e.g. "applegpu_g13s")
+// into buf, or leaves it empty where the OS has none (before macOS 14).
+static void ingot_gpu_arch(void *dev, char *buf, size_t n) {
+	buf[0] = 0;
+	@autoreleasepool {
+		id d = (id)dev;
+		if (![d respondsToSelector:@selector(architecture)]) {
+			return;
+		}
+		id arch = [d performSelector:@selector(architecture)];
+		NSString *name = [arch performSelector:@selector(name)];
+		const char *s = [name UTF8String];
+		if (s != NULL) {
+			strlcpy(buf, s, n);
+		}
+	}
+}
+
 // ingot_sysctl_int reads an integer sysctl of 4 or 8 bytes; 0 on success.
 static int ingot_sysctl_int(const char *name, int64_t *out) {
 	unsigned char buf[8];
@@ -65,7 +83,8 @@ type Device struct {
 	workingSet    int64
 	resourceLimit int
 	provider      *bufferProvider
-	heaps         bool // small buffers come from MTLHeaps (not on a paravirtual GPU)
+	heaps         bool   // small buffers come from MTLHeaps (not on a paravirtual GPU)
+	arch          string // architecture name, e.g. "applegpu_g13s"; its last letter is the chip class
 }
 
 // Available reports whether Open can succeed.
@@ -93,6 +112,9 @@ var openDefault = sync.OnceValues(func() (*Device, error) {
 	})
 	d.resourceLimit = resourceLimitFrom(sysctlInt("iogpu.rsrc_limit"))
 	d.heaps = heapsUsable(d.name)
+	var arch [64]C.char
+	C.ingot_gpu_arch(ptr, &arch[0], C.size_t(len(arch)))
+	d.arch = C.GoString(&arch[0])
 	d.provider = &bufferProvider{dev: d, policy: heapPolicy{usable: d.heaps}}
 	return d, nil
 })
