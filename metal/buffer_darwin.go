@@ -12,16 +12,9 @@ import (
 	"github.com/progrium/macdriver/objc"
 )
 
-const (
-	// smallBufferLimit: requests below it are sub-allocated from a heap, as
-	// MLX does, to spare the driver many tiny allocations.
-	smallBufferLimit = 256
-	// smallHeapSize is the size of each small-buffer heap (MLX's 1 MiB).
-	smallHeapSize = 1 << 20
-	// bufferOptions gives unified memory the CPU can read and write, with
-	// hazards left to the engine, which orders its own command buffers.
-	bufferOptions = metal.ResourceStorageModeShared | metal.ResourceHazardTrackingModeUntracked
-)
+// bufferOptions gives unified memory the CPU can read and write, with hazards
+// left to the engine, which orders its own command buffers.
+const bufferOptions = metal.ResourceStorageModeShared | metal.ResourceHazardTrackingModeUntracked
 
 // The generated "new..." wrappers autorelease their result, which would tie
 // each buffer's life to an autorelease pool; sending the messages directly
@@ -32,32 +25,24 @@ var (
 )
 
 // bufferProvider is the device's alloc.Provider. Its counts are of objects it
-// created and has not released; the allocator's count must equal liveBuffers.
+// created and has not released; the allocator's count must equal its buffers.
 type bufferProvider struct {
 	dev *Device
 
-	mu          sync.Mutex
-	heap        *smallHeap // current small-buffer heap; nil until needed
-	liveBuffers int        // MTLBuffers, from heaps or not
-	liveHeaps   int        // the current heap plus full ones still in use
+	mu     sync.Mutex
+	policy heapPolicy        // where each buffer comes from (heap.go)
+	heap   metal.HeapWrapper // the one small-buffer heap, once made; kept for the process's life
 	// byBase finds the MTLBuffer behind a kernel argument: arguments carry
 	// only the contents (shared storage), whose first byte is unique to a
 	// live buffer.
 	byBase map[*byte]*buffer
 }
 
-// smallHeap is one MTLHeap. A full heap is retired: no new buffers come from
-// it, and it is released with its last buffer.
-type smallHeap struct {
-	mtl  metal.HeapWrapper
-	live int // buffers from this heap not yet released
-}
-
 // buffer is one MTLBuffer; it implements alloc.Raw.
 type buffer struct {
 	p    *bufferProvider
 	mtl  metal.BufferWrapper
-	heap *smallHeap // nil for a buffer made by the device directly
+	src  source // the small heap or the device
 	data []byte
 }
 
@@ -70,9 +55,8 @@ func (p *bufferProvider) MaxBufferLength() int64 { return p.dev.maxBuffer }
 // RecommendedWorkingSet is the device's recommendedMaxWorkingSetSize.
 func (p *bufferProvider) RecommendedWorkingSet() int64 { return p.dev.workingSet }
 
-// Alloc makes one shared-storage MTLBuffer of exactly n bytes: from the
-// current small heap when n < 256 (a new heap when it is full), otherwise
-// from the device.
+// Alloc makes one shared-storage MTLBuffer of exactly n bytes: from the small
+// heap when n < 256 and the heap has room, otherwise from the device.
 func (p *bufferProvider) Alloc(n int) (alloc.Raw, error) {
 	if n <= 0 {
 		return nil, fmt.Errorf("metal: buffer of %d bytes: size must be positive", n)
@@ -86,22 +70,27 @@ func (p *bufferProvider) Alloc(n int) (alloc.Raw, error) {
 	// Creation may autorelease temporaries; over hundreds of thousands of
 	// buffers, on threads with no pool, they would pile up, so each call
 	// drains its own pool (as MLX does).
-	var b *buffer
+	var (
+		mtl metal.BufferWrapper
+		src source
+		ok  bool
+	)
 	objc.WithAutoreleasePool(func() {
-		if n < smallBufferLimit && p.dev.heaps {
-			b = p.newSmallLocked(n)
-		}
-		if b == nil { // large, no heaps on this device, or no heap could be made
-			mtl := objc.Call[metal.BufferWrapper](p.dev.mtl, selNewBuffer, uint(n), bufferOptions)
-			if !mtl.IsNil() {
-				b = &buffer{p: p, mtl: mtl}
-			}
-		}
+		src, ok = p.policy.place(n,
+			p.newHeapLocked,
+			func() bool {
+				mtl = objc.Call[metal.BufferWrapper](p.heap, selNewBuffer, uint(n), bufferOptions)
+				return !mtl.IsNil()
+			},
+			func() bool {
+				mtl = objc.Call[metal.BufferWrapper](p.dev.mtl, selNewBuffer, uint(n), bufferOptions)
+				return !mtl.IsNil()
+			})
 	})
-	if b == nil {
+	if !ok {
 		return nil, fmt.Errorf("metal: the device refused a buffer of %d bytes", n)
 	}
-	p.liveBuffers++
+	b := &buffer{p: p, mtl: mtl, src: src}
 
 	ptr := b.mtl.Contents()
 	if ptr == nil { // cannot happen with shared storage; never hand out a nil view
@@ -124,68 +113,36 @@ func (p *bufferProvider) lookup(base *byte) (*buffer, bool) {
 	return b, ok
 }
 
-// newSmallLocked sub-allocates n bytes from the current heap, starting a new
-// heap when it is full. It returns nil if no heap can be made, so that the
-// caller falls back to a device buffer.
-func (p *bufferProvider) newSmallLocked(n int) *buffer {
-	if h := p.heap; h != nil {
-		if b := h.newBuffer(p, n); b != nil {
-			return b
-		}
-		p.heap = nil // full: retire it
-		if h.live == 0 {
-			p.releaseHeapLocked(h)
-		}
-	}
-	h := p.newHeapLocked()
-	if h == nil {
-		return nil
-	}
-	p.heap = h
-	return h.newBuffer(p, n)
-}
-
-func (p *bufferProvider) newHeapLocked() *smallHeap {
+// newHeapLocked makes the small-buffer heap (MLX's size and options); it
+// reports false when the device refuses it.
+func (p *bufferProvider) newHeapLocked() bool {
 	desc := metal.HeapDescriptor_Alloc().Init()
 	defer desc.Release()
 	desc.SetSize(smallHeapSize)
 	desc.SetResourceOptions(bufferOptions)
-	mtl := objc.Call[metal.HeapWrapper](p.dev.mtl, selNewHeap, objc.Ptr(desc))
-	if mtl.IsNil() {
-		return nil
-	}
-	p.liveHeaps++
-	return &smallHeap{mtl: mtl}
-}
-
-func (p *bufferProvider) releaseHeapLocked(h *smallHeap) {
-	h.mtl.Release()
-	h.mtl = metal.HeapWrapper{}
-	p.liveHeaps--
-}
-
-// newBuffer returns nil when the heap has no room for n bytes.
-func (h *smallHeap) newBuffer(p *bufferProvider, n int) *buffer {
-	mtl := objc.Call[metal.BufferWrapper](h.mtl, selNewBuffer, uint(n), bufferOptions)
-	if mtl.IsNil() {
-		return nil
-	}
-	h.live++
-	return &buffer{p: p, mtl: mtl, heap: h}
+	p.heap = objc.Call[metal.HeapWrapper](p.dev.mtl, selNewHeap, objc.Ptr(desc))
+	return !p.heap.IsNil()
 }
 
 // counts returns the live MTLBuffers and MTLHeaps the provider made.
 func (p *bufferProvider) counts() (buffers, heaps int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.liveBuffers, p.liveHeaps
+	return p.policy.buffers(), p.policy.heaps()
+}
+
+// heapBytes is the size of the small heap, 0 before it is made.
+func (p *bufferProvider) heapBytes() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.policy.heapBytes()
 }
 
 // Bytes is the buffer's contents: CPU-visible memory the GPU shares.
 func (b *buffer) Bytes() []byte { return b.data }
 
-// Release releases the MTLBuffer (and its heap, if that was retired and this
-// was its last buffer). Calls after the first do nothing.
+// Release releases the MTLBuffer (a heap's space returns to the heap). Calls
+// after the first do nothing.
 func (b *buffer) Release() {
 	b.p.mu.Lock()
 	defer b.p.mu.Unlock()
@@ -202,11 +159,5 @@ func (b *buffer) releaseLocked() {
 		delete(b.p.byBase, &b.data[0])
 	}
 	b.data = nil
-	b.p.liveBuffers--
-	if h := b.heap; h != nil {
-		h.live--
-		if h.live == 0 && h != b.p.heap {
-			b.p.releaseHeapLocked(h)
-		}
-	}
+	b.p.policy.released(b.src)
 }

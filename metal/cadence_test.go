@@ -104,3 +104,72 @@ func perCommit(ops []string) []int {
 	}
 	return out
 }
+
+func TestChipCommitLimits(t *testing.T) {
+	for arch, want := range map[string][2]int{
+		"applegpu_g13p": {20, 40 << 20}, // phone
+		"applegpu_g14g": {40, 40 << 20}, // base, Pro
+		"applegpu_g13s": {50, 50 << 20}, // Max
+		"applegpu_g13d": {50, 50 << 20}, // Ultra
+		"applegpu_g99x": {40, 40 << 20}, // unknown class
+		"":              {40, 40 << 20}, // no architecture (before macOS 14)
+	} {
+		ops, bytes := chipCommitLimits(arch)
+		require.Equal(t, want, [2]int{ops, bytes}, arch)
+	}
+	// Set fields win over the chip's.
+	require.Equal(t, GPUOptions{CommitEvery: 7, CommitBytes: 40 << 20}, GPUOptions{CommitEvery: 7}.forChip("applegpu_g14g"))
+}
+
+// TestCommitCadence: per chip class, command buffers are cut by dispatches and by
+// bytes, whichever fills first, each committed without waiting; each Run waits
+// once, after its last commit.
+func TestCommitCadence(t *testing.T) {
+	for _, tc := range []struct {
+		arch string
+		want []int // dispatches per command buffer
+	}{
+		// 100 small launches, 5 of 24 MiB, 30 small:
+		// 40 | 40 | 20 small + 2 big (48 MiB > 40) | 2 big | 1 big + 30 small (the end).
+		{"applegpu_g14g", []int{40, 40, 22, 2, 31}},
+		// 50 | 50 | 3 big (72 MiB > 50) | 2 big + 30 small (48 MiB, the end).
+		{"applegpu_g13s", []int{50, 50, 3, 32}},
+	} {
+		t.Run(tc.arch, func(t *testing.T) {
+			f := newFake()
+			opt, err := GPUOptions{}.forChip(tc.arch).withDefaults()
+			require.NoError(t, err)
+			r := newRunner(f, opt)
+			s := &stepBuilder{f: f}
+			small := func() kernels.Launch { // 2 KiB bound
+				return copyArgs(s.arg(kernels.Float32, 256), s.arg(kernels.Float32, 256))
+			}
+			var batch []kernels.Launch
+			for range 100 {
+				batch = append(batch, small())
+			}
+			for range 5 { // 3 Mi floats in and out: 24 MiB bound
+				batch = append(batch, copyArgs(s.arg(kernels.Float32, 3<<20), s.arg(kernels.Float32, 3<<20)))
+			}
+			for range 30 {
+				batch = append(batch, small())
+			}
+			for range 2 { // two batches: each waits once, at its end
+				f.ops = nil
+				require.NoError(t, r.run(batch))
+				require.Equal(t, tc.want, perCommit(f.ops))
+				var syncs []string
+				for _, k := range kinds(f.ops) {
+					if k == "commit" || k == "wait" {
+						syncs = append(syncs, k)
+					}
+				}
+				want := make([]string, len(tc.want), len(tc.want)+1)
+				for i := range want {
+					want[i] = "commit"
+				}
+				require.Equal(t, append(want, "wait"), syncs, "no wait between commits")
+			}
+		})
+	}
+}

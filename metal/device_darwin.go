@@ -24,6 +24,24 @@ static long ingot_macos_major(void) {
 	return (long)[[NSProcessInfo processInfo] operatingSystemVersion].majorVersion;
 }
 
+// ingot_gpu_arch copies the device's architecture name (e.g. "applegpu_g13s")
+// into buf, or leaves it empty where the OS has none (before macOS 14).
+static void ingot_gpu_arch(void *dev, char *buf, size_t n) {
+	buf[0] = 0;
+	@autoreleasepool {
+		id d = (id)dev;
+		if (![d respondsToSelector:@selector(architecture)]) {
+			return;
+		}
+		id arch = [d performSelector:@selector(architecture)];
+		NSString *name = [arch performSelector:@selector(name)];
+		const char *s = [name UTF8String];
+		if (s != NULL) {
+			strlcpy(buf, s, n);
+		}
+	}
+}
+
 // ingot_sysctl_int reads an integer sysctl of 4 or 8 bytes; 0 on success.
 static int ingot_sysctl_int(const char *name, int64_t *out) {
 	unsigned char buf[8];
@@ -65,7 +83,8 @@ type Device struct {
 	workingSet    int64
 	resourceLimit int
 	provider      *bufferProvider
-	heaps         bool // small buffers come from MTLHeaps (not on a paravirtual GPU)
+	heaps         bool   // small buffers come from MTLHeaps (not on a paravirtual GPU)
+	arch          string // architecture name, e.g. "applegpu_g13s"; its last letter is the chip class
 }
 
 // Available reports whether Open can succeed.
@@ -93,7 +112,10 @@ var openDefault = sync.OnceValues(func() (*Device, error) {
 	})
 	d.resourceLimit = resourceLimitFrom(sysctlInt("iogpu.rsrc_limit"))
 	d.heaps = heapsUsable(d.name)
-	d.provider = &bufferProvider{dev: d}
+	var arch [64]C.char
+	C.ingot_gpu_arch(ptr, &arch[0], C.size_t(len(arch)))
+	d.arch = C.GoString(&arch[0])
+	d.provider = &bufferProvider{dev: d, policy: heapPolicy{usable: d.heaps}}
 	return d, nil
 })
 
@@ -120,6 +142,13 @@ func (d *Device) RecommendedWorkingSet() int64 { return d.workingSet }
 // ResourceLimit is the most buffer objects that may be live at once: the
 // iogpu.rsrc_limit sysctl, or DefaultResourceLimit when it is absent or 0.
 func (d *Device) ResourceLimit() int { return d.resourceLimit }
+
+// SmallHeapBytes is the memory of the small-buffer heap (0 until the first
+// buffer under 256 bytes, or on a device without heaps). The allocator's
+// active memory counts each buffer's own bytes, heap sub-allocations
+// included; add this for the device's whole footprint, as MLX's heap also
+// holds its full size from the start.
+func (d *Device) SmallHeapBytes() int64 { return d.provider.heapBytes() }
 
 // macOSMajor is the running macOS's major version.
 func macOSMajor() int { return int(C.ingot_macos_major()) }

@@ -61,14 +61,17 @@ type GPU struct {
 // own command queue and pipeline cache. Without a device the error wraps
 // ErrUnavailable.
 func NewGPU(opt GPUOptions) (*GPU, error) {
-	opt, err := opt.withDefaults()
-	if err != nil {
+	if _, err := opt.withDefaults(); err != nil {
 		return nil, err
 	}
 	if err := checkMacOS(macOSMajor()); err != nil {
 		return nil, err
 	}
 	dev, err := Open()
+	if err != nil {
+		return nil, err
+	}
+	opt, err = opt.forChip(dev.arch).withDefaults()
 	if err != nil {
 		return nil, err
 	}
@@ -100,8 +103,10 @@ func (g *GPU) Device() *Device { return g.dev }
 func (g *GPU) ResourceLimit() int { return g.dev.ResourceLimit() }
 
 // Run encodes the batch's launches in order, committing a command buffer
-// every CommitEvery dispatches and at the end, and returns when all of them
-// have completed. Every argument must be the contents of a buffer from
+// (without waiting) every CommitEvery dispatches or CommitBytes bytes of bound
+// arguments and at the end, then waits once, for all of them: the GPU runs one
+// command buffer while the next is encoded, and Run returns when the batch has
+// completed. Every argument must be the contents of a buffer from
 // Provider. The first launch that cannot be encoded ends the batch with a
 // *KernelError; a command buffer the GPU fails is reported with the kernels
 // it held.

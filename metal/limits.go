@@ -40,3 +40,17 @@ func checkMacOS(major int) error {
 func heapsUsable(deviceName string) bool {
 	return !strings.Contains(deviceName, "Paravirtual")
 }
+
+// chipCommitLimits is MLX's command-buffer cut for a GPU architecture name (MTLDevice's
+// architecture.name, e.g. "applegpu_g13s"), by its last letter, the chip class: 20
+// dispatches and 40 MiB on phones (p), 40 and 40 MiB on base and Pro chips (g), 50 and
+// 50 MiB on Max and Ultra (s, d), and 40 and 40 MiB for anything else.
+func chipCommitLimits(arch string) (dispatches, bytes int) {
+	switch arch[max(len(arch)-1, 0):] {
+	case "p":
+		return 20, 40 << 20
+	case "s", "d":
+		return 50, 50 << 20
+	}
+	return 40, 40 << 20
+}

@@ -35,5 +35,8 @@ func (d *Device) RecommendedWorkingSet() int64 { return 0 }
 // ResourceLimit is the most buffer objects that may be live at once.
 func (d *Device) ResourceLimit() int { return DefaultResourceLimit }
 
+// SmallHeapBytes is the memory of the small-buffer heap; 0 on this platform.
+func (d *Device) SmallHeapBytes() int64 { return 0 }
+
 // Provider makes the device's buffers; nil on this platform.
 func (d *Device) Provider() alloc.Provider { return nil }

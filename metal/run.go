@@ -15,24 +15,42 @@ import (
 // a recorder, so that all of this is tested on every platform.
 
 // DefaultCommitEvery is the number of dispatches per command buffer when
-// GPUOptions.CommitEvery is 0: MLX's figure for Max and Ultra chips.
+// GPUOptions.CommitEvery is 0 and the chip class is unknown (off macOS): MLX's
+// figure for Max and Ultra chips. On a Mac, NewGPU takes MLX's figure for the
+// device's chip class instead (chipCommitLimits).
 const DefaultCommitEvery = 50
 
 // DefaultCommitBytes is the most bytes of bound arguments per command buffer when
-// GPUOptions.CommitBytes is 0: MLX's 50 MB for Max and Ultra chips (its base and Pro
-// figure is 40 dispatches and 40 MB), so one command buffer does not hold a GPU's worth
-// of weights while the next waits to be encoded.
+// GPUOptions.CommitBytes is 0 and the chip class is unknown: MLX's 50 MiB for Max and
+// Ultra chips (on a Mac, NewGPU takes the chip class's figure: 40 MiB on base and Pro),
+// so one command buffer does not hold a GPU's worth of weights while the next waits
+// to be encoded.
 const DefaultCommitBytes = 50 << 20
 
-// GPUOptions configure NewGPU.
+// GPUOptions configure NewGPU. Command buffers are committed as they fill, without
+// waiting; Run waits once, for all of them, at the end of its batch (graph.Device's
+// contract: Run returns when the batch has completed).
 type GPUOptions struct {
 	// CommitEvery is how many dispatches go into one command buffer before
-	// it is committed (0 means DefaultCommitEvery). Run also commits at the
-	// end of every batch.
+	// it is committed (0 means the chip class's figure, see DefaultCommitEvery).
+	// Run also commits at the end of every batch.
 	CommitEvery int
 	// CommitBytes is how many bytes of bound arguments (counted per binding) go into
-	// one command buffer before it is committed (0 means DefaultCommitBytes).
+	// one command buffer before it is committed (0 means the chip class's figure,
+	// see DefaultCommitBytes).
 	CommitBytes int
+}
+
+// forChip fills the zero fields with MLX's figures for the GPU architecture arch.
+func (o GPUOptions) forChip(arch string) GPUOptions {
+	ops, bytes := chipCommitLimits(arch)
+	if o.CommitEvery == 0 {
+		o.CommitEvery = ops
+	}
+	if o.CommitBytes == 0 {
+		o.CommitBytes = bytes
+	}
+	return o
 }
 
 func (o GPUOptions) withDefaults() (GPUOptions, error) {
