@@ -13,31 +13,29 @@
 //
 // Registers: SI x, R15 the codes, CX rows left, DX groups, AX blocks, R8 sums, R9 /
 // R10 the scales / biases, R11 out, BX scr, DI dt; R12, R13, R14 walk x or sums, scr
-// and groups within a row. Z0 holds the row's 16 lane accumulators, Z1 its bias
-// lanes, Z4 a group's partial lanes; Z31 the floats 0..15, which VPERMPS indexes with
+// and groups within a row (two groups a step). Z0 and Z10 hold the row's 16 lane
+// accumulators of even and odd groups, Z1 its bias lanes, Z4 a group's partial lanes; Z31 the floats 0..15, which VPERMPS indexes with
 // a code's low four bits (a 4-bit code to float32 in one instruction, the high nibble
 // after one shift). K1 masks the tail block of scales and biases.
 
 // Q4FIRST: the first 32-code chunk of a 4-bit group (codes at co, x at xo): p =
-// xa*qa + xb*qb. Q4NEXT: a later chunk: p += xa*qa, then p += xb*qb.
+// xa*qa, then p = fma(xb, qb, p). Q4NEXT: a later chunk: p = fma(xa, qa, p), then
+// p = fma(xb, qb, p).
 #define Q4FIRST(co, xo) \
 	VPMOVZXBD co(R15), Z2; \
 	VPSRLD    $4, Z2, Z3; \
 	VPERMPS   Z31, Z2, Z2; \
 	VPERMPS   Z31, Z3, Z3; \
 	VMULPS    xo(R12), Z2, Z4; \
-	VMULPS    (xo+64)(R12), Z3, Z5; \
-	VADDPS    Z5, Z4, Z4
+	VFMADD231PS (xo+64)(R12), Z3, Z4
 
 #define Q4NEXT(co, xo) \
 	VPMOVZXBD co(R15), Z2; \
 	VPSRLD    $4, Z2, Z3; \
 	VPERMPS   Z31, Z2, Z2; \
 	VPERMPS   Z31, Z3, Z3; \
-	VMULPS    xo(R12), Z2, Z5; \
-	VADDPS    Z5, Z4, Z4; \
-	VMULPS    (xo+64)(R12), Z3, Z5; \
-	VADDPS    Z5, Z4, Z4
+	VFMADD231PS xo(R12), Z2, Z4; \
+	VFMADD231PS (xo+64)(R12), Z3, Z4
 
 // Q8FIRST and Q8NEXT are the same for 8-bit codes (bytes l and 16+l of the chunk).
 #define Q8FIRST(co, xo) \
@@ -46,25 +44,21 @@
 	VCVTDQ2PS Z2, Z2; \
 	VCVTDQ2PS Z3, Z3; \
 	VMULPS    xo(R12), Z2, Z4; \
-	VMULPS    (xo+64)(R12), Z3, Z5; \
-	VADDPS    Z5, Z4, Z4
+	VFMADD231PS (xo+64)(R12), Z3, Z4
 
 #define Q8NEXT(co, xo) \
 	VPMOVZXBD co(R15), Z2; \
 	VPMOVZXBD (co+16)(R15), Z3; \
 	VCVTDQ2PS Z2, Z2; \
 	VCVTDQ2PS Z3, Z3; \
-	VMULPS    xo(R12), Z2, Z5; \
-	VADDPS    Z5, Z4, Z4; \
-	VMULPS    (xo+64)(R12), Z3, Z5; \
-	VADDPS    Z5, Z4, Z4
+	VFMADD231PS xo(R12), Z2, Z4; \
+	VFMADD231PS (xo+64)(R12), Z3, Z4
 
 // BLOCKEND stores 16 widened scales (Z8) to scr and adds the 16 groups' bias
-// products (biases Z9 times the sums) to the bias lanes.
+// products (biases Z9 times the sums, fused) to the bias lanes.
 #define BLOCKEND \
 	VMOVUPS Z8, (R13); \
-	VMULPS  (R12), Z9, Z9; \
-	VADDPS  Z9, Z1, Z1; \
+	VFMADD231PS (R12), Z9, Z1; \
 	ADDQ    $64, R13; \
 	ADDQ    $64, R12; \
 	ADDQ    $16, R14
@@ -155,17 +149,31 @@ main:
 	MOVQ groups+24(FP), DX
 	MOVQ SI, R12
 	MOVQ BX, R13
+	VPXORD Z10, Z10, Z10
 	MOVQ DX, R14
+	SHRQ $1, R14
+	JZ   gtail
 grp:
 	Q4FIRST(0, 0)
-	VMULPS.BCST (R13), Z4, Z4
-	VADDPS Z4, Z0, Z0
-	ADDQ   $16, R15
-	ADDQ   $128, R12
-	ADDQ   $4, R13
-	DECQ   R14
-	JNZ    grp
-	// acc += bias lanes; reduce16: lanes l+8, l+4, l+2, l+1 onto l.
+	VFMADD231PS.BCST 0(R13), Z4, Z0
+	Q4FIRST(16, 128)
+	VFMADD231PS.BCST 4(R13), Z4, Z10
+	ADDQ $32, R15
+	ADDQ $256, R12
+	ADDQ $8, R13
+	DECQ R14
+	JNZ  grp
+gtail:
+	TESTQ $1, DX
+	JZ    gend
+	Q4FIRST(0, 0)
+	VFMADD231PS.BCST 0(R13), Z4, Z0
+	ADDQ $16, R15
+	ADDQ $128, R12
+	ADDQ $4, R13
+gend:
+	VADDPS Z10, Z0, Z0
+	// lanes: (even + odd groups) + bias lanes; reduce16: lanes l+8, l+4, l+2, l+1 onto l.
 	VADDPS Z1, Z0, Z0
 	VEXTRACTF64X4 $1, Z0, Y2
 	VADDPS Y2, Y0, Y0
@@ -269,18 +277,34 @@ main:
 	MOVQ groups+24(FP), DX
 	MOVQ SI, R12
 	MOVQ BX, R13
+	VPXORD Z10, Z10, Z10
 	MOVQ DX, R14
+	SHRQ $1, R14
+	JZ   gtail
 grp:
 	Q4FIRST(0, 0)
 	Q4NEXT(16, 128)
-	VMULPS.BCST (R13), Z4, Z4
-	VADDPS Z4, Z0, Z0
-	ADDQ   $32, R15
-	ADDQ   $256, R12
-	ADDQ   $4, R13
-	DECQ   R14
-	JNZ    grp
-	// acc += bias lanes; reduce16: lanes l+8, l+4, l+2, l+1 onto l.
+	VFMADD231PS.BCST 0(R13), Z4, Z0
+	Q4FIRST(32, 256)
+	Q4NEXT(48, 384)
+	VFMADD231PS.BCST 4(R13), Z4, Z10
+	ADDQ $64, R15
+	ADDQ $512, R12
+	ADDQ $8, R13
+	DECQ R14
+	JNZ  grp
+gtail:
+	TESTQ $1, DX
+	JZ    gend
+	Q4FIRST(0, 0)
+	Q4NEXT(16, 128)
+	VFMADD231PS.BCST 0(R13), Z4, Z0
+	ADDQ $32, R15
+	ADDQ $256, R12
+	ADDQ $4, R13
+gend:
+	VADDPS Z10, Z0, Z0
+	// lanes: (even + odd groups) + bias lanes; reduce16: lanes l+8, l+4, l+2, l+1 onto l.
 	VADDPS Z1, Z0, Z0
 	VEXTRACTF64X4 $1, Z0, Y2
 	VADDPS Y2, Y0, Y0
@@ -384,20 +408,40 @@ main:
 	MOVQ groups+24(FP), DX
 	MOVQ SI, R12
 	MOVQ BX, R13
+	VPXORD Z10, Z10, Z10
 	MOVQ DX, R14
+	SHRQ $1, R14
+	JZ   gtail
 grp:
 	Q4FIRST(0, 0)
 	Q4NEXT(16, 128)
 	Q4NEXT(32, 256)
 	Q4NEXT(48, 384)
-	VMULPS.BCST (R13), Z4, Z4
-	VADDPS Z4, Z0, Z0
-	ADDQ   $64, R15
-	ADDQ   $512, R12
-	ADDQ   $4, R13
-	DECQ   R14
-	JNZ    grp
-	// acc += bias lanes; reduce16: lanes l+8, l+4, l+2, l+1 onto l.
+	VFMADD231PS.BCST 0(R13), Z4, Z0
+	Q4FIRST(64, 512)
+	Q4NEXT(80, 640)
+	Q4NEXT(96, 768)
+	Q4NEXT(112, 896)
+	VFMADD231PS.BCST 4(R13), Z4, Z10
+	ADDQ $128, R15
+	ADDQ $1024, R12
+	ADDQ $8, R13
+	DECQ R14
+	JNZ  grp
+gtail:
+	TESTQ $1, DX
+	JZ    gend
+	Q4FIRST(0, 0)
+	Q4NEXT(16, 128)
+	Q4NEXT(32, 256)
+	Q4NEXT(48, 384)
+	VFMADD231PS.BCST 0(R13), Z4, Z0
+	ADDQ $64, R15
+	ADDQ $512, R12
+	ADDQ $4, R13
+gend:
+	VADDPS Z10, Z0, Z0
+	// lanes: (even + odd groups) + bias lanes; reduce16: lanes l+8, l+4, l+2, l+1 onto l.
 	VADDPS Z1, Z0, Z0
 	VEXTRACTF64X4 $1, Z0, Y2
 	VADDPS Y2, Y0, Y0
@@ -501,17 +545,31 @@ main:
 	MOVQ groups+24(FP), DX
 	MOVQ SI, R12
 	MOVQ BX, R13
+	VPXORD Z10, Z10, Z10
 	MOVQ DX, R14
+	SHRQ $1, R14
+	JZ   gtail
 grp:
 	Q8FIRST(0, 0)
-	VMULPS.BCST (R13), Z4, Z4
-	VADDPS Z4, Z0, Z0
-	ADDQ   $32, R15
-	ADDQ   $128, R12
-	ADDQ   $4, R13
-	DECQ   R14
-	JNZ    grp
-	// acc += bias lanes; reduce16: lanes l+8, l+4, l+2, l+1 onto l.
+	VFMADD231PS.BCST 0(R13), Z4, Z0
+	Q8FIRST(32, 128)
+	VFMADD231PS.BCST 4(R13), Z4, Z10
+	ADDQ $64, R15
+	ADDQ $256, R12
+	ADDQ $8, R13
+	DECQ R14
+	JNZ  grp
+gtail:
+	TESTQ $1, DX
+	JZ    gend
+	Q8FIRST(0, 0)
+	VFMADD231PS.BCST 0(R13), Z4, Z0
+	ADDQ $32, R15
+	ADDQ $128, R12
+	ADDQ $4, R13
+gend:
+	VADDPS Z10, Z0, Z0
+	// lanes: (even + odd groups) + bias lanes; reduce16: lanes l+8, l+4, l+2, l+1 onto l.
 	VADDPS Z1, Z0, Z0
 	VEXTRACTF64X4 $1, Z0, Y2
 	VADDPS Y2, Y0, Y0
@@ -615,18 +673,34 @@ main:
 	MOVQ groups+24(FP), DX
 	MOVQ SI, R12
 	MOVQ BX, R13
+	VPXORD Z10, Z10, Z10
 	MOVQ DX, R14
+	SHRQ $1, R14
+	JZ   gtail
 grp:
 	Q8FIRST(0, 0)
 	Q8NEXT(32, 128)
-	VMULPS.BCST (R13), Z4, Z4
-	VADDPS Z4, Z0, Z0
-	ADDQ   $64, R15
-	ADDQ   $256, R12
-	ADDQ   $4, R13
-	DECQ   R14
-	JNZ    grp
-	// acc += bias lanes; reduce16: lanes l+8, l+4, l+2, l+1 onto l.
+	VFMADD231PS.BCST 0(R13), Z4, Z0
+	Q8FIRST(64, 256)
+	Q8NEXT(96, 384)
+	VFMADD231PS.BCST 4(R13), Z4, Z10
+	ADDQ $128, R15
+	ADDQ $512, R12
+	ADDQ $8, R13
+	DECQ R14
+	JNZ  grp
+gtail:
+	TESTQ $1, DX
+	JZ    gend
+	Q8FIRST(0, 0)
+	Q8NEXT(32, 128)
+	VFMADD231PS.BCST 0(R13), Z4, Z0
+	ADDQ $64, R15
+	ADDQ $256, R12
+	ADDQ $4, R13
+gend:
+	VADDPS Z10, Z0, Z0
+	// lanes: (even + odd groups) + bias lanes; reduce16: lanes l+8, l+4, l+2, l+1 onto l.
 	VADDPS Z1, Z0, Z0
 	VEXTRACTF64X4 $1, Z0, Y2
 	VADDPS Y2, Y0, Y0
@@ -730,20 +804,40 @@ main:
 	MOVQ groups+24(FP), DX
 	MOVQ SI, R12
 	MOVQ BX, R13
+	VPXORD Z10, Z10, Z10
 	MOVQ DX, R14
+	SHRQ $1, R14
+	JZ   gtail
 grp:
 	Q8FIRST(0, 0)
 	Q8NEXT(32, 128)
 	Q8NEXT(64, 256)
 	Q8NEXT(96, 384)
-	VMULPS.BCST (R13), Z4, Z4
-	VADDPS Z4, Z0, Z0
-	ADDQ   $128, R15
-	ADDQ   $512, R12
-	ADDQ   $4, R13
-	DECQ   R14
-	JNZ    grp
-	// acc += bias lanes; reduce16: lanes l+8, l+4, l+2, l+1 onto l.
+	VFMADD231PS.BCST 0(R13), Z4, Z0
+	Q8FIRST(128, 512)
+	Q8NEXT(160, 640)
+	Q8NEXT(192, 768)
+	Q8NEXT(224, 896)
+	VFMADD231PS.BCST 4(R13), Z4, Z10
+	ADDQ $256, R15
+	ADDQ $1024, R12
+	ADDQ $8, R13
+	DECQ R14
+	JNZ  grp
+gtail:
+	TESTQ $1, DX
+	JZ    gend
+	Q8FIRST(0, 0)
+	Q8NEXT(32, 128)
+	Q8NEXT(64, 256)
+	Q8NEXT(96, 384)
+	VFMADD231PS.BCST 0(R13), Z4, Z0
+	ADDQ $128, R15
+	ADDQ $512, R12
+	ADDQ $4, R13
+gend:
+	VADDPS Z10, Z0, Z0
+	// lanes: (even + odd groups) + bias lanes; reduce16: lanes l+8, l+4, l+2, l+1 onto l.
 	VADDPS Z1, Z0, Z0
 	VEXTRACTF64X4 $1, Z0, Y2
 	VADDPS Y2, Y0, Y0
