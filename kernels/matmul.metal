@@ -5,8 +5,8 @@
 // use 16 lanes over k mod 16 instead, folded by halves (lane16_dot).
 #include "prelude.metal"
 
-// lane16_dot is the half-weight linear's dot: lane l adds x[k]*w[k] for k = l mod 16
-// in order, then lanes l+8, l+4, l+2, l+1 fold onto lane l.
+// lane16_dot is the half-weight linear's dot: lane l takes fma(x[k], w[k], lane) for
+// k = l mod 16 in order, then lanes l+8, l+4, l+2, l+1 fold onto lane l.
 template <typename T>
 inline float lane16_dot(const device T* x, const device T* w, int k) {
     float a[16];
@@ -14,7 +14,7 @@ inline float lane16_dot(const device T* x, const device T* w, int k) {
         a[l] = 0.0f;
     }
     for (int i = 0; i < k; i++) {
-        a[i & 15] += float(x[i]) * float(w[i]);
+        a[i & 15] = fma(float(x[i]), float(w[i]), a[i & 15]);
     }
     for (int n = 8; n >= 1; n /= 2) {
         for (int l = 0; l < n; l++) {
