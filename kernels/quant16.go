@@ -4,7 +4,7 @@ import "math"
 
 // The 16-lane order of 4- and 8-bit codes: the definition every path computes for a
 // row dotted with x at these widths (the common ones, which the AVX-512 kernels of
-// quant16_amd64.s compute at memory speed). 2, 3, 5 and 6 bits keep qGroupDot's
+// quant16b4_amd64.s and quant16b8_amd64.s compute). 2, 3, 5 and 6 bits keep qGroupDot's
 // four-lane order (quant.go).
 //
 // A group of G codes (G a multiple of 32) is read as G/32 chunks of 32 codes, and
