@@ -18,7 +18,9 @@ import (
 // structure, as cmd/decode --model runs them: bfloat16 weights (kept bfloat16), and
 // 4-bit and 8-bit g64 quantized copies. It reports tokens/s, the weight bytes read per
 // token times that rate (GB/s), and that as a share of the read bandwidth measured by
-// membw.Probe just before (%probe), so the figure holds on a busy machine.
+// membw.Probe just before (%probe), so the figure holds on a busy machine, and the
+// process's CPU time per token (cpu-ms/token; on a machine other jobs load, wall time
+// measures them too).
 //
 // The checkpoints are read from $INGOT_REAL_MODELS/{bf16,q4,q8}, which
 // scripts/bench-real.sh makes once with cmd/quantize -random (about a minute, 2.7 GB);
@@ -49,6 +51,7 @@ func BenchmarkDecodeReal(b *testing.B) {
 				b.Fatal(err)
 			}
 			probe := membw.Probe(1<<30, 0, 3)
+			cpu0 := cpuTime()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				if _, err := bg.Next(); err != nil {
@@ -56,11 +59,15 @@ func BenchmarkDecodeReal(b *testing.B) {
 				}
 			}
 			b.StopTimer()
+			cpu := cpuTime() - cpu0
 			tps := float64(b.N) / b.Elapsed().Seconds()
 			b.ReportMetric(tps, "tokens/s")
 			b.ReportMetric(tps*float64(weights)/1e9, "GB/s")
 			b.ReportMetric(100*tps*float64(weights)/probe, "%probe")
 			b.ReportMetric(probe/1e9, "probeGB/s")
+			// CPU time per token (both cores together): on a machine that other jobs
+			// load, wall time measures them too, CPU time mostly this process.
+			b.ReportMetric(float64(cpu.Microseconds())/1e3/float64(b.N), "cpu-ms/token")
 		})
 	}
 }

@@ -403,10 +403,39 @@ func copyArgs(a, o *Arg) {
 		return
 	}
 	w := newRowWalk(&o.Layout, &a.Layout, &o.Layout)
+	if a.DType == o.DType && (a.DType.Size() == 4 || a.DType.Size() == 2) {
+		copyStrided(&w, a, o) // the bits as they are: no conversion per element
+		return
+	}
 	w.rows(func(n int, off, inc [4]int) {
 		ia, io := off[0], off[1]
 		for i := 0; i < n; i++ {
 			Store(o.DType, o.Data, io, Load(a.DType, a.Data, ia))
+			ia += inc[0]
+			io += inc[1]
+		}
+	})
+}
+
+// copyStrided is copyArgs for a view of 2- or 4-byte elements of one dtype.
+func copyStrided(w *rowWalk, a, o *Arg) {
+	if a.DType.Size() == 4 {
+		as, os := U32(a.Data), U32(o.Data)
+		w.rows(func(n int, off, inc [4]int) {
+			ia, io := off[0], off[1]
+			for i := 0; i < n; i++ {
+				os[io] = as[ia]
+				ia += inc[0]
+				io += inc[1]
+			}
+		})
+		return
+	}
+	as, os := U16(a.Data), U16(o.Data)
+	w.rows(func(n int, off, inc [4]int) {
+		ia, io := off[0], off[1]
+		for i := 0; i < n; i++ {
+			os[io] = as[ia]
 			ia += inc[0]
 			io += inc[1]
 		}

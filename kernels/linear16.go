@@ -4,8 +4,8 @@ package kernels
 // widened in registers, never converted as a whole matrix per call (a bfloat16
 // checkpoint decoded at 0.3 tokens/s when every call widened its matrix in Go). The
 // dot of an x row (widened, exactly) with a w row is computed in 16 lanes: lane l
-// adds float32(x[k]*w[k]) for k = l, l+16, l+32, ... in order (each product rounded,
-// no FMA), then the lanes fold by halves as qReduce16 folds them; the result is
+// takes a = fma(x[k], w[k], a) for k = l, l+16, l+32, ... in order (fused, rounded
+// once: fma32), then the lanes fold by halves as qReduce16 folds them; the result is
 // rounded to the output dtype once. mmDot16 is the definition; gemv16 (AVX-512) the
 // fast path, four rows per pass; GEMM (many x rows) uses the same per-row dot on
 // tiles of w, so a row's value does not depend on how many rows are computed.
@@ -15,7 +15,7 @@ func mmDot16(x, w []float32) float32 {
 	w = w[:len(x)]
 	var a [16]float32
 	for k := range x {
-		a[k%16] += float32(x[k] * w[k])
+		a[k%16] = fma32(x[k], w[k], a[k%16])
 	}
 	return qReduce16(&a)
 }

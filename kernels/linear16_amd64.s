@@ -2,7 +2,8 @@
 
 // The half-weight linear's rows (linear16.go defines the order): rows rows of k16*16
 // + tail half-precision weights (ldw bytes apart) dotted with x (float32), four rows
-// per pass (independent accumulation chains), then one at a time; K1 masks the tail.
+// per pass (independent chains of fused multiply-adds), then one at a time; K1 masks
+// the tail.
 //
 // Registers: SI x, R15 the pass's first row, BX ldw, R9 3*ldw, CX rows left, DX
 // k16, R8 out, R12 the byte offset into the rows (x at twice it), R14 the step count;
@@ -47,20 +48,16 @@ fourk:
 	VMOVUPS (SI)(R12*2), Z5
 	VPMOVZXWD (R15)(R12*1), Z4
 	VPSLLD $16, Z4, Z4
-	VMULPS Z5, Z4, Z4
-	VADDPS Z4, Z0, Z0
+	VFMADD231PS Z5, Z4, Z0
 	VPMOVZXWD (R10)(R12*1), Z4
 	VPSLLD $16, Z4, Z4
-	VMULPS Z5, Z4, Z4
-	VADDPS Z4, Z1, Z1
+	VFMADD231PS Z5, Z4, Z1
 	VPMOVZXWD (R11)(R12*1), Z4
 	VPSLLD $16, Z4, Z4
-	VMULPS Z5, Z4, Z4
-	VADDPS Z4, Z2, Z2
+	VFMADD231PS Z5, Z4, Z2
 	VPMOVZXWD (R13)(R12*1), Z4
 	VPSLLD $16, Z4, Z4
-	VMULPS Z5, Z4, Z4
-	VADDPS Z4, Z3, Z3
+	VFMADD231PS Z5, Z4, Z3
 	ADDQ $32, R12
 	DECQ R14
 	JNZ fourk
@@ -70,20 +67,16 @@ fourt:
 	VMOVUPS.Z (SI)(R12*2), K1, Z5
 	VPMOVZXWD.Z (R15)(R12*1), K1, Z4
 	VPSLLD $16, Z4, Z4
-	VMULPS Z5, Z4, Z4
-	VADDPS Z4, Z0, Z0
+	VFMADD231PS Z5, Z4, Z0
 	VPMOVZXWD.Z (R10)(R12*1), K1, Z4
 	VPSLLD $16, Z4, Z4
-	VMULPS Z5, Z4, Z4
-	VADDPS Z4, Z1, Z1
+	VFMADD231PS Z5, Z4, Z1
 	VPMOVZXWD.Z (R11)(R12*1), K1, Z4
 	VPSLLD $16, Z4, Z4
-	VMULPS Z5, Z4, Z4
-	VADDPS Z4, Z2, Z2
+	VFMADD231PS Z5, Z4, Z2
 	VPMOVZXWD.Z (R13)(R12*1), K1, Z4
 	VPSLLD $16, Z4, Z4
-	VMULPS Z5, Z4, Z4
-	VADDPS Z4, Z3, Z3
+	VFMADD231PS Z5, Z4, Z3
 foure:
 	RED16(Z0, Y0, X0)
 	VMOVSS X0, 0(R8)
@@ -110,8 +103,7 @@ onerow:
 onek:
 	VPMOVZXWD (R15)(R12*1), Z4
 	VPSLLD $16, Z4, Z4
-	VMULPS (SI)(R12*2), Z4, Z4
-	VADDPS Z4, Z0, Z0
+	VFMADD231PS (SI)(R12*2), Z4, Z0
 	ADDQ $32, R12
 	DECQ R14
 	JNZ onek
@@ -121,8 +113,7 @@ onet:
 	VMOVUPS.Z (SI)(R12*2), K1, Z5
 	VPMOVZXWD.Z (R15)(R12*1), K1, Z4
 	VPSLLD $16, Z4, Z4
-	VMULPS Z5, Z4, Z4
-	VADDPS Z4, Z0, Z0
+	VFMADD231PS Z5, Z4, Z0
 onee:
 	RED16(Z0, Y0, X0)
 	VMOVSS X0, (R8)
@@ -161,17 +152,13 @@ four:
 fourk:
 	VMOVUPS (SI)(R12*2), Z5
 	VCVTPH2PS (R15)(R12*1), Z4
-	VMULPS Z5, Z4, Z4
-	VADDPS Z4, Z0, Z0
+	VFMADD231PS Z5, Z4, Z0
 	VCVTPH2PS (R10)(R12*1), Z4
-	VMULPS Z5, Z4, Z4
-	VADDPS Z4, Z1, Z1
+	VFMADD231PS Z5, Z4, Z1
 	VCVTPH2PS (R11)(R12*1), Z4
-	VMULPS Z5, Z4, Z4
-	VADDPS Z4, Z2, Z2
+	VFMADD231PS Z5, Z4, Z2
 	VCVTPH2PS (R13)(R12*1), Z4
-	VMULPS Z5, Z4, Z4
-	VADDPS Z4, Z3, Z3
+	VFMADD231PS Z5, Z4, Z3
 	ADDQ $32, R12
 	DECQ R14
 	JNZ fourk
@@ -180,17 +167,13 @@ fourt:
 	JZ foure
 	VMOVUPS.Z (SI)(R12*2), K1, Z5
 	VCVTPH2PS.Z (R15)(R12*1), K1, Z4
-	VMULPS Z5, Z4, Z4
-	VADDPS Z4, Z0, Z0
+	VFMADD231PS Z5, Z4, Z0
 	VCVTPH2PS.Z (R10)(R12*1), K1, Z4
-	VMULPS Z5, Z4, Z4
-	VADDPS Z4, Z1, Z1
+	VFMADD231PS Z5, Z4, Z1
 	VCVTPH2PS.Z (R11)(R12*1), K1, Z4
-	VMULPS Z5, Z4, Z4
-	VADDPS Z4, Z2, Z2
+	VFMADD231PS Z5, Z4, Z2
 	VCVTPH2PS.Z (R13)(R12*1), K1, Z4
-	VMULPS Z5, Z4, Z4
-	VADDPS Z4, Z3, Z3
+	VFMADD231PS Z5, Z4, Z3
 foure:
 	RED16(Z0, Y0, X0)
 	VMOVSS X0, 0(R8)
@@ -216,8 +199,7 @@ onerow:
 	JZ onet
 onek:
 	VCVTPH2PS (R15)(R12*1), Z4
-	VMULPS (SI)(R12*2), Z4, Z4
-	VADDPS Z4, Z0, Z0
+	VFMADD231PS (SI)(R12*2), Z4, Z0
 	ADDQ $32, R12
 	DECQ R14
 	JNZ onek
@@ -226,8 +208,7 @@ onet:
 	JZ onee
 	VMOVUPS.Z (SI)(R12*2), K1, Z5
 	VCVTPH2PS.Z (R15)(R12*1), K1, Z4
-	VMULPS Z5, Z4, Z4
-	VADDPS Z4, Z0, Z0
+	VFMADD231PS Z5, Z4, Z0
 onee:
 	RED16(Z0, Y0, X0)
 	VMOVSS X0, (R8)

@@ -16,6 +16,20 @@ inline ulong q8(const device uchar* p, int bits) {
     return v;
 }
 
+// fold16 ends a 16-lane dot: lane l is (acc[0][l] + acc[1][l]) + bl[l] (even groups,
+// odd groups, biases), then lanes l+8, l+4, l+2, l+1 fold onto lane l.
+inline float fold16(thread float* a0, thread float* a1, thread float* bl) {
+    for (int l = 0; l < 16; l++) {
+        bl[l] = (a0[l] + a1[l]) + bl[l];
+    }
+    for (int n = 8; n >= 1; n /= 2) {
+        for (int l = 0; l < n; l++) {
+            bl[l] += bl[l + n];
+        }
+    }
+    return bl[0];
+}
+
 // A quantized matrix: packed rows, and [rows, groups] scales and biases of type S.
 template <typename S>
 struct QMat {
@@ -46,16 +60,18 @@ struct QMat {
         return bits == 4 ? float((p[k / 2] >> (4 * (k & 1))) & 15) : float(p[k]);
     }
 
-    // dot16 is row r dotted with x in the Go twin's 16-lane order of 4- and 8-bit codes
-    // (quant16.go): per 32-code chunk, lane l adds x*q for code a = 2l (8 bits: l) then
-    // b = 2l+1 (16+l); each lane's group partial is scaled into acc[l]; bias*sum(x) of
-    // group g goes to bl[g mod 16]; then acc += bl, folded by halves (l+8, l+4, l+2, l+1).
+    // dot16 is row r dotted with x in the 16-lane order of 4- and 8-bit codes: per
+    // 32-code chunk, lane l takes x*q for code a = 2l (8 bits: l) then b = 2l+1 (16+l),
+    // by fused multiply-adds after the group's first product; each lane's group partial
+    // is scaled into acc[g mod 2][l] (fused); bias*sum(x) of group g goes to
+    // bl[g mod 16] (fused); fold16 ends it.
     float dot16(const device float* x, int r) const {
         const device uchar* p = w + r * row_bytes();
-        float acc[16];
+        float acc[2][16];
         float bl[16];
         for (int l = 0; l < 16; l++) {
-            acc[l] = 0.0f;
+            acc[0][l] = 0.0f;
+            acc[1][l] = 0.0f;
             bl[l] = 0.0f;
         }
         for (int g = 0; g < groups(); g++) {
@@ -65,23 +81,14 @@ struct QMat {
                 int b2 = bits == 4 ? 2 * l + 1 : 16 + l;
                 float lane = 0.0f;
                 for (int c = g * group; c < (g + 1) * group; c += 32) {
-                    float pa = x[c + a] * code16(p, c + a);
-                    lane = c == g * group ? pa : lane + pa;
-                    lane += x[c + b2] * code16(p, c + b2);
+                    lane = c == g * group ? x[c + a] * code16(p, c + a) : fma(x[c + a], code16(p, c + a), lane);
+                    lane = fma(x[c + b2], code16(p, c + b2), lane);
                 }
-                acc[l] += sc * lane;
+                acc[g % 2][l] = fma(sc, lane, acc[g % 2][l]);
             }
-            bl[g % 16] += float(b[r * groups() + g]) * group_sum(x, g);
+            bl[g % 16] = fma(float(b[r * groups() + g]), group_sum(x, g), bl[g % 16]);
         }
-        for (int l = 0; l < 16; l++) {
-            acc[l] += bl[l];
-        }
-        for (int n = 8; n >= 1; n /= 2) {
-            for (int l = 0; l < n; l++) {
-                acc[l] += acc[l + n];
-            }
-        }
-        return acc[0];
+        return fold16(acc[0], acc[1], bl);
     }
 
     // dot is row r dotted with x (x in device memory) in the Go twin's order: qmm's

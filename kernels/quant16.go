@@ -1,8 +1,10 @@
 package kernels
 
+import "math"
+
 // The 16-lane order of 4- and 8-bit codes: the definition every path computes for a
 // row dotted with x at these widths (the common ones, which the AVX-512 kernels of
-// quant16_amd64.s compute at memory speed). 2, 3, 5 and 6 bits keep qGroupDot's
+// quant16b4_amd64.s and quant16b8_amd64.s compute). 2, 3, 5 and 6 bits keep qGroupDot's
 // four-lane order (quant.go).
 //
 // A group of G codes (G a multiple of 32) is read as G/32 chunks of 32 codes, and
@@ -11,15 +13,18 @@ package kernels
 //   - 4 bits: a = code 2l, b = code 2l+1 of the chunk (byte l's low and high nibble);
 //   - 8 bits: a = code l, b = code 16+l (bytes l and 16+l).
 //
-// Lane l of the group's partial p adds x*q for a then b, chunk after chunk, each
-// product rounded to float32 before the add (no FMA); the first product starts p.
-// Then acc[l] += float32(scale*p[l]) for every lane, groups in order. The biases go
-// to 16 lanes of their own by group: bl[g mod 16] += float32(bias_g*sum_g) (sum_g
-// the four-lane qSum of x's group g), groups in order. Both start at 0. Finally
-// acc[l] += bl[l] and the row's value is reduce16(acc), which folds lanes l+8, then
-// l+4, l+2, l+1 onto lane l (qReduce16). The fast path keeps the lanes in one zmm
-// register per row: it unpacks 32 codes with one shift, needs no horizontal sum per
-// group, and takes 16 groups' biases in one multiply.
+// Lane l of the group's partial p starts at x*q of the first chunk's a (rounded to
+// float32) and then takes p = fma(x, q, p) for its b, and for a then b of every
+// later chunk: a fused multiply-add rounded once (fma32; VFMADD on the hardware).
+// Then acc[g mod 2][l] = fma(scale, p[l], acc[g mod 2][l]) for every lane, groups in
+// order: even and odd groups accumulate apart (two independent chains of fused
+// adds). The biases go to 16 lanes of their own by group: bl[g mod 16] = fma(bias_g,
+// sum_g, bl[g mod 16]) (sum_g the four-lane qSum of x's group g), groups in order.
+// All start at 0. Finally lane l is (acc[0][l] + acc[1][l]) + bl[l], and the row's
+// value is reduce16 of the lanes, which folds lanes l+8, then l+4, l+2, l+1 onto lane
+// l (qReduce16). The fast path keeps the lanes in zmm registers: it unpacks 32 codes
+// with one shift, needs no horizontal sum per group, and takes 16 groups' biases in
+// one multiply-add.
 
 // qLanes16 reports whether bits-bit codes use the 16-lane order.
 func qLanes16(bits int) bool { return bits == 4 || bits == 8 }
@@ -44,32 +49,61 @@ func qCode16(p []byte, bits, k int) float32 {
 // definition at 4 and 8 bits (qMatrix.dot calls it), written for clarity.
 func (m *qMatrix) dot16(x, sums []float32, r int) float32 {
 	p := m.raw[r*m.rowBytes : (r+1)*m.rowBytes]
-	var acc, bl [16]float32
+	var acc [2][16]float32
+	var bl [16]float32
 	for g := 0; g < m.groups; g++ {
 		var lanes [16]float32
 		for c := g * m.group; c < (g+1)*m.group; c += 32 {
 			for l := range lanes {
 				a, b := qLane16(m.bits, l)
-				// The explicit conversions round each product: no FMA on any build.
-				pa := float32(x[c+a] * qCode16(p, m.bits, c+a))
 				if c == g*m.group {
-					lanes[l] = pa
+					lanes[l] = float32(x[c+a] * qCode16(p, m.bits, c+a)) // rounded: no FMA
 				} else {
-					lanes[l] += pa
+					lanes[l] = fma32(x[c+a], qCode16(p, m.bits, c+a), lanes[l])
 				}
-				lanes[l] += float32(x[c+b] * qCode16(p, m.bits, c+b))
+				lanes[l] = fma32(x[c+b], qCode16(p, m.bits, c+b), lanes[l])
 			}
 		}
 		s, b := m.scaleBias(r, g)
-		for l := range acc {
-			acc[l] += float32(s * lanes[l])
+		a := &acc[g%2]
+		for l := range a {
+			a[l] = fma32(s, lanes[l], a[l])
 		}
-		bl[g%16] += float32(b * sums[g])
+		bl[g%16] = fma32(b, sums[g], bl[g%16])
 	}
-	for l := range acc {
-		acc[l] += bl[l]
+	for l := range bl {
+		bl[l] = (acc[0][l] + acc[1][l]) + bl[l]
 	}
-	return qReduce16(&acc)
+	return qReduce16(&bl)
+}
+
+// fma32 is a*b + c rounded once to float32, as the hardware's fused multiply-add
+// computes it (Go's math.FMA is float64 only, and rounding its result again to
+// float32 can differ). The product is exact in float64 (24 + 24 bits), and the float64
+// sum s = p + c with its exact error e (TwoSum) is the exact result s + e. float32(s)
+// rounds s + e correctly unless s lies exactly halfway between two float32 values
+// while e is not 0; then the exact result is on e's side of s.
+func fma32(a, b, c float32) float32 {
+	p := float64(a) * float64(b)
+	s := p + float64(c)
+	r := float32(s)
+	if math.IsInf(s, 0) || s != s {
+		return r
+	}
+	bb := s - p
+	e := (p - (s - bb)) + (float64(c) - bb)
+	if e == 0 || float64(r) == s {
+		return r
+	}
+	// r is s rounded to a neighbour; the other neighbour is on s's far side.
+	o := math.Nextafter32(r, float32(math.Copysign(math.Inf(1), s-float64(r))))
+	if s-float64(min(r, o)) != float64(max(r, o))-s {
+		return r // not a midpoint
+	}
+	if (e > 0) == (float64(o) > s) {
+		return o
+	}
+	return r
 }
 
 // qReduce16 folds lanes l+8, l+4, l+2, l+1 onto lane l in turn and returns lane 0

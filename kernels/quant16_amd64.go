@@ -20,7 +20,7 @@ var qIota16 = [16]float32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
 func qAsm16() bool { return useAVX512 }
 
 // qmv16 calls the 16-lane kernel for bits-bit codes in groups of chunks*32 (see
-// quant16_amd64.s for the arguments).
+// quant16_amd64.h for the arguments).
 func qmv16(bits, chunks int, x *float32, p *byte, rows, groups, dt int, sums, sc, bi, scr, out *float32, sstride, blocks int, mask uint16) {
 	switch bits<<4 | chunks {
 	case 4<<4 | 1:
@@ -40,7 +40,7 @@ func qmv16(bits, chunks int, x *float32, p *byte, rows, groups, dt int, sums, sc
 	}
 }
 
-// The 16-lane kernels (quant16_amd64.s), one per code width and group size.
+// The 16-lane kernels (quant16b4_amd64.s, quant16b8_amd64.s), one per code width and group size.
 //
 //go:noescape
 func qmv16b4c1(x *float32, p *byte, rows, groups, dt int, sums, sc, bi, scr, out *float32, sstride, blocks int, mask uint16)

@@ -7,7 +7,7 @@ import (
 
 // The assembly path of the quantized dot products. qMatrix.dot stays the definition
 // (and the portable fallback). At 4 and 8 bits dotRows calls the 16-lane AVX-512
-// kernels (quant16.go, quant16_amd64.s: every row of the call in one pass); at the
+// kernels (quant16.go, quant16b[48]_amd64.s: every row of the call in one pass); at the
 // other widths it computes eight rows at a time in AVX2 assembly, bit for bit
 // qGroupDot's values:
 //

@@ -36,7 +36,7 @@ mkdir -p "$tmp/a/internal"
 rm -rf "$tmp/a/internal/membw"
 cp -r "$tmp/b/internal/membw" "$tmp/a/internal/"
 cp "$tmp/b/kernels/real_bench_test.go" "$tmp/a/kernels/"
-cp "$tmp/b/generate/real_bench_test.go" "$tmp/a/generate/"
+cp "$tmp/b/generate/real_bench_test.go" "$tmp/b/generate/"cputime_*_test.go "$tmp/a/generate/"
 for side in a b; do
 	(cd "$tmp/$side" && go test -c -o "$tmp/gen-$side.test" ./generate && go test -c -o "$tmp/kern-$side.test" ./kernels)
 done

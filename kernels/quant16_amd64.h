@@ -1,0 +1,62 @@
+// The 16-lane quantized row dots (quant16.go defines the order; rows16p in
+// quant_simd.go calls them through qmv16). One call computes rows consecutive packed
+// rows (back to back, so one pointer walks them all) dotted with x, permuted by
+// qPermute16, and writes one float per row. One kernel per code width and group size
+// (chunks of 32 codes per group); the scale dtype is a branch per row.
+//
+// Arguments: x, p (codes), rows, groups, dt (0 float32, 1 bfloat16, 2 float16 scales),
+// sums (x's group sums, zero-padded to a multiple of 16), sc and bi (the rows' first
+// scale and bias), scr (a float32 scratch of groups rounded up to 16), out, sstride
+// (bytes of one row's scales), blocks (groups/16) and mask (the groups%16 tail lanes).
+//
+// Registers: SI x, R15 the codes, CX rows left, DX groups, AX blocks, R8 sums, R9 /
+// R10 the scales / biases, R11 out, BX scr, DI dt; R12, R13, R14 walk x or sums, scr
+// and groups within a row (two groups a step). Z0 and Z10 hold the row's 16 lane
+// accumulators of even and odd groups, Z1 its bias lanes, Z4 a group's partial lanes; Z31 the floats 0..15, which VPERMPS indexes with
+// a code's low four bits (a 4-bit code to float32 in one instruction, the high nibble
+// after one shift). K1 masks the tail block of scales and biases.
+
+// Q4FIRST: the first 32-code chunk of a 4-bit group (codes at co, x at xo): p =
+// xa*qa, then p = fma(xb, qb, p). Q4NEXT: a later chunk: p = fma(xa, qa, p), then
+// p = fma(xb, qb, p).
+#define Q4FIRST(co, xo) \
+	VPMOVZXBD co(R15), Z2; \
+	VPSRLD    $4, Z2, Z3; \
+	VPERMPS   Z31, Z2, Z2; \
+	VPERMPS   Z31, Z3, Z3; \
+	VMULPS    xo(R12), Z2, Z4; \
+	VFMADD231PS (xo+64)(R12), Z3, Z4
+
+#define Q4NEXT(co, xo) \
+	VPMOVZXBD co(R15), Z2; \
+	VPSRLD    $4, Z2, Z3; \
+	VPERMPS   Z31, Z2, Z2; \
+	VPERMPS   Z31, Z3, Z3; \
+	VFMADD231PS xo(R12), Z2, Z4; \
+	VFMADD231PS (xo+64)(R12), Z3, Z4
+
+// Q8FIRST and Q8NEXT are the same for 8-bit codes (bytes l and 16+l of the chunk).
+#define Q8FIRST(co, xo) \
+	VPMOVZXBD co(R15), Z2; \
+	VPMOVZXBD (co+16)(R15), Z3; \
+	VCVTDQ2PS Z2, Z2; \
+	VCVTDQ2PS Z3, Z3; \
+	VMULPS    xo(R12), Z2, Z4; \
+	VFMADD231PS (xo+64)(R12), Z3, Z4
+
+#define Q8NEXT(co, xo) \
+	VPMOVZXBD co(R15), Z2; \
+	VPMOVZXBD (co+16)(R15), Z3; \
+	VCVTDQ2PS Z2, Z2; \
+	VCVTDQ2PS Z3, Z3; \
+	VFMADD231PS xo(R12), Z2, Z4; \
+	VFMADD231PS (xo+64)(R12), Z3, Z4
+
+// BLOCKEND stores 16 widened scales (Z8) to scr and adds the 16 groups' bias
+// products (biases Z9 times the sums, fused) to the bias lanes.
+#define BLOCKEND \
+	VMOVUPS Z8, (R13); \
+	VFMADD231PS (R12), Z9, Z1; \
+	ADDQ    $64, R13; \
+	ADDQ    $64, R12; \
+	ADDQ    $16, R14
