@@ -87,3 +87,52 @@ func weightBytes(dir string) (int64, error) {
 	}
 	return n, nil
 }
+
+// BenchmarkPrefillReal prefills a 4,096-token prompt into the 4-bit checkpoint of
+// BenchmarkDecodeReal with the plain generator, in chunks of PrefillStepSize (2048,
+// mlx-lm's prefill_step_size) and, for comparison, in one forward ("whole"). It
+// reports prompt tokens/s and the allocator's peak bytes beyond the weights (the
+// prefill's scratch, which the chunks bound). Run it with -benchtime 1x.
+func BenchmarkPrefillReal(b *testing.B) {
+	dir := os.Getenv("INGOT_REAL_MODELS")
+	if dir == "" {
+		b.Skip("INGOT_REAL_MODELS is not set (scripts/bench-real.sh makes the models)")
+	}
+	const n = 4096
+	prompt := make([]int32, n)
+	for i := range prompt {
+		prompt[i] = int32(1 + (i*7919)%1000)
+	}
+	for _, step := range []int{generate.PrefillStepSize, 0} {
+		name := "chunk2048"
+		if step == 0 {
+			name = "whole"
+		}
+		b.Run(name, func(b *testing.B) {
+			g := graph.NewCPU(graph.Options{})
+			m, err := models.Load(filepath.Join(dir, "q4"), g, nn.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := g.Synchronize(); err != nil {
+				b.Fatal(err)
+			}
+			base := g.Allocator().ActiveMemory()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				g.Allocator().ResetPeakMemory()
+				p, err := generate.NewPlain(m, cache.Eager, prompt)
+				if err != nil {
+					b.Fatal(err)
+				}
+				p.PrefillStep = step
+				if _, err := p.Next(); err != nil { // the prefill and the first token
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "prompt-tokens/s")
+			b.ReportMetric(float64(g.Allocator().PeakMemory()-base)/1e6, "peak-scratch-MB")
+		})
+	}
+}
