@@ -91,3 +91,44 @@ func TestFusedMatchesUnfusedRandom(t *testing.T) {
 		})
 	}
 }
+
+// TestFusedGivesWayAtRealSizes: the fused/unfused choice is made once, at build, from
+// the fused kernels' size limits (kernels.GDNBlockFits, MLPBlockFits, MoEBlockFits),
+// the same on every device, so the CPU and the GPU run one graph. The repro's widths
+// take the fused blocks; Qwen3.5-0.8B's (conv channels 6144, MLP width 3584, its
+// hidden size shrunk) exceed the Metal twins' limits and take the unfused kernels,
+// with the same logits as Options.Unfused forces.
+func TestFusedGivesWayAtRealSizes(t *testing.T) {
+	fusedBlocks := func(m *Model) (gdn, ff int) {
+		for _, l := range m.layers {
+			if l.gdn != nil && l.gdn.fw != nil {
+				gdn++
+			}
+			if l.moeW != nil || l.mlpW != nil {
+				ff++
+			}
+		}
+		return gdn, ff
+	}
+	repro, err := ReproConfig(nn.ReproOptions{Layers: 4, Interval: 4})
+	require.NoError(t, err)
+	m, err := NewRandom(repro, graph.NewCPU(graph.Options{}), 1, nn.Options{})
+	require.NoError(t, err)
+	gdn, ff := fusedBlocks(m)
+	require.Equal(t, 3, gdn, "the repro's GDN layers take the fused step")
+	require.Equal(t, 4, ff, "the repro's feed-forward blocks are fused")
+
+	real, err := LoadConfig("../../cmd/decode/testdata/qwen3_5_0.8b/config.json")
+	require.NoError(t, err)
+	real.HiddenSize, real.NumLayers, real.LayerTypes = 64, 4, real.LayerTypes[:4]
+	real.VocabSize = 256
+	require.NoError(t, real.Validate())
+	f, err := NewRandom(real, graph.NewCPU(graph.Options{}), 1, nn.Options{})
+	require.NoError(t, err)
+	gdn, ff = fusedBlocks(f)
+	require.Zero(t, gdn, "conv channels %d exceed gdn_block's limit", 2*real.LinearNumKeyHeads*real.LinearKeyHeadDim+real.LinearNumValueHeads*real.LinearValueHeadDim)
+	require.Zero(t, ff, "MLP width %d exceeds mlp_block's limit", real.IntermediateSize)
+	u, err := NewRandom(real, graph.NewCPU(graph.Options{}), 1, nn.Options{Unfused: true})
+	require.NoError(t, err)
+	require.Zero(t, compareFused(t, f, u, cache.Eager, false, []int32{1, 2, 3}, []int32{4, 5}), "the same graph as Unfused")
+}
