@@ -1,8 +1,10 @@
 package generate_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/ingotml/ingot/cache"
@@ -92,19 +94,27 @@ func weightBytes(dir string) (int64, error) {
 // BenchmarkDecodeReal with the plain generator, in chunks of PrefillStepSize (2048,
 // mlx-lm's prefill_step_size) and, for comparison, in one forward ("whole"). It
 // reports prompt tokens/s and the allocator's peak bytes beyond the weights (the
-// prefill's scratch, which the chunks bound). Run it with -benchtime 1x.
+// prefill's scratch, which the chunks bound). Run it with -benchtime 1x;
+// INGOT_PREFILL_TOKENS and INGOT_PREFILL_STEP change the prompt and the chunk.
 func BenchmarkPrefillReal(b *testing.B) {
 	dir := os.Getenv("INGOT_REAL_MODELS")
 	if dir == "" {
 		b.Skip("INGOT_REAL_MODELS is not set (scripts/bench-real.sh makes the models)")
 	}
-	const n = 4096
+	n := 4096
+	if v, err := strconv.Atoi(os.Getenv("INGOT_PREFILL_TOKENS")); err == nil && v > 0 {
+		n = v
+	}
 	prompt := make([]int32, n)
 	for i := range prompt {
 		prompt[i] = int32(1 + (i*7919)%1000)
 	}
-	for _, step := range []int{generate.PrefillStepSize, 0} {
-		name := "chunk2048"
+	step := generate.PrefillStepSize
+	if v, err := strconv.Atoi(os.Getenv("INGOT_PREFILL_STEP")); err == nil && v > 0 {
+		step = v
+	}
+	for _, step := range []int{step, 0} {
+		name := fmt.Sprintf("chunk%d", step)
 		if step == 0 {
 			name = "whole"
 		}
