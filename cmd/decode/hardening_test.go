@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -222,4 +223,25 @@ func estimateOf(t *testing.T, o *options, spec runSpec, cfg models.Config, limit
 	e, err := estimate(o, spec, d, limit)
 	require.NoError(t, err)
 	return e
+}
+
+// TestEstimateOverflowRefused: a config whose sizes overflow int64 (2^24 heads of
+// dimension 2^20, hidden 2^14: each q_proj is 2^61 bytes) is refused with exit 64 by the
+// run and by --predict-only; the estimate used to wrap to a small number that "fit",
+// and the build then panicked (makeslice: len out of range).
+func TestEstimateOverflowRefused(t *testing.T) {
+	raw, err := os.ReadFile("testdata/qwen3_5_0.8b/config.json")
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(raw, &m))
+	tc := m["text_config"].(map[string]any)
+	tc["num_attention_heads"], tc["head_dim"], tc["hidden_size"] = 1<<24, 1<<20, 1<<14
+	raw, err = json.Marshal(m)
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "config.json")
+	require.NoError(t, os.WriteFile(path, raw, 0o644))
+	for _, extra := range []string{"--predict-only", "--tokens=16"} {
+		msg := usage(t, "the model's size overflows a 64-bit count: model.layers.", "--config", path, extra)
+		require.Contains(t, msg, "self_attn.q_proj.weight [35184372088832 16384]: model size overflows int64")
+	}
 }
