@@ -11,7 +11,7 @@
 //	quantize -random CONFIG.json -out DIR [-dtype bfloat16] [-seed 0] [-shard-size 5GB]
 //
 // With -random it quantizes nothing: it writes a float checkpoint of CONFIG.json's
-// structure with deterministic random weights (qwen35.RandomCheckpoint) in Hugging
+// structure with deterministic random weights (models.Config.RandomCheckpoint) in Hugging
 // Face's layout, a real-size test model made without any download; quantize that
 // with -in for the quantized formats.
 //
