@@ -113,7 +113,7 @@ func TestTiedEmbeddings(t *testing.T) {
 	g := graph.NewCPU(graph.Options{})
 	a, b := loadModel(t, g, tied), loadModel(t, g, untied)
 	ids := []int32{3, 1, 4, 1, 5, 9, 2, 6}
-	require.Equal(t, run(t, b, [][]int32{ids}, b.MakeCache(cache.Eager)), run(t, a, [][]int32{ids}, a.MakeCache(cache.Eager)))
+	require.Equal(t, golden.Forward(t, b, [][]int32{ids}, b.MakeCache(cache.Eager)), golden.Forward(t, a, [][]int32{ids}, a.MakeCache(cache.Eager)))
 }
 
 // TestRandomCachedMatchesFull: a random model's prefill then cached decode steps give
@@ -126,17 +126,17 @@ func TestRandomCachedMatchesFull(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []nn.LayerKind{nn.Attention, nn.Attention, nn.Attention}, m.LayerKinds())
 	seq := []int32{5, 17, 99, 3, 64, 8, 127, 0}
-	full := run(t, m, [][]int32{seq}, nil)
+	full := golden.Forward(t, m, [][]int32{seq}, nil)
 	v := m.VocabSize()
 	caches := m.MakeCache(cache.Lazy)
-	got := run(t, m, [][]int32{seq[:5]}, caches)
+	got := golden.Forward(t, m, [][]int32{seq[:5]}, caches)
 	for i := 5; i < len(seq); i++ {
-		got = append(got, run(t, m, [][]int32{{seq[i]}}, caches)...)
+		got = append(got, golden.Forward(t, m, [][]int32{{seq[i]}}, caches)...)
 	}
 	require.LessOrEqual(t, golden.MaxDiff(t, got, full), 1e-5)
 	require.Equal(t, len(seq)*v, len(full))
 	// The same seed draws the same model.
 	m2, err := NewRandom(cfg, g, 7, nn.Options{})
 	require.NoError(t, err)
-	require.Equal(t, full, run(t, m2, [][]int32{seq}, nil))
+	require.Equal(t, full, golden.Forward(t, m2, [][]int32{seq}, nil))
 }

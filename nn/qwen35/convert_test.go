@@ -50,8 +50,8 @@ func TestMLXLayoutRoundTrip(t *testing.T) {
 				m := loadModel(t, g, dst, nn.Options{})
 				require.True(t, newFileSource(mustOpen(t, dst)).mlx, "read in mlx-lm's layout")
 				ids := gm.Cases[0].Tokens(t, gm.Dir, "input_ids")
-				want := run(t, ref, [][]int32{ids}, ref.MakeCache(cache.Eager))
-				got := run(t, m, [][]int32{ids}, m.MakeCache(cache.Eager))
+				want := golden.Forward(t, ref, [][]int32{ids}, ref.MakeCache(cache.Eager))
+				got := golden.Forward(t, m, [][]int32{ids}, m.MakeCache(cache.Eager))
 				// Written as mlx-lm writes (format "mlx"), the file is read with mlx-lm's rules:
 				// here the same config, and mlx-lm's q/k epsilon.
 				hf, err := ParseHFConfig(ck.Config)
@@ -66,7 +66,7 @@ func TestMLXLayoutRoundTrip(t *testing.T) {
 				require.NoError(t, os.WriteFile(filepath.Join(pt, "config.json"), ck.Config, 0o644))
 				require.NoError(t, checkpoint.WriteSafetensors(filepath.Join(pt, "model.safetensors"), map[string]string{"format": "pt"}, ts))
 				mp := loadModel(t, g, pt, nn.Options{})
-				require.Equal(t, want, run(t, mp, [][]int32{ids}, mp.MakeCache(cache.Eager)))
+				require.Equal(t, want, golden.Forward(t, mp, [][]int32{ids}, mp.MakeCache(cache.Eager)))
 				require.LessOrEqual(t, golden.MaxDiff(t, want, got), 2e-4) // measured worst: 8.0e-5
 			})
 		}

@@ -77,7 +77,7 @@ func TestGoldenHalfPrecision(t *testing.T) {
 					require.NoError(t, err)
 					all, want := got, pre
 					for i := 0; i < c.NewTokens; i++ {
-						all = append(all, run(t, m, [][]int32{{toks[len(ids)+i]}}, caches)...)
+						all = append(all, golden.Forward(t, m, [][]int32{{toks[len(ids)+i]}}, caches)...)
 						want = append(want, golden.Rows(dec, v, i, i+1)...)
 					}
 					r := relRMS(all, want)

@@ -29,12 +29,12 @@ func compareFused(t *testing.T, f, u *Model, p cache.Policy, merge bool, prompt 
 		return m.MakeCache(p)
 	}
 	cf, cu := mk(f), mk(u)
-	worst := golden.MaxDiff(t, run(t, f, [][]int32{prompt}, cf), run(t, u, [][]int32{prompt}, cu))
+	worst := golden.MaxDiff(t, golden.Forward(t, f, [][]int32{prompt}, cf), golden.Forward(t, u, [][]int32{prompt}, cu))
 	for i, tok := range steps {
 		c0 := f.g.Stats().Created
-		a := run(t, f, [][]int32{{tok}}, cf)
+		a := golden.Forward(t, f, [][]int32{{tok}}, cf)
 		c1 := f.g.Stats().Created
-		b := run(t, u, [][]int32{{tok}}, cu)
+		b := golden.Forward(t, u, [][]int32{{tok}}, cu)
 		c2 := u.g.Stats().Created
 		if f.g == u.g {
 			require.Less(t, c1-c0, c2-c1, "step %d: the fused path builds fewer nodes", i)

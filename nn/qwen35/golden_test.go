@@ -20,38 +20,7 @@ func TestGoldenLogits(t *testing.T) {
 		t.Run(gm.Name, func(t *testing.T) {
 			g := graph.NewCPU(graph.Options{})
 			m := loadModel(t, g, gm.Dir, nn.Options{})
-			v := m.Config().VocabSize
-			for _, c := range gm.Cases {
-				t.Run(c.Name, func(t *testing.T) {
-					ids := c.Tokens(t, gm.Dir, "input_ids")
-					toks := c.Tokens(t, gm.Dir, "tokens")
-					pre, _ := c.F32(t, gm.Dir, "prefill_logits")
-					dec, dshape := c.F32(t, gm.Dir, "decode_logits")
-					tl := len(ids)
-					require.Equal(t, c.PromptLen, tl)
-					require.Equal(t, c.NewTokens, dshape[0])
-					require.Equal(t, ids, toks[:tl])
-
-					caches := m.MakeCache(cache.Eager)
-					got := run(t, m, [][]int32{ids}, caches)
-					d := golden.MaxDiff(t, got, pre)
-					t.Logf("prefill [%d x %d]: max |diff| = %.3g", tl, v, d)
-					require.LessOrEqual(t, d, tol)
-					require.Equal(t, toks[tl], golden.Argmax(golden.Rows(got, v, tl-1, tl)), "first greedy token")
-
-					worst := 0.0
-					for i := 0; i < c.NewTokens; i++ {
-						got := run(t, m, [][]int32{{toks[tl+i]}}, caches)
-						d := golden.MaxDiff(t, got, golden.Rows(dec, v, i, i+1))
-						worst = max(worst, d)
-						require.LessOrEqual(t, d, tol, "decode step %d", i)
-						if tl+i+1 < len(toks) {
-							require.Equal(t, toks[tl+i+1], golden.Argmax(got), "greedy token after step %d", i)
-						}
-					}
-					t.Logf("%d decode steps: max |diff| = %.3g", c.NewTokens, worst)
-				})
-			}
+			golden.CheckLogits(t, gm, m, tol)
 		})
 	}
 }
@@ -120,7 +89,7 @@ func TestGoldenFullLogits(t *testing.T) {
 				want, shape := c.F32(t, gm.Dir, "full_logits")
 				toks := c.Tokens(t, gm.Dir, "tokens")
 				require.Equal(t, len(toks)-1, shape[0])
-				got := run(t, m, [][]int32{toks[:len(toks)-1]}, nil)
+				got := golden.Forward(t, m, [][]int32{toks[:len(toks)-1]}, nil)
 				d := golden.MaxDiff(t, got, want)
 				t.Logf("%s full [%d x %d]: max |diff| = %.3g", c.Name, shape[0], shape[1], d)
 				require.LessOrEqual(t, d, tol)
@@ -140,9 +109,9 @@ func TestGoldenSavePretrained(t *testing.T) {
 			for _, c := range gm.Cases {
 				pre, _ := c.F32(t, gm.Dir, "prefill_logits")
 				ids := c.Tokens(t, gm.Dir, "input_ids")
-				got := run(t, saved, [][]int32{ids}, saved.MakeCache(cache.Eager))
+				got := golden.Forward(t, saved, [][]int32{ids}, saved.MakeCache(cache.Eager))
 				require.LessOrEqual(t, golden.MaxDiff(t, got, pre), tol, c.Name)
-				require.Equal(t, run(t, fused, [][]int32{ids}, fused.MakeCache(cache.Eager)), got, c.Name)
+				require.Equal(t, golden.Forward(t, fused, [][]int32{ids}, fused.MakeCache(cache.Eager)), got, c.Name)
 			}
 		})
 	}
@@ -163,14 +132,14 @@ func TestGoldenOpsGatedDelta(t *testing.T) {
 				pre, _ := c.F32(t, gm.Dir, "prefill_logits")
 				dec, _ := c.F32(t, gm.Dir, "decode_logits")
 				kc, oc := kern.MakeCache(cache.Eager), ops.MakeCache(cache.Eager)
-				a, b := run(t, kern, [][]int32{ids}, kc), run(t, ops, [][]int32{ids}, oc)
+				a, b := golden.Forward(t, kern, [][]int32{ids}, kc), golden.Forward(t, ops, [][]int32{ids}, oc)
 				d := golden.MaxDiff(t, a, b)
 				t.Logf("%s prefill: ops vs kernel max |diff| = %.3g", c.Name, d)
 				require.LessOrEqual(t, d, tol)
 				require.LessOrEqual(t, golden.MaxDiff(t, b, pre), tol)
 				for i := 0; i < c.NewTokens; i++ {
 					tok := [][]int32{{toks[len(ids)+i]}}
-					a, b := run(t, kern, tok, kc), run(t, ops, tok, oc)
+					a, b := golden.Forward(t, kern, tok, kc), golden.Forward(t, ops, tok, oc)
 					require.LessOrEqual(t, golden.MaxDiff(t, a, b), tol, "step %d", i)
 					require.LessOrEqual(t, golden.MaxDiff(t, b, golden.Rows(dec, v, i, i+1)), tol, "step %d", i)
 				}

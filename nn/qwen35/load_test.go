@@ -151,10 +151,10 @@ func TestLoadLayouts(t *testing.T) {
 			ref := loadModel(t, g, gm.Dir, nn.Options{})
 			c := gm.Cases[0]
 			ids := c.Tokens(t, gm.Dir, "input_ids")
-			want := run(t, ref, [][]int32{ids}, ref.MakeCache(cache.Eager))
+			want := golden.Forward(t, ref, [][]int32{ids}, ref.MakeCache(cache.Eager))
 			for name, ts := range map[string]map[string]stTensor{"published": published, "mlx": mlxLayout(hf)} {
 				m := loadModel(t, g, writeCheckpoint(t, gm.Dir, ts), nn.Options{})
-				require.Equal(t, want, run(t, m, [][]int32{ids}, m.MakeCache(cache.Eager)), name)
+				require.Equal(t, want, golden.Forward(t, m, [][]int32{ids}, m.MakeCache(cache.Eager)), name)
 			}
 		})
 	}
@@ -331,7 +331,7 @@ func TestLoadTiedAndBias(t *testing.T) {
 	ids := gm.Cases[0].Tokens(t, gm.Dir, "input_ids")
 	logits := func(dir string) []float32 {
 		m := loadModel(t, g, dir, nn.Options{})
-		return run(t, m, [][]int32{ids}, m.MakeCache(cache.Eager))
+		return golden.Forward(t, m, [][]int32{ids}, m.MakeCache(cache.Eager))
 	}
 	want := logits(writeCheckpoint(t, gm.Dir, copied))
 	require.Equal(t, want, logits(withConfig(t, gm.Dir, tied, map[string]any{"tie_word_embeddings": true})))

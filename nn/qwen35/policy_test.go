@@ -36,12 +36,12 @@ func TestPoliciesBitIdentical(t *testing.T) {
 				pre, _ := c.F32(t, gm.Dir, "prefill_logits")
 				lazy, eager := merged(t, m, cache.Lazy), merged(t, m, cache.Eager)
 				require.True(t, lazy[0].(*cache.ArraysCache).Armed(), "merge of empty caches arms the lazy cache")
-				a, b := run(t, m, [][]int32{ids}, lazy), run(t, m, [][]int32{ids}, eager)
+				a, b := golden.Forward(t, m, [][]int32{ids}, lazy), golden.Forward(t, m, [][]int32{ids}, eager)
 				require.Equal(t, math32bits(a), math32bits(b), "%s prefill", c.Name)
 				require.LessOrEqual(t, golden.MaxDiff(t, a, pre), tol)
 				for i := 0; i < c.NewTokens; i++ {
 					tok := [][]int32{{toks[len(ids)+i]}}
-					a, b := run(t, m, tok, lazy), run(t, m, tok, eager)
+					a, b := golden.Forward(t, m, tok, lazy), golden.Forward(t, m, tok, eager)
 					require.Equal(t, math32bits(a), math32bits(b), "%s step %d", c.Name, i)
 				}
 			}
@@ -82,9 +82,9 @@ func TestBatchedRightPaddedPrefill(t *testing.T) {
 			alone := make([][][]float32, 2) // [row][0 = prefill, 1.. = steps]
 			for r := range prompts {
 				caches := m.MakeCache(cache.Eager)
-				alone[r] = append(alone[r], run(t, m, [][]int32{prompts[r]}, caches))
+				alone[r] = append(alone[r], golden.Forward(t, m, [][]int32{prompts[r]}, caches))
 				for i := 0; i < steps; i++ {
-					alone[r] = append(alone[r], run(t, m, [][]int32{{seqs[r][lens[r]+i]}}, caches))
+					alone[r] = append(alone[r], golden.Forward(t, m, [][]int32{{seqs[r][lens[r]+i]}}, caches))
 				}
 			}
 
@@ -106,7 +106,7 @@ func TestBatchedRightPaddedPrefill(t *testing.T) {
 					for _, c := range caches {
 						c.Prepare(lens)
 					}
-					got := run(t, m, padded, caches)
+					got := golden.Forward(t, m, padded, caches)
 					for _, c := range caches {
 						c.Finalize()
 					}
@@ -117,7 +117,7 @@ func TestBatchedRightPaddedPrefill(t *testing.T) {
 						require.LessOrEqual(t, d, tol, "row %d prefill", r)
 					}
 					for i := 0; i < steps; i++ {
-						got := run(t, m, [][]int32{{seqs[0][lens[0]+i]}, {seqs[1][lens[1]+i]}}, caches)
+						got := golden.Forward(t, m, [][]int32{{seqs[0][lens[0]+i]}, {seqs[1][lens[1]+i]}}, caches)
 						for r := range prompts {
 							d := golden.MaxDiff(t, golden.Rows(got, v, r, r+1), alone[r][1+i])
 							require.LessOrEqual(t, d, tol, "row %d step %d", r, i)

@@ -24,7 +24,7 @@ func TestNewRandomDeterministic(t *testing.T) {
 		g := graph.NewCPU(graph.Options{})
 		m, err := NewRandom(cfg, g, seed, nn.Options{})
 		require.NoError(t, err)
-		return run(t, m, [][]int32{prompt}, m.MakeCache(cache.Eager))
+		return golden.Forward(t, m, [][]int32{prompt}, m.MakeCache(cache.Eager))
 	}
 	a, b, c := logits(7), logits(7), logits(8)
 	require.Equal(t, math32bits(a), math32bits(b))
@@ -51,7 +51,7 @@ func TestNewRandomRepro(t *testing.T) {
 	want := 11*cfg.NumGDN() + 8*(cfg.NumLayers-cfg.NumGDN()) + 8*cfg.NumLayers + 3 + 3
 	require.Equal(t, want, live(t, g))
 
-	got := run(t, m, [][]int32{prompt}, m.MakeCache(cache.Eager))
+	got := golden.Forward(t, m, [][]int32{prompt}, m.MakeCache(cache.Eager))
 	var sum, sq float64
 	for _, x := range got {
 		require.False(t, math.IsNaN(float64(x)) || math.IsInf(float64(x), 0))
@@ -77,7 +77,7 @@ func BenchmarkDecodeStepRepro(b *testing.B) {
 	steps := 0
 	reset := func() {
 		caches = m.MakeCache(cache.Eager)
-		run(b, m, [][]int32{prompt}, caches)
+		golden.Forward(b, m, [][]int32{prompt}, caches)
 		steps = 0
 	}
 	reset()
