@@ -62,3 +62,26 @@ func Forward(t testing.TB, m nn.Model, rows [][]int32, caches []cache.Cache) []f
 	require.NoError(t, err)
 	return out
 }
+
+// CheckGreedy generates greedily from each case's prompt through m, feeding back the
+// model's own argmax (computed on the device, the lazy cache policy), and requires the
+// reference's tokens.
+func CheckGreedy(t *testing.T, set Set, m nn.Model) {
+	for _, c := range set.Cases {
+		ids := c.Tokens(t, set.Dir, "input_ids")
+		toks := c.Tokens(t, set.Dir, "tokens")
+		caches := m.MakeCache(cache.Lazy)
+		in := tensor.FromInt32(m.Graph(), ids, 1, len(ids))
+		var gen []int32
+		for len(gen) < len(toks)-len(ids) {
+			logits := m.Forward(in, caches)
+			last := tensor.SliceAxis(logits, 1, logits.Dim(1)-1, logits.Dim(1))
+			next := tensor.Argmax(last, -1, false) // [1, 1] int32
+			v, err := next.Int32s()
+			require.NoError(t, err)
+			gen = append(gen, v[0])
+			in = next
+		}
+		require.Equal(t, toks[len(ids):], gen, c.Name)
+	}
+}

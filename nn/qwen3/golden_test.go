@@ -31,23 +31,7 @@ func TestGoldenGreedy(t *testing.T) {
 		t.Run(gm.Name, func(t *testing.T) {
 			g := graph.NewCPU(graph.Options{})
 			m := loadModel(t, g, gm.Dir)
-			for _, c := range gm.Cases {
-				ids := c.Tokens(t, gm.Dir, "input_ids")
-				toks := c.Tokens(t, gm.Dir, "tokens")
-				caches := m.MakeCache(cache.Lazy)
-				in := tensor.FromInt32(g, ids, 1, len(ids))
-				var gen []int32
-				for len(gen) < len(toks)-len(ids) {
-					logits := m.Forward(in, caches)
-					last := tensor.SliceAxis(logits, 1, logits.Dim(1)-1, logits.Dim(1))
-					next := tensor.Argmax(last, -1, false) // [1, 1] int32
-					v, err := next.Int32s()
-					require.NoError(t, err)
-					gen = append(gen, v[0])
-					in = next
-				}
-				require.Equal(t, toks[len(ids):], gen, c.Name)
-			}
+			golden.CheckGreedy(t, gm, m)
 		})
 	}
 }
