@@ -25,6 +25,26 @@ type ResourceLimiter interface {
 	ResourceLimit() int
 }
 
+// FusedChooser is implemented by a device that chooses, by size, between a fused block
+// kernel (kernels.KMoEBlock, KMLPBlock, KGDNBlock for the GDN pair) and the unfused
+// kernels it replaces. Each device makes that choice in its TakesFused method, and
+// nowhere else: the tensor layer and the models ask through TakesFused below.
+type FusedChooser interface {
+	// TakesFused reports whether the device runs fused block k with params p (the
+	// kernel's parameter struct, a pointer; its row count is ignored). It never
+	// takes sizes outside kernels.FusedBlockFits.
+	TakesFused(k *kernels.Kernel, p any) bool
+}
+
+// TakesFused reports whether dev takes fused block k with params p: the device's own
+// choice when it is a FusedChooser, else the CPU's.
+func TakesFused(dev Device, k *kernels.Kernel, p any) bool {
+	if c, ok := dev.(FusedChooser); ok {
+		return c.TakesFused(k, p) && kernels.FusedBlockFits(k, p)
+	}
+	return theCPU.TakesFused(k, p)
+}
+
 type cpuDevice struct{ p alloc.Provider }
 
 var theCPU = &cpuDevice{p: alloc.CPUProvider()}
@@ -37,6 +57,11 @@ func (d *cpuDevice) Name() string { return "cpu" }
 
 // Provider makes Go-memory buffers.
 func (d *cpuDevice) Provider() alloc.Provider { return d.p }
+
+// TakesFused is the CPU's choice of fused blocks: every size the twins take (the Metal
+// twin's limits), the choice made before the GPU had one of its own. Whether the
+// unfused kernels would be faster on the CPU at some of these sizes is not measured.
+func (d *cpuDevice) TakesFused(k *kernels.Kernel, p any) bool { return kernels.FusedBlockFits(k, p) }
 
 // Run executes the batch in order; a kernel panic (a bug in a twin) becomes an error,
 // and so does a memory fault: a weight used in place from its mapped file faults

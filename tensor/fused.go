@@ -1,9 +1,11 @@
 package tensor
 
 import (
+	"fmt"
 	"math"
 	"slices"
 
+	"github.com/ingotml/ingot/graph"
 	"github.com/ingotml/ingot/kernels"
 )
 
@@ -24,9 +26,11 @@ type MoEWeights struct {
 	SharedExpertGate Array // [1, H]
 }
 
-// MoEBlockFits reports whether MoEBlock takes a block of these sizes (hidden h, e
-// experts of width i, top-k, shared expert width is).
-func MoEBlockFits(h, e, k, i, is int) bool { return kernels.MoEBlockFits(h, e, k, i, is) }
+// MoEBlockFits reports whether g's device takes MoEBlock at these sizes (hidden h, e
+// experts of width i, top-k, shared expert width is; see graph.TakesFused).
+func MoEBlockFits(g *graph.Graph, h, e, k, i, is int) bool {
+	return graph.TakesFused(g.Device(), kernels.KMoEBlock, &kernels.MoEBlockParams{T: 1, H: h, E: e, K: k, I: i, Is: is})
+}
 
 // MoEBlock is x1 + moe(rms_norm(x1, w.Norm, eps)) with x1 = x + r, for x and r [..., H]
 // float32: the residual add, the post-mixer norm and the sparse-MoE block (softmax
@@ -63,13 +67,11 @@ func moeBlock(x, r Array, w *MoEWeights, eps float64, k int, renorm bool) Array 
 			shapePanic(op, "weight %d has shape %v, want %v (H %d, E %d, I %d, Is %d)", j, a.Shape(), want[j], h, e, i, is)
 		}
 	}
-	if !MoEBlockFits(h, e, k, i, is) {
-		shapePanic(op, "sizes H %d, E %d, k %d, I %d, Is %d exceed the kernel's limits", h, e, k, i, is)
-	}
+	p := &kernels.MoEBlockParams{T: linalgSize(xs[:len(xs)-1]), H: h, E: e, K: k, I: i, Is: is, Renorm: renorm, Eps: eps}
+	checkTaken(op, x.Graph(), kernels.KMoEBlock, p, "H %d, E %d, k %d, I %d, Is %d", h, e, k, i, is)
 	if !(eps >= 0) || math.IsInf(eps, 0) {
 		shapePanic(op, "eps %v must be finite and >= 0", eps)
 	}
-	p := &kernels.MoEBlockParams{T: linalgSize(xs[:len(xs)-1]), H: h, E: e, K: k, I: i, Is: is, Renorm: renorm, Eps: eps}
 	args := []Array{x, r}
 	args = append(args, ws...)
 	for j, a := range args {
@@ -85,8 +87,11 @@ type MLPWeights struct {
 	Down     Array // [H, I]
 }
 
-// MLPBlockFits reports whether MLPBlock takes hidden size h and MLP width i.
-func MLPBlockFits(h, i int) bool { return kernels.MLPBlockFits(h, i) }
+// MLPBlockFits reports whether g's device takes MLPBlock at hidden size h and MLP width
+// i (see graph.TakesFused).
+func MLPBlockFits(g *graph.Graph, h, i int) bool {
+	return graph.TakesFused(g.Device(), kernels.KMLPBlock, &kernels.MLPBlockParams{T: 1, H: h, I: i})
+}
 
 // MLPBlock is x1 + down @ (silu(gate @ h) * (up @ h)) with x1 = x + r and
 // h = rms_norm(x1, w.Norm, eps), for x and r [..., H] float32: a dense layer's residual
@@ -119,13 +124,11 @@ func mlpBlock(x, r Array, w *MLPWeights, eps float64) Array {
 			shapePanic(op, "weight %d has shape %v, want %v (H %d, I %d)", j, a.Shape(), want[j], h, i)
 		}
 	}
-	if !MLPBlockFits(h, i) {
-		shapePanic(op, "sizes H %d, I %d exceed the kernel's limits", h, i)
-	}
+	p := &kernels.MLPBlockParams{T: linalgSize(xs[:len(xs)-1]), H: h, I: i, Eps: eps}
+	checkTaken(op, x.Graph(), kernels.KMLPBlock, p, "H %d, I %d", h, i)
 	if !(eps >= 0) || math.IsInf(eps, 0) {
 		shapePanic(op, "eps %v must be finite and >= 0", eps)
 	}
-	p := &kernels.MLPBlockParams{T: linalgSize(xs[:len(xs)-1]), H: h, I: i, Eps: eps}
 	args := append([]Array{x, r}, ws...)
 	for j, a := range args {
 		args[j] = Contiguous(a)
@@ -146,10 +149,11 @@ type GDNWeights struct {
 // parameter struct, so model packages need not import kernels).
 type GDNParams = kernels.GDNBlockParams
 
-// GDNBlockFits reports whether GDNDecode takes a layer of these sizes (p.B is ignored).
-func GDNBlockFits(p GDNParams) bool {
-	p.B = 0
-	return kernels.GDNBlockFits(&p)
+// GDNBlockFits reports whether g's device takes GDNDecode for a layer of these sizes
+// (p.B is ignored; see graph.TakesFused).
+func GDNBlockFits(g *graph.Graph, p GDNParams) bool {
+	p.B = 1
+	return graph.TakesFused(g.Device(), kernels.KGDNBlock, &p)
 }
 
 // GDNStep is the result of GDNDecode.
@@ -179,6 +183,9 @@ func GDNDecode(x Array, w *GDNWeights, p GDNParams, convState, state, mask Array
 	p.B = x.Dim(0)
 	if !kernels.GDNBlockFits(&p) || x.Dim(2) != p.H {
 		shapePanic(op, "x %v and sizes %+v: outside the kernel's limits", x.Shape(), p)
+	}
+	if !GDNBlockFits(x.Graph(), p) {
+		shapePanic(op, "the %s device takes the unfused kernels at sizes %+v (graph.TakesFused)", x.Graph().Device().Name(), p)
 	}
 	c, vd := 2*p.Hk*p.Dk+p.Hv*p.Dv, p.Hv*p.Dv
 	nq, nz, nba := c, vd, p.Hv
@@ -231,6 +238,18 @@ func GDNDecode(x Array, w *GDNWeights, p GDNParams, convState, state, mask Array
 	sl.Offset = nr
 	// The next conv state is the window's last K-1 rows, as the unfused path keeps it.
 	return &GDNStep{Out: out, Conv: SliceAxis(window, 1, 1, p.K), State: view(out, sl), b: p.B, h: p.H}
+}
+
+// checkTaken panics unless k takes p's sizes (the kernel's limits) and g's device takes
+// the fused block at them; sizes describes p for the message.
+func checkTaken(op string, g *graph.Graph, k *kernels.Kernel, p any, sizes string, args ...any) {
+	switch {
+	case !kernels.FusedBlockFits(k, p):
+		shapePanic(op, "sizes "+sizes+" exceed the kernel's limits", args...)
+	case !graph.TakesFused(g.Device(), k, p):
+		shapePanic(op, "the %s device takes the unfused kernels at sizes %s (graph.TakesFused)",
+			g.Device().Name(), fmt.Sprintf(sizes, args...))
+	}
 }
 
 // checkBlockInputs requires x, r and the weights ws on one graph and all float32: the

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ingotml/ingot/graph"
+	"github.com/ingotml/ingot/kernels"
 	"github.com/ingotml/ingot/tensor"
 )
 
@@ -183,4 +184,39 @@ func TestMLPBlockMatchesOps(t *testing.T) {
 	} {
 		require.PanicsWithError(t, c.want, c.f)
 	}
+}
+
+// refusing is the CPU device refusing every fused block.
+type refusing struct{ graph.Device }
+
+func (refusing) Name() string                             { return "refusing" }
+func (refusing) TakesFused(k *kernels.Kernel, p any) bool { return false }
+
+// TestFusedBlocksAskTheDevice: the fused blocks take sizes the graph's device takes
+// (graph.TakesFused), and fail by name on one that does not.
+func TestFusedBlocksAskTheDevice(t *testing.T) {
+	g := graph.New(refusing{graph.CPU()}, graph.Options{})
+	rng := rand.New(rand.NewSource(1))
+	w := moeFixture(g, rng)
+	x := tensor.Zeros(g, tensor.Float32, 2, 16)
+	require.False(t, tensor.MoEBlockFits(g, 16, 4, 2, 8, 6))
+	cpu := graph.NewCPU(graph.Options{})
+	require.True(t, tensor.MoEBlockFits(cpu, 16, 4, 2, 8, 6))
+	require.True(t, tensor.MLPBlockFits(cpu, 16, 12))
+	require.False(t, tensor.MLPBlockFits(g, 16, 12))
+	p := tensor.GDNParams{H: 8, Hk: 1, Hv: 2, Dk: 4, Dv: 4, K: 4, Eps: 1e-6, QKEps: 1e-6, QScale: 0.25, KScale: 0.5}
+	require.True(t, tensor.GDNBlockFits(cpu, p))
+	require.False(t, tensor.GDNBlockFits(g, p))
+
+	mw := &tensor.MLPWeights{Norm: tensor.Zeros(g, tensor.Float32, 16), Gate: tensor.Zeros(g, tensor.Float32, 12, 16),
+		Up: tensor.Zeros(g, tensor.Float32, 12, 16), Down: tensor.Zeros(g, tensor.Float32, 16, 12)}
+	z := func(shape ...int) tensor.Array { return tensor.Zeros(g, tensor.Float32, shape...) }
+	gw := &tensor.GDNWeights{Norm: z(8), QKV: z(16, 8), Z: z(8, 8), B: z(2, 8), A: z(2, 8), Conv: z(16, 4),
+		NegA: z(2), DtBias: z(2), GatedNorm: z(4), Out: z(8, 8)}
+	require.PanicsWithError(t, "tensor: moe_block: the refusing device takes the unfused kernels at sizes H 16, E 4, k 2, I 8, Is 6 (graph.TakesFused)",
+		func() { tensor.MoEBlock(x, x, w, 1e-6, 2, true) })
+	require.PanicsWithError(t, "tensor: mlp_block: the refusing device takes the unfused kernels at sizes H 16, I 12 (graph.TakesFused)",
+		func() { tensor.MLPBlock(x, x, mw, 1e-6) })
+	require.PanicsWithError(t, "tensor: gdn_decode: the refusing device takes the unfused kernels at sizes {B:1 H:8 Hk:1 Hv:2 Dk:4 Dv:4 K:4 Grouped:false Eps:1e-06 QKEps:1e-06 QScale:0.25 KScale:0.5} (graph.TakesFused)",
+		func() { tensor.GDNDecode(z(1, 1, 8), gw, p, z(1, 3, 16), z(1, 2, 4, 4), tensor.Array{}) })
 }

@@ -10,7 +10,8 @@ import (
 
 // The fused per-layer path (Options.Unfused off): blocks of a layer that run as one
 // kernel each. A block takes the fused path only when every weight it reads is a
-// plain float32 array (no quantization, no bias) and the kernel's limits hold; otherwise
+// plain float32 array (no quantization, no bias) and the graph's device takes the
+// block at its sizes (graph.TakesFused: the GPU only at small sizes); otherwise
 // it runs op by op, with the same result within float32 noise.
 
 // plainWeight returns l's weight when l is an nn.Linear without bias holding float32.
@@ -47,7 +48,7 @@ func fusedMoE(post nn.RMSNorm, s *sparseMoE) *tensor.MoEWeights {
 		}
 	}
 	h, e, i := w.Gate.Dim(2), w.Gate.Dim(0), w.Gate.Dim(1)
-	if !tensor.MoEBlockFits(h, e, s.topK, i, w.SharedGate.Dim(0)) {
+	if !tensor.MoEBlockFits(post.Weight.Graph(), h, e, s.topK, i, w.SharedGate.Dim(0)) {
 		return nil
 	}
 	return w
@@ -64,7 +65,7 @@ func fusedMLP(post nn.RMSNorm, mlp *nn.MLP) *tensor.MLPWeights {
 	w.Gate, oks[0] = plainWeight(mlp.Gate)
 	w.Up, oks[1] = plainWeight(mlp.Up)
 	w.Down, oks[2] = plainWeight(mlp.Down)
-	if !oks[0] || !oks[1] || !oks[2] || !tensor.MLPBlockFits(w.Gate.Dim(1), w.Gate.Dim(0)) {
+	if !oks[0] || !oks[1] || !oks[2] || !tensor.MLPBlockFits(w.Gate.Graph(), w.Gate.Dim(1), w.Gate.Dim(0)) {
 		return nil
 	}
 	return w
@@ -80,7 +81,7 @@ func fusedGDN(m *Model, in nn.RMSNorm, d *gatedDeltaNet) (*tensor.GDNWeights, *t
 	p := &tensor.GDNParams{H: cfg.HiddenSize, Hk: d.hk, Hv: d.hv, Dk: d.dk, Dv: d.dv, K: d.kernel,
 		Grouped: d.qkvz != nil, Eps: cfg.RMSNormEps, QKEps: m.k.qkEps,
 		QScale: 1 / float64(d.dk), KScale: 1 / math.Sqrt(float64(d.dk))}
-	if !tensor.GDNBlockFits(*p) || in.Eps != d.norm.Eps || in.Eps != p.Eps {
+	if !tensor.GDNBlockFits(m.g, *p) || in.Eps != d.norm.Eps || in.Eps != p.Eps {
 		return nil, nil
 	}
 	w := &tensor.GDNWeights{Norm: in.Weight, Conv: d.conv, NegA: d.negA, DtBias: d.dtBias, GatedNorm: d.norm.Weight}

@@ -92,9 +92,9 @@ func TestFusedMatchesUnfusedRandom(t *testing.T) {
 	}
 }
 
-// TestFusedGivesWayAtRealSizes: the fused/unfused choice is made once, at build, from
-// the fused kernels' size limits (kernels.GDNBlockFits, MLPBlockFits, MoEBlockFits),
-// the same on every device, so the CPU and the GPU run one graph. The repro's widths
+// TestFusedGivesWayAtRealSizes: the fused/unfused choice is made once, at build, by
+// the graph's device (graph.TakesFused; here the CPU's: the fused kernels' size
+// limits; the GPU's is tested in metal/fused_test.go). The repro's widths
 // take the fused blocks; Qwen3.5-0.8B's (conv channels 6144, MLP width 3584, its
 // hidden size shrunk) exceed the Metal twins' limits and take the unfused kernels,
 // with the same logits as Options.Unfused forces.

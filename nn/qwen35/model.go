@@ -238,8 +238,9 @@ func build(cfg *Config, g *graph.Graph, src source, opt nn.Options) (*Model, err
 	}
 	m.g, m.opt = g, opt
 	// The fused/unfused choice, made here once: a block gets its fused kernel's weights
-	// unless the options ask for the unfused path or its weights do not allow it
-	// (fused.go); forward then runs whatever the layer holds.
+	// unless the options ask for the unfused path, its weights do not allow it or the
+	// graph's device does not take it at its sizes (fused.go); forward then runs whatever
+	// the layer holds.
 	for _, l := range m.layers {
 		if m.act != tensor.Float32 || opt.Unfused {
 			break
