@@ -91,7 +91,7 @@ func depthwiseConv1dEncode(l *Launch, e Encoder) {
 	e.SetArg(0, &l.Args[0])
 	e.SetArg(1, &l.Args[1])
 	e.SetArg(2, o)
-	e.SetBytes(3, mslBytes(&mslConv{int32(nb), int32(nt), int32(nc), int32(nk), int32(tout)}))
+	e.SetBytes(3, mslPack(&mslConv{nb, nt, nc, nk, tout}))
 	e.DispatchThreads(Groups1D(nb * tout * nc))
 }
 

@@ -464,6 +464,6 @@ var KArange = Register(&Kernel{Name: "arange", Family: "arange", CPU: func(l *La
 	o := l.Out()
 	e.Entry("arange_" + o.DType.String())
 	e.SetArg(0, o)
-	e.SetBytes(1, mslBytes(&mslArange{N: int32(o.Size()), Start: float32(p.Start), Step: float32(p.Step)}))
+	e.SetBytes(1, mslPack(&mslArange{N: o.Size(), Start: float32(p.Start), Step: float32(p.Step)}))
 	e.DispatchThreads(Groups1D(o.Size()))
 }})

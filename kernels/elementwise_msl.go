@@ -46,7 +46,7 @@ func encodeBinary(op *BinaryOp, l *Launch, e Encoder) {
 	e.SetArg(1, b)
 	e.SetArg(2, o)
 	n := o.Size()
-	e.SetBytes(3, mslBytes(&mslBinary{Op: opCode(binaryCodes, op.Name), N: int32(n), A: stridedOf(&a.Layout), B: stridedOf(&b.Layout)}))
+	e.SetBytes(3, mslPack(&mslBinary{Op: opCode(binaryCodes, op.Name), N: n, A: stridedOf(&a.Layout), B: stridedOf(&b.Layout)}))
 	e.DispatchThreads(Groups1D(n))
 }
 
@@ -60,7 +60,7 @@ func encodeUnary(op *UnaryOp, l *Launch, e Encoder) {
 	e.SetArg(0, a)
 	e.SetArg(1, o)
 	n := o.Size()
-	e.SetBytes(2, mslBytes(&mslUnary{Op: opCode(unaryCodes, op.Name), N: int32(n), A: stridedOf(&a.Layout)}))
+	e.SetBytes(2, mslPack(&mslUnary{Op: opCode(unaryCodes, op.Name), N: n, A: stridedOf(&a.Layout)}))
 	e.DispatchThreads(Groups1D(n))
 }
 
@@ -71,7 +71,7 @@ func encodeWhere(l *Launch, e Encoder) {
 		e.SetArg(i, &l.Args[i])
 	}
 	n := o.Size()
-	e.SetBytes(4, mslBytes(&mslWhere{N: int32(n), C: stridedOf(&c.Layout), A: stridedOf(&a.Layout), B: stridedOf(&b.Layout)}))
+	e.SetBytes(4, mslPack(&mslWhere{N: n, C: stridedOf(&c.Layout), A: stridedOf(&a.Layout), B: stridedOf(&b.Layout)}))
 	e.DispatchThreads(Groups1D(n))
 }
 
@@ -81,7 +81,7 @@ func encodeCopyRegion(src, dst *Arg, e Encoder) {
 	e.SetArg(0, src)
 	e.SetArg(1, dst)
 	n := dst.Size()
-	e.SetBytes(2, mslBytes(&mslCopy{N: int32(n), Src: stridedOf(&src.Layout), Dst: stridedOf(&dst.Layout)}))
+	e.SetBytes(2, mslPack(&mslCopy{N: n, Src: stridedOf(&src.Layout), Dst: stridedOf(&dst.Layout)}))
 	e.DispatchThreads(Groups1D(n))
 }
 

@@ -216,16 +216,13 @@ func gatedDeltaEncode(l *Launch, e Encoder) {
 	for i := 0; i < 6; i++ {
 		e.SetArg(i, &l.Args[i])
 	}
-	masked := int32(0)
 	if d.Masked {
-		masked = 1
 		e.SetArg(6, &l.Args[6])
 	} else {
 		e.SetArg(6, &l.Args[3]) // a placeholder the kernel never reads
 	}
 	e.SetArg(7, l.Out())
-	e.SetBytes(8, mslBytes(&mslGatedDelta{int32(d.B), int32(d.T), int32(d.Hk), int32(d.Hv),
-		int32(d.Dk), int32(d.Dv), masked}))
+	e.SetBytes(8, mslPack(&d))
 	rows := min(d.Dv, gdRowsPerGroup)
 	if rows == 0 || d.B*d.Hv == 0 {
 		return // nothing to compute

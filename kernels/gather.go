@@ -169,8 +169,7 @@ func takeEncode(l *Launch, e Encoder) {
 	for i := 0; i < 3; i++ {
 		e.SetArg(i, &l.Args[i])
 	}
-	e.SetBytes(3, mslBytes(&mslTake{
-		int32(p.Outer), int32(p.Axis), int32(p.Inner), int32(p.NIdx)}))
+	e.SetBytes(3, mslPack(p))
 	e.ErrorWord(4)
 	// x = inner position, y = index, z = outer row.
 	e.DispatchThreads([3]int{max(p.Inner, 1), max(p.NIdx, 1), max(p.Outer, 1)}, [3]int{min(max(p.Inner, 1), 64), 1, 1})
@@ -182,8 +181,7 @@ func takeAlongEncode(l *Launch, e Encoder) {
 	for i := 0; i < 3; i++ {
 		e.SetArg(i, &l.Args[i])
 	}
-	e.SetBytes(3, mslBytes(&mslTakeAlong{
-		int32(p.Outer), int32(p.Axis), int32(p.M), int32(p.Inner)}))
+	e.SetBytes(3, mslPack(p))
 	e.ErrorWord(4)
 	e.DispatchThreads([3]int{max(p.Inner, 1), max(p.M, 1), max(p.Outer, 1)}, [3]int{min(max(p.Inner, 1), 64), 1, 1})
 }
@@ -194,8 +192,7 @@ func gatherMMEncode(l *Launch, e Encoder) {
 	for i := 0; i < 4; i++ {
 		e.SetArg(i, &l.Args[i])
 	}
-	e.SetBytes(4, mslBytes(&mslGatherMM{
-		int32(p.Rows), int32(p.TopK), int32(p.Experts), int32(p.O), int32(p.K)}))
+	e.SetBytes(4, mslPack(p))
 	e.ErrorWord(5)
 	// x = output column, y = slot j, z = row t.
 	e.DispatchThreads([3]int{max(p.O, 1), max(p.TopK, 1), max(p.Rows, 1)}, [3]int{min(max(p.O, 1), 64), 1, 1})

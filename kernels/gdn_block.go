@@ -16,11 +16,12 @@ import (
 // key heads of size Dk, Hv value heads of size Dv; conv kernel K (>= 2). Grouped: the
 // projections are Qwen3-Next's fused in_proj_qkvz / in_proj_ba, rows grouped per key
 // head ([q k v z] and [b a]); otherwise Qwen3.5's in_proj_qkv, in_proj_z, in_proj_b,
-// in_proj_a. Eps is the RMSNorm epsilon (the input norm and the gated norm), QKEps
-// that of the q/k normalisation, whose weights are the constants QScale and KScale.
+// in_proj_a. Masked: the launch has a mask argument. Eps is the RMSNorm epsilon (the
+// input norm and the gated norm), QKEps that of the q/k normalisation, whose weights
+// are the constants QScale and KScale.
 type GDNBlockParams struct {
 	B, H, Hk, Hv, Dk, Dv, K int
-	Grouped                 bool
+	Grouped, Masked         bool
 	Eps, QKEps              float64
 	QScale, KScale          float64
 }
@@ -115,14 +116,17 @@ var KGDNConvStep = Register(&Kernel{Name: "gdn_conv_step", Family: "gdn_block", 
 var KGDNBlock = Register(&Kernel{Name: "gdn_block", Family: "gdn_block", CPU: gdnBlockCPU, Encode: gdnBlockEncode})
 
 // gdnCheck validates a launch of nargs arguments (inputs and output) without a mask, or
-// nargs+1 with the mask at nargs-1, and returns its parameters.
+// nargs+1 with the mask at nargs-1 (p.Masked), and returns its parameters.
 func gdnCheck(l *Launch, name string, nargs int) *GDNBlockParams {
 	p := l.Params.(*GDNBlockParams)
-	if (l.NArgs != nargs && l.NArgs != nargs+1) || !GDNBlockFits(p) {
+	if p.Masked {
+		nargs++
+	}
+	if l.NArgs != nargs || !GDNBlockFits(p) {
 		panic(fmt.Sprintf("kernels: %s: %d args, sizes %+v", name, l.NArgs, *p))
 	}
 	for i := 0; i < l.NArgs; i++ {
-		if i != nargs-1 || l.NArgs == nargs {
+		if !p.Masked || i != nargs-2 {
 			mustFloat32(name, &l.Args[i])
 		}
 	}
@@ -295,19 +299,6 @@ func gdnBlockCPU(l *Launch) {
 // gdnThreads is the Metal twins' threadgroup width (before the pipeline's limit).
 const gdnThreads = 128
 
-func gdnParams(p *GDNBlockParams, masked bool) []byte {
-	m := mslGDNBlock{B: int32(p.B), H: int32(p.H), Hk: int32(p.Hk), Hv: int32(p.Hv), Dk: int32(p.Dk),
-		Dv: int32(p.Dv), K: int32(p.K), Eps: float32(p.Eps), QKEps: float32(p.QKEps),
-		QScale: float32(p.QScale), KScale: float32(p.KScale)}
-	if p.Grouped {
-		m.Grouped = 1
-	}
-	if masked {
-		m.Masked = 1
-	}
-	return mslBytes(&m)
-}
-
 // gdnEncode binds n fixed arguments, the mask (or a placeholder the kernel never reads)
 // at n, the output at n+1 and the parameters at n+2: one threadgroup per row.
 func gdnEncode(l *Launch, e Encoder, entry string, p *GDNBlockParams, n int) {
@@ -315,14 +306,13 @@ func gdnEncode(l *Launch, e Encoder, entry string, p *GDNBlockParams, n int) {
 	for i := 0; i < n; i++ {
 		e.SetArg(i, &l.Args[i])
 	}
-	masked := l.NArgs == n+2
-	if masked {
+	if p.Masked {
 		e.SetArg(n, &l.Args[n])
 	} else {
 		e.SetArg(n, &l.Args[0])
 	}
 	e.SetArg(n+1, l.Out())
-	e.SetBytes(n+2, gdnParams(p, masked))
+	e.SetBytes(n+2, mslPack(p))
 	if p.B == 0 {
 		return
 	}

@@ -34,6 +34,7 @@ func gdnBlockSamples(*rand.Rand) []*Launch {
 		p := c.p
 		p.Eps, p.QKEps = 1e-6, 1e-6/float64(p.Dk)
 		p.QScale, p.KScale = 1/float64(p.Dk), 1/math.Sqrt(float64(p.Dk))
+		p.Masked = c.masked != nil
 		w := func(lo, hi float64, sh ...int) Arg { return randArg(rng, Contiguous(Float32, sh...), lo, hi) }
 		nq, nz, nba := p.projRows()
 		C := p.conC()

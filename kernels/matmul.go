@@ -150,9 +150,7 @@ func linearEncode(l *Launch, e Encoder) {
 	for i := 0; i < 3; i++ {
 		e.SetArg(i, &l.Args[i])
 	}
-	e.SetBytes(3, mslBytes(&mslMatmul{
-		mslInt("batch", p.Batch), mslInt("M", p.M), mslInt("N", p.N), mslInt("K", p.K),
-		mslInt("x stride", p.XStride), mslInt("w stride", p.WStride)}))
+	e.SetBytes(3, mslPack(p))
 	// linRows outputs per threadgroup of linThreads, which split K (see matmul.metal):
 	// x = w rows, y = x row, z = batch.
 	e.DispatchThreadgroups([3]int{max((p.N+linRows-1)/linRows, 1), max(p.M, 1), max(p.Batch, 1)},

@@ -88,7 +88,7 @@ func switchGLUEncode(l *Launch, e Encoder) {
 	if p.I > moeMaxI {
 		panic(fmt.Sprintf("switch_glu: expert width %d exceeds the Metal twin's %d", p.I, moeMaxI))
 	}
-	e.SetBytes(7, mslBytes(&mslSwitchGLU{int32(p.T), int32(p.H), int32(p.K), int32(p.E), int32(p.I)}))
+	e.SetBytes(7, mslPack(p))
 	// One threadgroup per token; any width works (threads stride over I and H).
 	e.DispatchThreadgroups([3]int{max(p.T, 1), 1, 1}, ClampGroup(moeThreads, e))
 }

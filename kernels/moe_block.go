@@ -137,12 +137,7 @@ func moeBlockEncode(l *Launch, e Encoder) {
 	for i := 0; i < 12; i++ {
 		e.SetArg(i, &l.Args[i])
 	}
-	renorm := int32(0)
-	if p.Renorm {
-		renorm = 1
-	}
-	e.SetBytes(12, mslBytes(&mslMoEBlock{int32(p.T), int32(p.H), int32(p.E), int32(p.K), int32(p.I),
-		int32(p.Is), renorm, float32(p.Eps)}))
+	e.SetBytes(12, mslPack(p))
 	// One threadgroup per token; threads stride over H, E and I.
 	e.DispatchThreadgroups([3]int{max(p.T, 1), 1, 1}, ClampGroup(moeBlockThreads, e))
 }
@@ -224,8 +219,7 @@ func mlpBlockEncode(l *Launch, e Encoder) {
 	for i := 0; i < 7; i++ {
 		e.SetArg(i, &l.Args[i])
 	}
-	// The parameter block is moe_block's, with no experts.
-	e.SetBytes(7, mslBytes(&mslMoEBlock{T: int32(p.T), H: int32(p.H), I: int32(p.I), Eps: float32(p.Eps)}))
+	e.SetBytes(7, mslPack(p))
 	e.DispatchThreadgroups([3]int{max(p.T, 1), 1, 1}, ClampGroup(moeBlockThreads, e))
 }
 

@@ -154,7 +154,7 @@ kernel void moe_block_float32(const device float* x [[buffer(0)]],
 }
 
 // mlp_block: a dense layer's residual add, RMSNorm and SwiGLU MLP, one token per
-// threadgroup (p.I is the MLP's width; the expert fields are unused).
+// threadgroup (p.I is the MLP's width).
 kernel void mlp_block_float32(const device float* x [[buffer(0)]],
                               const device float* r [[buffer(1)]],
                               const device float* norm [[buffer(2)]],
@@ -162,7 +162,7 @@ kernel void mlp_block_float32(const device float* x [[buffer(0)]],
                               const device float* up [[buffer(4)]],
                               const device float* down [[buffer(5)]],
                               device float* out [[buffer(6)]],
-                              constant MoEBlockParams& p [[buffer(7)]],
+                              constant MLPBlockParams& p [[buffer(7)]],
                               uint t [[threadgroup_position_in_grid]],
                               uint tid [[thread_index_in_threadgroup]],
                               uint ntg [[threads_per_threadgroup]]) {

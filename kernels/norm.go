@@ -105,11 +105,7 @@ func rmsScale(x []float32, eps float64) float32 {
 
 func normParamsOf(l *Launch, x, w *Arg) []byte {
 	rows, cols := rowsCols(x)
-	p := mslNorm{Rows: int32(rows), Cols: int32(cols), Eps: float32(l.Params.(*NormParams).Eps)}
-	if w != nil {
-		p.HasWeight = 1
-	}
-	return mslBytes(&p)
+	return mslPack(&mslNorm{Rows: rows, Cols: cols, Eps: l.Params.(*NormParams).Eps, HasWeight: w != nil})
 }
 
 func rmsNormEncode(l *Launch, e Encoder) {

@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"regexp"
 	"strings"
@@ -12,14 +13,14 @@ import (
 	"github.com/ingotml/ingot/kernels/msltest"
 )
 
-// mslType spells a Go mirror field's type as clang spells the MSL one.
+// mslType spells a Go field's type as clang spells the MSL one it is sent as (mslPack).
 func mslType(t reflect.Type) string {
 	switch t.Kind() {
-	case reflect.Int32:
+	case reflect.Int, reflect.Int32, reflect.Bool:
 		return "int"
 	case reflect.Uint32:
 		return "uint"
-	case reflect.Float32:
+	case reflect.Float32, reflect.Float64:
 		return "float"
 	case reflect.Array:
 		return fmt.Sprintf("%s[%d]", mslType(t.Elem()), t.Len())
@@ -34,9 +35,10 @@ func mslType(t reflect.Type) string {
 // normalize compares names across the two spellings: x_stride and XStride.
 func normalize(s string) string { return strings.ToLower(strings.ReplaceAll(s, "_", "")) }
 
-// TestParamLayouts compares every MSL parameter struct of the prelude with its Go mirror:
-// size, and each field's offset, type and name, from clang's record layouts. A struct
-// without a mirror, or a mirror without a struct, fails too.
+// TestParamLayouts compares every MSL parameter struct of the prelude with the Go struct
+// sent as it (mslParamStructs): size, and each field's name, type and offset as mslPack
+// writes it, against clang's record layouts. A struct on either side without the other
+// fails too.
 func TestParamLayouts(t *testing.T) {
 	msltest.RequireClang(t)
 	src, err := MSL.ReadFile("prelude.metal")
@@ -50,32 +52,36 @@ func TestParamLayouts(t *testing.T) {
 	for _, p := range mslParamStructs {
 		mirrors[p.mslName()] = p
 	}
-	require.ElementsMatch(t, names, keys(mirrors), "MSL structs in prelude.metal vs Go mirrors in params.go")
+	require.ElementsMatch(t, names, keys(mirrors), "MSL structs in prelude.metal vs Go structs in mslParamStructs")
 	recs, err := msltest.RecordLayouts(string(src), names)
 	require.NoError(t, err)
 	for _, n := range names {
 		require.NoError(t, compareLayout(recs[n], reflect.TypeOf(mirrors[n])))
 	}
-	t.Logf("%d parameter structs match their Go mirrors", len(names))
+	t.Logf("%d parameter structs match their Go declarations", len(names))
 }
 
-// compareLayout checks a Go mirror against clang's layout of its MSL struct.
+// compareLayout checks Go struct gt, as mslPack writes it, against clang's layout of
+// its MSL struct.
 func compareLayout(rec msltest.Record, gt reflect.Type) error {
-	if rec.Size != int(gt.Size()) || len(rec.Fields) != gt.NumField() {
+	if rec.Size != 4*len(mslPlan(gt)) || len(rec.Fields) != gt.NumField() {
 		return fmt.Errorf("%s: %d bytes in %d fields in MSL, %d bytes in %d fields in Go",
-			rec.Name, rec.Size, len(rec.Fields), gt.Size(), gt.NumField())
+			rec.Name, rec.Size, len(rec.Fields), 4*len(mslPlan(gt)), gt.NumField())
 	}
+	off := 0
 	for i, f := range rec.Fields {
 		gf := gt.Field(i)
-		if f.Offset != int(gf.Offset) || f.Type != mslType(gf.Type) || normalize(f.Name) != normalize(gf.Name) {
+		if f.Offset != off || f.Type != mslType(gf.Type) || normalize(f.Name) != normalize(gf.Name) {
 			return fmt.Errorf("%s field %d: MSL %s %s at byte %d, Go %s %s at byte %d",
-				rec.Name, i, f.Type, f.Name, f.Offset, gf.Type, gf.Name, gf.Offset)
+				rec.Name, i, f.Type, f.Name, f.Offset, gf.Type, gf.Name, off)
 		}
+		off += 4 * len(mslPlan(gf.Type))
 	}
 	return nil
 }
 
-// TestParamLayoutCatchesAMismatch plants a mirror whose array is one short.
+// TestParamLayoutCatchesAMismatch plants a Go struct whose array is one short, one in
+// another order, and one whose field is named differently.
 func TestParamLayoutCatchesAMismatch(t *testing.T) {
 	msltest.RequireClang(t)
 	recs, err := msltest.RecordLayouts("struct Planted { int a; float b[3]; int c; };", []string{"Planted"})
@@ -94,6 +100,35 @@ func TestParamLayoutCatchesAMismatch(t *testing.T) {
 	}
 	require.EqualError(t, compareLayout(recs["Planted"], reflect.TypeOf(reordered{})),
 		"Planted field 1: MSL float[3] b at byte 4, Go int32 C at byte 4")
+	type renamed struct {
+		A int
+		B [3]float64
+		D bool
+	}
+	require.EqualError(t, compareLayout(recs["Planted"], reflect.TypeOf(renamed{})),
+		"Planted field 2: MSL int c at byte 16, Go bool D at byte 16")
+}
+
+// TestMSLPack: the bytes of a parameter struct as its MSL struct holds them (ints and
+// bools as int, float64 as float, nested structs and arrays in place), and a value
+// over 32 bits fails by the field's name instead of wrapping.
+func TestMSLPack(t *testing.T) {
+	p := &MoEBlockParams{T: 1, H: 2, E: 3, K: -4, I: 5, Is: 6, Renorm: true, Eps: 0.5}
+	require.Equal(t, []byte{1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 0xfc, 0xff, 0xff, 0xff, 5, 0, 0, 0, 6, 0, 0, 0,
+		1, 0, 0, 0, 0, 0, 0, 0x3f}, mslPack(p))
+	l := Contiguous(Float32, 2, 3)
+	b := mslPack(&mslCopy{N: 6, Src: stridedOf(&l), Dst: stridedOf(&l)})
+	require.Len(t, b, 4*(1+2*(2+2*MaxDims)))
+	require.Equal(t, []byte{6, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0}, b[:20]) // n, src: ndim, offset, shape
+	require.Equal(t, []byte{3, 0, 0, 0, 1, 0, 0, 0}, b[4*(3+MaxDims):4*(5+MaxDims)])          // src strides
+	require.PanicsWithValue(t, "kernels: QuantParams.N = 2147483648 does not fit the 32-bit MSL parameter",
+		func() { mslPack(&QuantParams{M: 1, N: 1 << 31, K: 64, Bits: 4, Group: 64}) })
+	require.PanicsWithValue(t, "kernels: mslCopy.Src.Strides[1] = -2147483649 does not fit the 32-bit MSL parameter",
+		func() {
+			c := mslCopy{N: 1, Src: stridedOf(&l)}
+			c.Src.Strides[1] = math.MinInt32 - 1
+			mslPack(&c)
+		})
 }
 
 func keys[V any](m map[string]V) []string {

@@ -1,8 +1,8 @@
 // prelude: what every kernel family shares. kernels.Source puts it in front of each
 // family's file (in place of its `#include "prelude.metal"` line, with #line directives
 // so diagnostics keep each file's own line numbers). It holds every parameter struct the
-// host sends with setBytes, so each is defined once on the MSL side; its Go mirror is in
-// kernels/params.go, and a test compares the two layouts field by field.
+// host sends with setBytes, so each is defined once on the MSL side; once on the Go side
+// too (kernels/params.go says where), and a test compares the two field by field.
 #include <metal_stdlib>
 using namespace metal;
 
@@ -113,6 +113,13 @@ struct MoEBlockParams {
     int I;
     int Is;
     int renorm;
+    float eps;
+};
+
+struct MLPBlockParams {
+    int T;
+    int H;
+    int I;
     float eps;
 };
 

@@ -347,7 +347,7 @@ func qmvEncode(l *Launch, e Encoder) {
 	p := l.Params.(*QuantParams)
 	e.Entry(qEntry("qmv", l.Args[2].DType))
 	qBindAll(l, e, 5)
-	e.SetBytes(5, mslBytes(&mslQuant{mslInt("M", p.M), mslInt("N", p.N), mslInt("K", p.K), int32(p.Bits), int32(p.Group)}))
+	e.SetBytes(5, mslPack(p))
 	// qmvRows output columns per threadgroup, whose threads share each row's chunks
 	// (see quant.metal): N/8 threadgroups fill the GPU at decode sizes.
 	groups := max((p.N+qmvRows-1)/qmvRows, 1)
@@ -358,7 +358,7 @@ func qmmEncode(l *Launch, e Encoder) {
 	p := l.Params.(*QuantParams)
 	e.Entry(qEntry("qmm", l.Args[2].DType))
 	qBindAll(l, e, 5)
-	e.SetBytes(5, mslBytes(&mslQuant{int32(p.M), int32(p.N), int32(p.K), int32(p.Bits), int32(p.Group)}))
+	e.SetBytes(5, mslPack(p))
 	// One thread per output element: x = column, y = x row.
 	e.DispatchThreads([3]int{max(p.N, 1), max(p.M, 1), 1}, [3]int{min(max(p.N, 1), 64), 1, 1})
 }
@@ -367,7 +367,7 @@ func qembedEncode(l *Launch, e Encoder) {
 	p := l.Params.(*QEmbedParams)
 	e.Entry(qEntry("qembed", l.Args[2].DType))
 	qBindAll(l, e, 5)
-	e.SetBytes(5, mslBytes(&mslQEmbed{int32(p.T), int32(p.V), int32(p.D), int32(p.Bits), int32(p.Group)}))
+	e.SetBytes(5, mslPack(p))
 	e.ErrorWord(6)
 	// One thread per output element: x = feature, y = token.
 	e.DispatchThreads([3]int{max(p.D, 1), max(p.T, 1), 1}, [3]int{min(max(p.D, 1), 64), 1, 1})
@@ -375,8 +375,7 @@ func qembedEncode(l *Launch, e Encoder) {
 
 func qswitchEncode(l *Launch, e Encoder) {
 	p := l.Params.(*QSwitchGLUParams)
-	prm := mslBytes(&mslQSwitchGLU{mslInt("T", p.T), mslInt("H", p.H), mslInt("k", p.K), mslInt("E", p.E), mslInt("I", p.I),
-		int32(p.GateBits), int32(p.UpBits), int32(p.DownBits), int32(p.GateGroup), int32(p.UpGroup), int32(p.DownGroup)})
+	prm := mslPack(p)
 	act := 4 * max(1, p.T*p.K*p.I) // the activations [T, k, I]
 	dt := l.Args[2].DType
 	// Pass 1: every routed expert's activations, qmvRows of them per threadgroup.

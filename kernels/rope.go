@@ -88,8 +88,8 @@ func ropeEncode(l *Launch, e Encoder) {
 	e.SetArg(0, xa)
 	e.SetArg(1, oa)
 	e.SetArg(2, out)
-	mp := mslRoPE{B: int32(B), H: int32(H), S: int32(S), D: int32(D), Dims: int32(p.Dims)}
-	e.SetBytes(3, mslBytes(&mp))
+	mp := mslRoPE{B: B, H: H, S: S, D: D, Dims: p.Dims}
+	e.SetBytes(3, mslPack(&mp))
 	// The frequencies travel as their own constant block, exactly dims/2 long: setBytes
 	// takes up to 4096 bytes, so up to 1024 of them (the encoder refuses more).
 	inv := make([]float32, max(p.Dims/2, 1)) // one unused entry when nothing rotates

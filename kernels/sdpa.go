@@ -234,7 +234,7 @@ func sdpaEncode(l *Launch, e Encoder) {
 	// The scratch: each (row, split)'s max and sum, then its value row.
 	scratch := 4 * max(1, rows*splits*(2+v.Shape[3]))
 	e.SetArg(4, o)
-	e.SetBytes(5, mslBytes(&p))
+	e.SetBytes(5, mslPack(&p))
 	e.Scratch(6, scratch)
 	// x: the head chunks of a key/value head, then the splits, then the query rows.
 	e.DispatchThreadgroups([3]int{max(ng*splits*q.Shape[2], 1), max(k.Shape[1], 1), max(q.Shape[0], 1)},
@@ -244,7 +244,7 @@ func sdpaEncode(l *Launch, e Encoder) {
 	}
 	e.Entry("sdpa_combine_float32")
 	e.SetArg(4, o)
-	e.SetBytes(5, mslBytes(&p))
+	e.SetBytes(5, mslPack(&p))
 	e.Scratch(6, scratch)
 	e.DispatchThreadgroups([3]int{(v.Shape[3] + 31) / 32, rows, 1}, [3]int{32 * sdpaCombineSimdgroups, 1, 1})
 }

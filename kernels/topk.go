@@ -78,7 +78,7 @@ func argTopKEncode(l *Launch, e Encoder) {
 	e.Entry("argtopk_float32")
 	e.SetArg(0, &l.Args[0])
 	e.SetArg(1, &l.Args[1])
-	e.SetBytes(2, mslBytes(&mslTopK{int32(p.Rows), int32(p.N), int32(p.K)}))
+	e.SetBytes(2, mslPack(p))
 	// One thread per row.
 	e.DispatchThreads(Groups1D(p.Rows))
 }

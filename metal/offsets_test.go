@@ -25,7 +25,7 @@ func TestStrideOver32BitsFails(t *testing.T) {
 	l.Args[1].Strides[0] = stride
 	l.Args[2] = s.arg(kernels.Float32, 2, 4)
 	require.EqualError(t, r.run([]kernels.Launch{l}),
-		"metal: kernel linear: Encode panicked: kernels: w stride = 2147483648 does not fit the 32-bit MSL parameter")
+		"metal: kernel linear: Encode panicked: kernels: MatmulParams.WStride = 2147483648 does not fit the 32-bit MSL parameter")
 
 	// The same weight one batch in, as an element offset past 2^31: bound at a 64-bit
 	// byte offset, and the launch runs.

@@ -219,6 +219,7 @@ func GDNDecode(x Array, w *GDNWeights, p GDNParams, convState, state, mask Array
 			shapePanic(op, "mask %v must be [B, 1] = %v", mask.Shape(), []int{p.B, 1})
 		}
 		m = []Array{Contiguous(mask.AsType(Bool))}
+		p.Masked = true
 	}
 	g := x.Graph()
 	dense := func(as ...Array) []Array {

@@ -136,7 +136,7 @@ func TestGDNDecodeShapeErrors(t *testing.T) {
 		{func() { tensor.GDNDecode(x, w, p, z(1, 4, 16), state, tensor.Array{}) }, "tensor: gdn_decode: conv state is float32 [1 4 16], want float32 [1 3 16]"},
 		{func() { tensor.GDNDecode(x, w, p, conv, state, z(1, 2)) }, "tensor: gdn_decode: mask [1 2] must be [B, 1] = [1 1]"},
 		{func() { tensor.GDNDecode(x, w, big, conv, state, tensor.Array{}) },
-			"tensor: gdn_decode: x [1 1 8] and sizes {B:1 H:8 Hk:3 Hv:2 Dk:4 Dv:4 K:4 Grouped:false Eps:1e-06 QKEps:1e-06 QScale:0.25 KScale:0.5}: outside the kernel's limits"},
+			"tensor: gdn_decode: x [1 1 8] and sizes {B:1 H:8 Hk:3 Hv:2 Dk:4 Dv:4 K:4 Grouped:false Masked:false Eps:1e-06 QKEps:1e-06 QScale:0.25 KScale:0.5}: outside the kernel's limits"},
 	} {
 		require.PanicsWithError(t, c.want, c.f)
 	}
@@ -217,6 +217,6 @@ func TestFusedBlocksAskTheDevice(t *testing.T) {
 		func() { tensor.MoEBlock(x, x, w, 1e-6, 2, true) })
 	require.PanicsWithError(t, "tensor: mlp_block: the refusing device takes the unfused kernels at sizes H 16, I 12 (graph.TakesFused)",
 		func() { tensor.MLPBlock(x, x, mw, 1e-6) })
-	require.PanicsWithError(t, "tensor: gdn_decode: the refusing device takes the unfused kernels at sizes {B:1 H:8 Hk:1 Hv:2 Dk:4 Dv:4 K:4 Grouped:false Eps:1e-06 QKEps:1e-06 QScale:0.25 KScale:0.5} (graph.TakesFused)",
+	require.PanicsWithError(t, "tensor: gdn_decode: the refusing device takes the unfused kernels at sizes {B:1 H:8 Hk:1 Hv:2 Dk:4 Dv:4 K:4 Grouped:false Masked:false Eps:1e-06 QKEps:1e-06 QScale:0.25 KScale:0.5} (graph.TakesFused)",
 		func() { tensor.GDNDecode(z(1, 1, 8), gw, p, z(1, 3, 16), z(1, 2, 4, 4), tensor.Array{}) })
 }

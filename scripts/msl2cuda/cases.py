@@ -503,8 +503,8 @@ def case_mlp_block(T, H, I, eps=1e-6):
     gate, up, down = Ua((I, H), H), Ua((I, H), H), Ua((H, I), I)
     out = nan((T, H))
     k = Kern('moe_block', 'mlp_block_float32')
-    # mlpBlockEncode: DispatchThreadgroups((T, 1, 1), ClampGroup(256)); moe_block's params, no experts
-    L = k.groups([x, r, norm, gate, up, down, out, P(T, H, 0, 0, I, 0, 0, float(eps))], (T, 1, 1), (256, 1, 1))
+    # mlpBlockEncode: DispatchThreadgroups((T, 1, 1), ClampGroup(256)); MLPBlockParams
+    L = k.groups([x, r, norm, gate, up, down, out, P(T, H, I, float(eps))], (T, 1, 1), (256, 1, 1))
 
     def check():
         x1 = h64(x) + h64(r)
