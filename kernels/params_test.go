@@ -120,7 +120,7 @@ func TestMSLPack(t *testing.T) {
 	b := mslPack(&mslCopy{N: 6, Src: stridedOf(&l), Dst: stridedOf(&l)})
 	require.Len(t, b, 4*(1+2*(2+2*MaxDims)))
 	require.Equal(t, []byte{6, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0}, b[:20]) // n, src: ndim, offset, shape
-	require.Equal(t, []byte{3, 0, 0, 0, 1, 0, 0, 0}, b[4*(3+MaxDims):4*(5+MaxDims)])          // src strides
+	require.Equal(t, []byte{3, 0, 0, 0, 1, 0, 0, 0}, b[4*(3+MaxDims):4*(5+MaxDims)])             // src strides
 	require.PanicsWithValue(t, "kernels: QuantParams.N = 2147483648 does not fit the 32-bit MSL parameter",
 		func() { mslPack(&QuantParams{M: 1, N: 1 << 31, K: 64, Bits: 4, Group: 64}) })
 	require.PanicsWithValue(t, "kernels: mslCopy.Src.Strides[1] = -2147483649 does not fit the 32-bit MSL parameter",
