@@ -269,9 +269,15 @@ func (l *launchGeom) threads() int {
 // recordStep runs decodeStep's launches one by one through GPU.Run's code on the
 // recorder and returns each launch's geometry.
 func recordStep(t *testing.T, cfg *qwen35.Config, keys, bits int) []launchGeom {
+	return record(t, func(f *fakeBackend) *stepBuilder { return decodeStep(f, cfg, keys, bits) })
+}
+
+// record runs the launches build makes one by one through GPU.Run's code on the
+// recorder and returns each launch's geometry.
+func record(t *testing.T, build func(*fakeBackend) *stepBuilder) []launchGeom {
 	g := &geomBackend{fakeBackend: newFake()}
 	r := newRunner(g, GPUOptions{})
-	s := decodeStep(g.fakeBackend, cfg, keys, bits)
+	s := build(g.fakeBackend)
 	var out []launchGeom
 	for i := range s.launches {
 		l := &s.launches[i]
