@@ -133,3 +133,37 @@ func TestFusedChoiceOnEachDevice(t *testing.T) {
 	require.Equal(t, 4, n["switch_glu"], "the experts, unfused")
 	require.Equal(t, 3, n["gated_delta"])
 }
+
+// chooseOnly takes the fused blocks in take (within their limits) and no other.
+type chooseOnly map[*kernels.Kernel]bool
+
+func (c chooseOnly) TakesFused(k *kernels.Kernel, p any) bool {
+	return c[k] && kernels.FusedBlockFits(k, p)
+}
+
+// TestUnfusedLaunchCounts ties the GPU's choice to the unfused path it weighs: per
+// block, the decode step of the repro's models (4 layers, 3 of them GDN) launches
+// unfusedLaunches[k] more kernels (plus the fused block's own launches) when the
+// device declines block k.
+func TestUnfusedLaunchCounts(t *testing.T) {
+	all := chooseOnly{kernels.KGDNBlock: true, kernels.KMLPBlock: true, kernels.KMoEBlock: true}
+	total := func(n map[string]int) int {
+		s := 0
+		for _, v := range n {
+			s += v
+		}
+		return s
+	}
+	for _, c := range []struct {
+		typ string
+		ff  *kernels.Kernel
+	}{{qwen35.TypeQwen35, kernels.KMLPBlock}, {qwen35.TypeQwen35MoE, kernels.KMoEBlock}} {
+		cfg, err := qwen35.ReproConfig(nn.ReproOptions{ModelType: c.typ, Layers: 4, Interval: 4})
+		require.NoError(t, err)
+		fused := total(stepKernels(t, cfg, all))
+		noGDN := total(stepKernels(t, cfg, chooseOnly{c.ff: true}))
+		none := total(stepKernels(t, cfg, chooseOnly{}))
+		require.Equal(t, 3*(unfusedLaunches[kernels.KGDNBlock]-2), noGDN-fused, "%s: GDN steps (2 fused kernels each)", c.typ)
+		require.Equal(t, 4*(unfusedLaunches[c.ff]-1), none-noGDN, "%s: %s", c.typ, c.ff.Name)
+	}
+}
