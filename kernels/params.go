@@ -69,17 +69,13 @@ func mslPlan(t reflect.Type) []mslField {
 	return out
 }
 
-// mslPack returns the setBytes payload of p, a pointer to an mslParams struct. An int
+// mslPack returns the setBytes payload of p, an mslParams struct. An int
 // outside int32 panics with the field's name, which GPU.Run reports as the launch's
 // error, instead of wrapping silently. (Element offsets travel as 64-bit buffer
 // offsets, and the kernels index in 64 bits.)
-func mslPack(p mslParams) []byte {
-	v := reflect.ValueOf(p)
-	if v.Kind() != reflect.Pointer {
-		panic(fmt.Sprintf("kernels: mslPack of %T, not a pointer", p))
-	}
-	base := v.UnsafePointer()
-	plan := mslPlan(v.Elem().Type())
+func mslPack[T mslParams](p *T) []byte {
+	base := unsafe.Pointer(p) // not an interface: p stays on the caller's stack
+	plan := mslPlan(reflect.TypeFor[T]())
 	out := make([]byte, 4*len(plan))
 	for i, f := range plan {
 		at := unsafe.Add(base, f.off)
