@@ -371,6 +371,25 @@ func whereCPU(l *Launch) {
 		return
 	}
 	w := newRowWalk(&o.Layout, &c.Layout, &a.Layout, &b.Layout, &o.Layout)
+	if a.DType == o.DType && b.DType == o.DType && o.DType.Size() == 4 {
+		// Broadcast operands (a scalar fill, say) of one 4-byte dtype: the bits as they are.
+		cv, av, bv, ov := c.Data, U32(a.Data), U32(b.Data), U32(o.Data)
+		w.rows(func(n int, off, inc [4]int) {
+			ic, ia, ib, io := off[0], off[1], off[2], off[3]
+			for i := 0; i < n; i++ {
+				if cv[ic] != 0 {
+					ov[io] = av[ia]
+				} else {
+					ov[io] = bv[ib]
+				}
+				ic += inc[0]
+				ia += inc[1]
+				ib += inc[2]
+				io += inc[3]
+			}
+		})
+		return
+	}
 	w.rows(func(n int, off, inc [4]int) {
 		ic, ia, ib, io := off[0], off[1], off[2], off[3]
 		for i := 0; i < n; i++ {
@@ -407,6 +426,10 @@ func copyArgs(a, o *Arg) {
 		copyStrided(&w, a, o) // the bits as they are: no conversion per element
 		return
 	}
+	if row := castRow(a, o); row != nil {
+		w.rows(row)
+		return
+	}
 	w.rows(func(n int, off, inc [4]int) {
 		ia, io := off[0], off[1]
 		for i := 0; i < n; i++ {
@@ -415,6 +438,68 @@ func copyArgs(a, o *Arg) {
 			io += inc[1]
 		}
 	})
+}
+
+// castRow returns a row loop converting between float32, bfloat16 and float16 (a
+// quantized model's norm and conv weights, widened every step), or nil for other
+// dtypes. It converts as Load then Store would: widening is exact, and narrowing a
+// float32 rounds once to nearest even.
+func castRow(a, o *Arg) func(n int, off, inc [4]int) {
+	widen := func(d DType, b []byte) func(i int) float32 {
+		switch d {
+		case Float32:
+			v := F32(b)
+			return func(i int) float32 { return v[i] }
+		case BFloat16:
+			v := U16(b)
+			return func(i int) float32 { return BF16ToF32(v[i]) }
+		case Float16:
+			v := U16(b)
+			return func(i int) float32 { return F16ToF32(v[i]) }
+		}
+		return nil
+	}
+	if widen(a.DType, a.Data) == nil || widen(o.DType, o.Data) == nil {
+		return nil
+	}
+	if o.DType == Float32 && a.DType == BFloat16 { // the common case, without calls
+		av, ov := U16(a.Data), F32(o.Data)
+		return func(n int, off, inc [4]int) {
+			ia, io := off[0], off[1]
+			for i := 0; i < n; i++ {
+				ov[io] = BF16ToF32(av[ia])
+				ia += inc[0]
+				io += inc[1]
+			}
+		}
+	}
+	get := widen(a.DType, a.Data)
+	switch o.DType {
+	case Float32:
+		ov := F32(o.Data)
+		return func(n int, off, inc [4]int) {
+			ia, io := off[0], off[1]
+			for i := 0; i < n; i++ {
+				ov[io] = get(ia)
+				ia += inc[0]
+				io += inc[1]
+			}
+		}
+	default:
+		narrow := F32ToBF16
+		if o.DType == Float16 {
+			narrow = F32ToF16
+		}
+		ov := U16(o.Data)
+		return func(n int, off, inc [4]int) {
+			ia, io := off[0], off[1]
+			for i := 0; i < n; i++ {
+				ov[io] = narrow(get(ia))
+				ia += inc[0]
+				io += inc[1]
+			}
+		}
+	}
 }
 
 // copyStrided is copyArgs for a view of 2- or 4-byte elements of one dtype.

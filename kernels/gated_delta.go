@@ -65,40 +65,76 @@ func gatedDeltaCPU(l *Launch) {
 	beta := gdF32(&l.Args[4], nb*nt*hv)
 	out := gdF32(l.Out(), d.ny()+d.ns())
 	y, st := out[:d.ny()], out[d.ny():]
-	copy(st, gdF32(&l.Args[5], d.ns()))
+	in := gdF32(&l.Args[5], d.ns())
 	var mask []byte
 	if d.Masked {
 		m := &l.Args[6]
 		mask = m.Data[m.Offset : m.Offset+nb*nt]
 	}
 	r := hv / hk
-	for b := 0; b < nb; b++ {
+	// head runs every step of (b, h): heads never share state, so they may run on
+	// either core in any order with the same arithmetic.
+	head := func(bh int) {
+		b, h := bh/hv, bh%hv
+		src, s := in[bh*dvn*dk:][:dvn*dk], st[bh*dvn*dk:][:dvn*dk]
 		for t := 0; t < nt; t++ {
 			bt := b*nt + t
-			ys := y[bt*hv*dvn:][:hv*dvn]
+			yh := y[(bt*hv+h)*dvn:][:dvn]
 			if mask != nil && mask[bt] == 0 {
-				clear(ys)
+				clear(yh)
 				continue
 			}
-			for h := 0; h < hv; h++ {
-				ko := (bt*hk + h/r) * dk
-				kk, qq := k[ko:ko+dk], q[ko:ko+dk]
-				decay := float32(math.Exp(float64(g[bt*hv+h])))
-				bh := beta[bt*hv+h]
-				vs := v[(bt*hv+h)*dvn:][:dvn]
-				yh := ys[h*dvn:][:dvn]
-				s := st[(b*hv+h)*dvn*dk:][:dvn*dk]
-				if dk == 16 {
-					gdStep16(s, kk, qq, vs, yh, decay, bh)
-					continue
-				}
-				for i := range yh {
-					row := s[i*dk : i*dk+dk]
-					delta := (vs[i] - gdDecayDot(row, kk, decay)) * bh
-					yh[i] = gdUpdateDot(row, kk, qq, delta)
-				}
-			}
+			ko := (bt*hk + h/r) * dk
+			gdStep(s, src, k[ko:ko+dk], q[ko:ko+dk], v[(bt*hv+h)*dvn:][:dvn], yh,
+				float32(math.Exp(float64(g[bt*hv+h]))), beta[bt*hv+h])
+			src = s // later steps update the new state in place
 		}
+		if &src[0] != &s[0] { // every step masked: the state passes through
+			copy(s, src)
+		}
+	}
+	if nb*hv*dvn*dk < gdHelpElems {
+		for bh := 0; bh < nb*hv; bh++ {
+			head(bh)
+		}
+		return
+	}
+	l.Helper.parallelRows(nb*hv, 1, func(h0, h1, _ int) {
+		for bh := h0; bh < h1; bh++ {
+			head(bh)
+		}
+	})
+}
+
+// gdHelpElems is the state size (elements, all heads) from which the heads split
+// between the two cores: 256 KB, where a head's work outweighs a round trip.
+const gdHelpElems = 1 << 16
+
+// gdStep is one step of one head: the state rows src, scaled by decay and updated,
+// go to s (src may be s), and y gets the rows dotted with q. Dk = 16 (the repro
+// model's size) and Dk a multiple of 4 (the real models') have assembly forms on
+// amd64 with AVX that round every operation as the Go loops do.
+func gdStep(s, src, k, q, v, y []float32, decay, beta float32) {
+	dk := len(k)
+	if dk == 16 {
+		if &src[0] != &s[0] {
+			copy(s, src)
+		}
+		gdStep16(s, k, q, v, y, decay, beta)
+		return
+	}
+	if useAVX && dk%4 == 0 && len(y) > 0 {
+		s, src = s[:len(y)*dk], src[:len(y)*dk]
+		gdRowsAVX(&s[0], &src[0], &k[0], &q[0], &v[0], &y[0], len(y), dk/4, decay, beta)
+		return
+	}
+	for i := range y {
+		row := s[i*dk : i*dk+dk]
+		if &src[0] != &s[0] {
+			copy(row, src[i*dk:i*dk+dk])
+		}
+		delta := (v[i] - gdDecayDot(row, k, decay)) * beta
+		y[i] = gdUpdateDot(row, k, q, delta)
 	}
 }
 

@@ -25,7 +25,7 @@ func mmDot16(x, w []float32) float32 {
 // linear16TileBytes (kept in L2 while every x row passes) for several, shared with the
 // Helper when w has linear16SplitBytes or more.
 const (
-	linear16ChunkBytes = 64 << 10
+	linear16ChunkBytes = 256 << 10
 	linear16TileBytes  = 256 << 10
 	linear16SplitBytes = 1 << 20
 )

@@ -40,11 +40,14 @@ four:
 	LEAQ (R15)(BX*1), R10
 	LEAQ (R15)(BX*2), R11
 	LEAQ (R15)(R9*1), R13
+	LEAQ (R15)(BX*4), AX // the next four rows, prefetched alongside (rows are contiguous)
 	XORQ R12, R12
 	MOVQ DX, R14
 	TESTQ R14, R14
 	JZ fourt
 fourk:
+	PREFETCHT0 (AX)(R12*4)
+	PREFETCHT0 64(AX)(R12*4)
 	VMOVUPS (SI)(R12*2), Z5
 	VPMOVZXWD (R15)(R12*1), Z4
 	VPSLLD $16, Z4, Z4
@@ -145,11 +148,14 @@ four:
 	LEAQ (R15)(BX*1), R10
 	LEAQ (R15)(BX*2), R11
 	LEAQ (R15)(R9*1), R13
+	LEAQ (R15)(BX*4), AX // the next four rows, prefetched alongside (rows are contiguous)
 	XORQ R12, R12
 	MOVQ DX, R14
 	TESTQ R14, R14
 	JZ fourt
 fourk:
+	PREFETCHT0 (AX)(R12*4)
+	PREFETCHT0 64(AX)(R12*4)
 	VMOVUPS (SI)(R12*2), Z5
 	VCVTPH2PS (R15)(R12*1), Z4
 	VFMADD231PS Z5, Z4, Z0

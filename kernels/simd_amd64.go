@@ -53,6 +53,13 @@ func expAVX2(dst, src *float32, a, b float32, n8 int)
 //go:noescape
 func gdStep16AVX(s, k, q, v, y *float32, n int, decay, beta float32)
 
+// gdRowsAVX runs gdDecayDot then gdUpdateDot over n state rows of 4*dk4 floats each,
+// with the same rounding: rows are read from src, scaled and updated into s (src may
+// be s), y[i] gets row i dotted with q. The caller checks every bound.
+//
+//go:noescape
+func gdRowsAVX(s, src, k, q, v, y *float32, n, dk4 int, decay, beta float32)
+
 // binF32AVX writes dst[i] = a[i] op b[i] for n8*8 elements (op 0 add, 1 sub, 2 mul).
 // The caller checks every bound.
 //

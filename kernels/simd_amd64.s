@@ -437,3 +437,201 @@ pfloop:
 	JB pfloop
 pfdone:
 	RET
+
+// HSUM4 leaves (x0+x1)+(x2+x3) of X in its lane 0 (gdDecayDot's and gdUpdateDot's
+// final sum; the adds are commutative, so the lanes' order inside each is immaterial).
+#define HSUM4(X, T) \
+	VPERMILPS $0xB1, X, T; \
+	VADDPS    T, X, X; \
+	VPERMILPS $0x4E, X, T; \
+	VADDPS    T, X, X
+
+// DELTA4 turns the row dot t (lane 0 of X) into delta = (v - t) * beta, broadcast to
+// every lane of X (v at off(R9), beta in X15; T a temporary).
+#define DELTA4(X, T, off) \
+	VMOVSS  off(R9), T; \
+	VSUBSS  X, T, T; \
+	VMULSS  X15, T, T; \
+	VSHUFPS $0, T, T, X
+
+// func gdRowsAVX(s, src, k, q, v, y *float32, n, dk4 int, decay, beta float32)
+//
+// gdDecayDot then gdUpdateDot per state row, four rows at a time (one tail row at a
+// time): each row's four partial sums s0..s3 are the four lanes of an xmm register
+// (lane j takes columns j mod 4, in order), a rounded multiply then a rounded add,
+// no FMA, so every value rounds as the Go loops'. Registers: DI s, SI src, DX k, R8 q,
+// R9 v, R10 y, CX rows left, R11 the row stride in bytes, BX the column counter, AX /
+// R12 walk k and q, R12-R15 the rows (rows 2 and 3 at twice the stride).
+TEXT ·gdRowsAVX(SB), NOSPLIT, $0-72
+	MOVQ         s+0(FP), DI
+	MOVQ         src+8(FP), SI
+	MOVQ         k+16(FP), DX
+	MOVQ         q+24(FP), R8
+	MOVQ         v+32(FP), R9
+	MOVQ         y+40(FP), R10
+	MOVQ         n+48(FP), CX
+	MOVQ         dk4+56(FP), R11
+	SHLQ         $4, R11
+	VBROADCASTSS decay+64(FP), X8
+	VBROADCASTSS beta+68(FP), X15
+
+gdquad:
+	CMPQ CX, $4
+	JLT  gdone
+	// pass 1: r = src * decay, stored; t += r * k
+	VXORPS X0, X0, X0
+	VXORPS X1, X1, X1
+	VXORPS X2, X2, X2
+	VXORPS X3, X3, X3
+	MOVQ   SI, R12
+	LEAQ   (SI)(R11*1), R13
+	MOVQ   DI, R14
+	LEAQ   (DI)(R11*1), R15
+	MOVQ   DX, AX
+	MOVQ   dk4+56(FP), BX
+
+gdq1:
+	VMOVUPS (AX), X9
+	VMULPS  (R12), X8, X4
+	VMULPS  (R13), X8, X5
+	VMULPS  (R12)(R11*2), X8, X6
+	VMULPS  (R13)(R11*2), X8, X7
+	VMOVUPS X4, (R14)
+	VMOVUPS X5, (R15)
+	VMOVUPS X6, (R14)(R11*2)
+	VMOVUPS X7, (R15)(R11*2)
+	VMULPS  X9, X4, X4
+	VMULPS  X9, X5, X5
+	VMULPS  X9, X6, X6
+	VMULPS  X9, X7, X7
+	VADDPS  X4, X0, X0
+	VADDPS  X5, X1, X1
+	VADDPS  X6, X2, X2
+	VADDPS  X7, X3, X3
+	ADDQ    $16, AX
+	ADDQ    $16, R12
+	ADDQ    $16, R13
+	ADDQ    $16, R14
+	ADDQ    $16, R15
+	DECQ    BX
+	JNZ     gdq1
+
+	HSUM4(X0, X4)
+	HSUM4(X1, X5)
+	HSUM4(X2, X6)
+	HSUM4(X3, X7)
+	DELTA4(X0, X4, 0)
+	DELTA4(X1, X5, 4)
+	DELTA4(X2, X6, 8)
+	DELTA4(X3, X7, 12)
+
+	// pass 2: r += delta * k, stored; y += r * q
+	VXORPS X10, X10, X10
+	VXORPS X11, X11, X11
+	VXORPS X12, X12, X12
+	VXORPS X13, X13, X13
+	MOVQ   R8, R12
+	MOVQ   DI, R14
+	LEAQ   (DI)(R11*1), R15
+	MOVQ   DX, AX
+	MOVQ   dk4+56(FP), BX
+
+gdq2:
+	VMOVUPS (AX), X9
+	VMOVUPS (R12), X14
+	VMULPS  X9, X0, X4
+	VMULPS  X9, X1, X5
+	VMULPS  X9, X2, X6
+	VMULPS  X9, X3, X7
+	VADDPS  (R14), X4, X4
+	VADDPS  (R15), X5, X5
+	VADDPS  (R14)(R11*2), X6, X6
+	VADDPS  (R15)(R11*2), X7, X7
+	VMOVUPS X4, (R14)
+	VMOVUPS X5, (R15)
+	VMOVUPS X6, (R14)(R11*2)
+	VMOVUPS X7, (R15)(R11*2)
+	VMULPS  X14, X4, X4
+	VMULPS  X14, X5, X5
+	VMULPS  X14, X6, X6
+	VMULPS  X14, X7, X7
+	VADDPS  X4, X10, X10
+	VADDPS  X5, X11, X11
+	VADDPS  X6, X12, X12
+	VADDPS  X7, X13, X13
+	ADDQ    $16, AX
+	ADDQ    $16, R12
+	ADDQ    $16, R14
+	ADDQ    $16, R15
+	DECQ    BX
+	JNZ     gdq2
+
+	HSUM4(X10, X4)
+	HSUM4(X11, X5)
+	HSUM4(X12, X6)
+	HSUM4(X13, X7)
+	VMOVSS X10, (R10)
+	VMOVSS X11, 4(R10)
+	VMOVSS X12, 8(R10)
+	VMOVSS X13, 12(R10)
+
+	LEAQ (SI)(R11*4), SI
+	LEAQ (DI)(R11*4), DI
+	ADDQ $16, R9
+	ADDQ $16, R10
+	SUBQ $4, CX
+	JMP  gdquad
+
+gdone:
+	TESTQ CX, CX
+	JZ    gdend
+	VXORPS X0, X0, X0
+	MOVQ   SI, R12
+	MOVQ   DI, R14
+	MOVQ   DX, AX
+	MOVQ   dk4+56(FP), BX
+
+gdo1:
+	VMOVUPS (AX), X9
+	VMULPS  (R12), X8, X4
+	VMOVUPS X4, (R14)
+	VMULPS  X9, X4, X4
+	VADDPS  X4, X0, X0
+	ADDQ    $16, AX
+	ADDQ    $16, R12
+	ADDQ    $16, R14
+	DECQ    BX
+	JNZ     gdo1
+
+	HSUM4(X0, X4)
+	DELTA4(X0, X4, 0)
+	VXORPS X10, X10, X10
+	MOVQ   R8, R12
+	MOVQ   DI, R14
+	MOVQ   DX, AX
+	MOVQ   dk4+56(FP), BX
+
+gdo2:
+	VMOVUPS (AX), X9
+	VMULPS  X9, X0, X4
+	VADDPS  (R14), X4, X4
+	VMOVUPS X4, (R14)
+	VMULPS  (R12), X4, X4
+	VADDPS  X4, X10, X10
+	ADDQ    $16, AX
+	ADDQ    $16, R12
+	ADDQ    $16, R14
+	DECQ    BX
+	JNZ     gdo2
+
+	HSUM4(X10, X4)
+	VMOVSS X10, (R10)
+	ADDQ   R11, SI
+	ADDQ   R11, DI
+	ADDQ   $4, R9
+	ADDQ   $4, R10
+	DECQ   CX
+	JMP    gdone
+
+gdend:
+	RET

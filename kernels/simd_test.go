@@ -109,6 +109,43 @@ func TestGDStep16MatchesGo(t *testing.T) {
 	}
 }
 
+// TestGDStepMatchesGo checks the gated-delta step for other key sizes (the assembly
+// on amd64 with AVX when Dk is a multiple of 4) against the definition, gdDecayDot
+// then gdUpdateDot per row, bit for bit: state read from another buffer and in place,
+// row counts around the four-row block, special values.
+func TestGDStepMatchesGo(t *testing.T) {
+	rng := rand.New(rand.NewSource(10))
+	for _, dk := range []int{4, 12, 128, 6} {
+		for _, n := range []int{1, 3, 4, 5, 9, 128} {
+			for _, special := range []bool{false, true} {
+				for _, inPlace := range []bool{false, true} {
+					src := simdRandRow(rng, n*dk, special)
+					k, q, v := simdRandRow(rng, dk, special), simdRandRow(rng, dk, special), simdRandRow(rng, n, special)
+					decay, beta := float32(rng.Float64()), float32(rng.Float64())
+					want := append([]float32(nil), src...)
+					wantY := make([]float32, n)
+					for i := range wantY {
+						row := want[i*dk : i*dk+dk]
+						delta := (v[i] - gdDecayDot(row, k, decay)) * beta
+						wantY[i] = gdUpdateDot(row, k, q, delta)
+					}
+					s, y := make([]float32, n*dk), make([]float32, n)
+					if inPlace {
+						s = src
+					}
+					gdStep(s, src, k, q, v, y, decay, beta)
+					for i := range s {
+						require.Truef(t, sameBits(want[i], s[i]), "dk %d n %d special %v state %d: %v, want %v", dk, n, special, i, s[i], want[i])
+					}
+					for i := range y {
+						require.Truef(t, sameBits(wantY[i], y[i]), "dk %d n %d special %v y %d: %v, want %v", dk, n, special, i, y[i], wantY[i])
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestBinaryF32MatchesGo checks the dense float32 add, sub and mul (the assembly on
 // amd64 with AVX, eight lanes at a time, then a Go tail) against the per-element Go
 // operation bit for bit, lengths around the 8-lane block, in place and not.
