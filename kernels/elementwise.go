@@ -115,6 +115,11 @@ func binaryCPU(op *BinaryOp, l *Launch) {
 			return
 		}
 	}
+	if op.F32 != nil && halfViaF32(o.Size(), []*Arg{a, b}, o, func(in [][]float32, out []float32) {
+		binaryF32(op, in[0], in[1], out)
+	}) {
+		return
+	}
 	w := newRowWalk(&o.Layout, &a.Layout, &b.Layout, &o.Layout)
 	if row := maskRow(op, a, b, o); row != nil {
 		w.rows(row)
@@ -227,6 +232,38 @@ func binAVXCode(op *BinaryOp) (int, bool) {
 	return 0, false
 }
 
+// binaryF32 writes ov[i] = av[i] op bv[i] (equal lengths; ov may be av or bv): one
+// rounded float32 operation per element (op.F32).
+func binaryF32(op *BinaryOp, av, bv, ov []float32) {
+	n := len(ov)
+	av, bv = av[:n], bv[:n]
+	if code, ok := binAVXCode(op); ok && useAVX && n >= 8 {
+		// Eight lanes at a time, the same rounded operation per element; the tail below.
+		n8 := n / 8
+		binF32AVX(code, &ov[0], &av[0], &bv[0], n8)
+		ov, av, bv = ov[n8*8:], av[n8*8:], bv[n8*8:]
+	}
+	switch op {
+	case OpAdd:
+		for i := range ov {
+			ov[i] = av[i] + bv[i]
+		}
+	case OpSub:
+		for i := range ov {
+			ov[i] = av[i] - bv[i]
+		}
+	case OpMul:
+		for i := range ov {
+			ov[i] = av[i] * bv[i]
+		}
+	default:
+		f := op.F32
+		for i := range ov {
+			ov[i] = f(av[i], bv[i])
+		}
+	}
+}
+
 // binaryF32Fast handles dense float32 operands and a scalar-broadcast right operand.
 func binaryF32Fast(op *BinaryOp, a, b, o *Arg) bool {
 	n := o.Size()
@@ -237,32 +274,7 @@ func binaryF32Fast(op *BinaryOp, a, b, o *Arg) bool {
 	ov := F32(o.Data)[o.Offset : o.Offset+n]
 	switch {
 	case b.IsContiguous() && SameShape(&a.Layout, &b.Layout):
-		bv := F32(b.Data)[b.Offset : b.Offset+n]
-		if code, ok := binAVXCode(op); ok && useAVX && n >= 8 {
-			// Eight lanes at a time, the same rounded operation per element; the tail below.
-			n8 := n / 8
-			binF32AVX(code, &ov[0], &av[0], &bv[0], n8)
-			ov, av, bv = ov[n8*8:], av[n8*8:], bv[n8*8:]
-		}
-		switch op {
-		case OpAdd:
-			for i := range ov {
-				ov[i] = av[i] + bv[i]
-			}
-		case OpSub:
-			for i := range ov {
-				ov[i] = av[i] - bv[i]
-			}
-		case OpMul:
-			for i := range ov {
-				ov[i] = av[i] * bv[i]
-			}
-		default:
-			f := op.F32
-			for i := range ov {
-				ov[i] = f(av[i], bv[i])
-			}
-		}
+		binaryF32(op, av, F32(b.Data)[b.Offset:b.Offset+n], ov)
 		return true
 	case allZeroStrides(&b.Layout):
 		s := F32(b.Data)[b.Offset]
@@ -304,6 +316,11 @@ func unaryCPU(op *UnaryOp, l *Launch) {
 		av := F32(a.Data)[a.Offset : a.Offset+n]
 		ov := F32(o.Data)[o.Offset : o.Offset+n]
 		unaryF32(op, av, ov)
+		return
+	}
+	if (op == OpSilu || op == OpSigmoid) && halfViaF32(o.Size(), []*Arg{a}, o, func(in [][]float32, out []float32) {
+		unaryF32(op, in[0], out)
+	}) {
 		return
 	}
 	w := newRowWalk(&o.Layout, &a.Layout, &o.Layout)
@@ -373,21 +390,11 @@ func whereCPU(l *Launch) {
 	w := newRowWalk(&o.Layout, &c.Layout, &a.Layout, &b.Layout, &o.Layout)
 	if a.DType == o.DType && b.DType == o.DType && o.DType.Size() == 4 {
 		// Broadcast operands (a scalar fill, say) of one 4-byte dtype: the bits as they are.
-		cv, av, bv, ov := c.Data, U32(a.Data), U32(b.Data), U32(o.Data)
-		w.rows(func(n int, off, inc [4]int) {
-			ic, ia, ib, io := off[0], off[1], off[2], off[3]
-			for i := 0; i < n; i++ {
-				if cv[ic] != 0 {
-					ov[io] = av[ia]
-				} else {
-					ov[io] = bv[ib]
-				}
-				ic += inc[0]
-				ia += inc[1]
-				ib += inc[2]
-				io += inc[3]
-			}
-		})
+		w.rows(whereRow(c.Data, U32(a.Data), U32(b.Data), U32(o.Data)))
+		return
+	}
+	if a.DType == o.DType && b.DType == o.DType && o.DType.Size() == 2 {
+		w.rows(whereRow(c.Data, U16(a.Data), U16(b.Data), U16(o.Data)))
 		return
 	}
 	w.rows(func(n int, off, inc [4]int) {
@@ -438,68 +445,6 @@ func copyArgs(a, o *Arg) {
 			io += inc[1]
 		}
 	})
-}
-
-// castRow returns a row loop converting between float32, bfloat16 and float16 (a
-// quantized model's norm and conv weights, widened every step), or nil for other
-// dtypes. It converts as Load then Store would: widening is exact, and narrowing a
-// float32 rounds once to nearest even.
-func castRow(a, o *Arg) func(n int, off, inc [4]int) {
-	widen := func(d DType, b []byte) func(i int) float32 {
-		switch d {
-		case Float32:
-			v := F32(b)
-			return func(i int) float32 { return v[i] }
-		case BFloat16:
-			v := U16(b)
-			return func(i int) float32 { return BF16ToF32(v[i]) }
-		case Float16:
-			v := U16(b)
-			return func(i int) float32 { return F16ToF32(v[i]) }
-		}
-		return nil
-	}
-	if widen(a.DType, a.Data) == nil || widen(o.DType, o.Data) == nil {
-		return nil
-	}
-	if o.DType == Float32 && a.DType == BFloat16 { // the common case, without calls
-		av, ov := U16(a.Data), F32(o.Data)
-		return func(n int, off, inc [4]int) {
-			ia, io := off[0], off[1]
-			for i := 0; i < n; i++ {
-				ov[io] = BF16ToF32(av[ia])
-				ia += inc[0]
-				io += inc[1]
-			}
-		}
-	}
-	get := widen(a.DType, a.Data)
-	switch o.DType {
-	case Float32:
-		ov := F32(o.Data)
-		return func(n int, off, inc [4]int) {
-			ia, io := off[0], off[1]
-			for i := 0; i < n; i++ {
-				ov[io] = get(ia)
-				ia += inc[0]
-				io += inc[1]
-			}
-		}
-	default:
-		narrow := F32ToBF16
-		if o.DType == Float16 {
-			narrow = F32ToF16
-		}
-		ov := U16(o.Data)
-		return func(n int, off, inc [4]int) {
-			ia, io := off[0], off[1]
-			for i := 0; i < n; i++ {
-				ov[io] = narrow(get(ia))
-				ia += inc[0]
-				io += inc[1]
-			}
-		}
-	}
 }
 
 // copyStrided is copyArgs for a view of 2- or 4-byte elements of one dtype.
