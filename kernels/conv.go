@@ -56,30 +56,24 @@ func convRow(out, w, xs []float32, k int) {
 func depthwiseConv1dCPU(l *Launch) {
 	nb, nt, nc, nk, tout := convDims(l)
 	x, w, o := &l.Args[0], &l.Args[1], l.Out()
-	if x.DType == Float32 && w.DType == Float32 && o.DType == Float32 {
-		xv := F32(x.Data)[x.Offset : x.Offset+nb*nt*nc]
-		wv := F32(w.Data)[w.Offset : w.Offset+nc*nk]
-		ov := F32(o.Data)[o.Offset : o.Offset+nb*tout*nc]
-		for b := 0; b < nb; b++ {
-			for t := 0; t < tout; t++ {
-				// The K input rows of this output row.
-				convRow(ov[(b*tout+t)*nc:][:nc], wv, xv[(b*nt+t)*nc:][:nk*nc], nk)
-			}
-		}
-		return
+	xv, wv, ov := F32(x.Data), F32(w.Data), F32(o.Data)
+	xo, wo, oo := x.Offset, w.Offset, o.Offset
+	if x.DType != Float32 || w.DType != Float32 || o.DType != Float32 {
+		// Half types: widened to float32 (exact), the same arithmetic, rounded once to
+		// o's dtype, like the MSL twin.
+		buf := getScratchDirty(nb*nt*nc + nc*nk + nb*tout*nc)
+		defer putScratch(buf)
+		xv, wv, ov = (*buf)[:nb*nt*nc], (*buf)[nb*nt*nc:nb*nt*nc+nc*nk], (*buf)[nb*nt*nc+nc*nk:]
+		widenF32(xv, x, x.Offset)
+		widenF32(wv, w, w.Offset)
+		xo, wo, oo = 0, 0, 0
+		defer narrowF32(o, o.Offset, ov)
 	}
-	// Half types: widen each element, accumulate in float32 like the MSL twin.
+	xv, wv, ov = xv[xo:xo+nb*nt*nc], wv[wo:wo+nc*nk], ov[oo:oo+nb*tout*nc]
 	for b := 0; b < nb; b++ {
 		for t := 0; t < tout; t++ {
-			for c := 0; c < nc; c++ {
-				var acc float32
-				for j := 0; j < nk; j++ {
-					wj := float32(Load(w.DType, w.Data, w.Offset+c*nk+j))
-					xj := float32(Load(x.DType, x.Data, x.Offset+(b*nt+t+j)*nc+c))
-					acc += wj * xj
-				}
-				Store(o.DType, o.Data, o.Offset+(b*tout+t)*nc+c, float64(acc))
-			}
+			// The K input rows of this output row.
+			convRow(ov[(b*tout+t)*nc:][:nc], wv, xv[(b*nt+t)*nc:][:nk*nc], nk)
 		}
 	}
 }
