@@ -277,33 +277,73 @@ func qswitchCPU(l *Launch) {
 	idx := I32(ix.Data)[ix.Offset : ix.Offset+p.T*K]
 	ss := F32(sc.Data)[sc.Offset : sc.Offset+p.T*K]
 	ys := F32(o.Data)[o.Offset : o.Offset+p.T*H]
-	gsums, usums, asums := make([]float32, gate.groups), make([]float32, up.groups), make([]float32, down.groups)
-	act, gd, ud, dd := make([]float32, I), make([]float32, I), make([]float32, I), make([]float32, H)
-	var gs, us, ds qSIMD
-	gq, uq, dq := gs.init(&gate), us.init(&up), ds.init(&down)
+	gsums, usums := make([]float32, gate.groups), make([]float32, up.groups)
+	// Each expert's scaled output goes to its own row of outs, so the experts may run
+	// on either core (a Helper takes them when the experts are large) while the sum
+	// over them keeps the order j = 0, 1, ... of the one-core loop.
+	outs := make([]float32, K*H)
+	var ex [2]qswitchScratch
+	for s := range ex {
+		ex[s].init(&gate, &up, &down, I, H)
+	}
+	h := l.Helper
+	if (gate.rowBytes+up.rowBytes)*I+down.rowBytes*H < qswitchHelpBytes {
+		h = nil
+	}
 	for t := 0; t < p.T; t++ {
 		xr, yr := xs[t*H:(t+1)*H], ys[t*H:(t+1)*H]
-		clear(yr)
 		gate.groupSums(xr, gsums)
 		up.groupSums(xr, usums)
+		h.parallelRows(K, 1, func(j0, j1, s int) {
+			for j := j0; j < j1; j++ {
+				if e, ok := gatherIndex(idx[t*K+j], p.E); ok {
+					ex[s].expert(&gate, &up, &down, xr, gsums, usums, e, ss[t*K+j], outs[j*H:(j+1)*H])
+				}
+			}
+		})
+		clear(yr)
 		for j := 0; j < K; j++ {
-			e, ok := gatherIndex(idx[t*K+j], p.E)
-			if !ok {
+			if _, ok := gatherIndex(idx[t*K+j], p.E); !ok {
 				continue
 			}
-			gate.dotRows(xr, gsums, e*I, gd, gq)
-			up.dotRows(xr, usums, e*I, ud, uq)
-			for i := range act {
-				g := float64(gd[i])
-				act[i] = float32(g/(1+expF64(-g))) * ud[i] // silu in float64, rounded, as switch_glu
-			}
-			down.groupSums(act, asums)
-			down.dotRows(act, asums, e*H, dd, dq)
-			s := ss[t*K+j]
-			for h := range yr {
-				yr[h] += dd[h] * s
+			for i, v := range outs[j*H : (j+1)*H] {
+				yr[i] += v
 			}
 		}
+	}
+}
+
+// qswitchHelpBytes is the bytes of one expert (gate, up and down) from which a
+// qswitch_glu shares its experts with the Helper: a real MoE's (1.5 MB at hidden 2048,
+// width 512, 4 bits), not the repro's.
+const qswitchHelpBytes = 256 << 10
+
+// qswitchScratch is one goroutine's buffers for qswitch_glu's experts.
+type qswitchScratch struct {
+	asums, act, gd, ud, dd []float32
+	gs, us, ds             qSIMD
+	gq, uq, dq             *qSIMD
+}
+
+func (c *qswitchScratch) init(gate, up, down *qMatrix, I, H int) {
+	c.asums = make([]float32, down.groups)
+	c.act, c.gd, c.ud, c.dd = make([]float32, I), make([]float32, I), make([]float32, I), make([]float32, H)
+	c.gq, c.uq, c.dq = c.gs.init(gate), c.us.init(up), c.ds.init(down)
+}
+
+// expert writes expert e's SwiGLU of x, times its score s, to out.
+func (c *qswitchScratch) expert(gate, up, down *qMatrix, xr, gsums, usums []float32, e int, s float32, out []float32) {
+	I, H := len(c.act), len(out)
+	gate.dotRows(xr, gsums, e*I, c.gd, c.gq)
+	up.dotRows(xr, usums, e*I, c.ud, c.uq)
+	for i := range c.act {
+		g := float64(c.gd[i])
+		c.act[i] = float32(g/(1+expF64(-g))) * c.ud[i] // silu in float64, rounded, as switch_glu
+	}
+	down.groupSums(c.act, c.asums)
+	down.dotRows(c.act, c.asums, e*H, c.dd, c.dq)
+	for h := range out {
+		out[h] = c.dd[h] * s
 	}
 }
 

@@ -244,3 +244,48 @@ func TestQuantSplitMatchesScalar(t *testing.T) {
 		}
 	}
 }
+
+// TestQSwitchHelperMatchesOneCore: a qswitch_glu whose experts are large enough to
+// share with a Helper (which takes them, or not, as it happens) gives the one-core
+// loop's values bit for bit: the experts' outputs are summed in their order either way.
+func TestQSwitchHelperMatchesOneCore(t *testing.T) {
+	rng := rand.New(rand.NewSource(23))
+	p := QSwitchGLUParams{T: 3, H: 1024, K: 6, E: 8, I: 256, GateBits: 4, UpBits: 4, DownBits: 8, GateGroup: 64, UpGroup: 64, DownGroup: 64}
+	x := randArg(rng, Contiguous(Float32, p.T, p.H), -0.1, 0.1)
+	gw, gs, gb := qSampleMatrix(rng, p.E*p.I, p.H, p.GateBits, p.GateGroup, BFloat16)
+	uw, us, ub := qSampleMatrix(rng, p.E*p.I, p.H, p.UpBits, p.UpGroup, BFloat16)
+	dw, ds, db := qSampleMatrix(rng, p.E*p.H, p.I, p.DownBits, p.DownGroup, BFloat16)
+	ix := NewArg(Contiguous(Int32, p.T, p.K))
+	qSampleIndex(rng, &ix, p.E)
+	I32(ix.Data)[4] = int32(p.E) // an out-of-range expert is skipped on both paths
+	sc := randArg(rng, Contiguous(Float32, p.T, p.K), 0, 1)
+	run := func(h *Helper) []float32 {
+		l := launch(KQSwitchGLU, &p, x, gw, gs, gb, uw, us, ub, dw, ds, db, ix, sc, NewArg(Contiguous(Float32, p.T, p.H)))
+		l.Helper = h
+		Run(l)
+		return F32(l.Out().Data)
+	}
+	want := run(nil)
+	h := &Helper{}
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			default:
+				h.Help()
+			}
+		}
+	}()
+	defer close(done)
+	gate := qBind("test", &gw, &gs, &gb, p.E*p.I, p.H, p.GateBits, p.GateGroup)
+	down := qBind("test", &dw, &ds, &db, p.E*p.H, p.I, p.DownBits, p.DownGroup)
+	require.GreaterOrEqual(t, 2*gate.rowBytes*p.I+down.rowBytes*p.H, qswitchHelpBytes, "the experts are shared")
+	for rep := 0; rep < 4; rep++ {
+		got := run(h)
+		for i := range want {
+			require.Truef(t, sameBits(want[i], got[i]), "rep %d out %d: %v, want %v", rep, i, got[i], want[i])
+		}
+	}
+}
