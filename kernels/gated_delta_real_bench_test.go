@@ -35,16 +35,7 @@ func BenchmarkGatedDeltaReal(b *testing.B) {
 				l.Helper = h
 				stop := make(chan struct{})
 				defer close(stop)
-				go func() {
-					for {
-						select {
-						case <-stop:
-							return
-						default:
-							h.Help()
-						}
-					}
-				}()
+				go h.Serve(stop)
 			}
 			i := 0
 			for b.Loop() {

@@ -125,6 +125,20 @@ func (h *Helper) parallelRows(n, step int, f func(r0, r1, scratch int)) {
 	h.join()
 }
 
+// Serve runs the jobs offered to h until stop is closed: the loop of a goroutine with
+// nothing else to do (benchmarks; the CPU device's graph helps only while it waits
+// for a batch).
+func (h *Helper) Serve(stop <-chan struct{}) {
+	for {
+		select {
+		case <-stop:
+			return
+		default:
+			h.Help()
+		}
+	}
+}
+
 // Help runs the job on offer, if any, and reports whether it ran one.
 func (h *Helper) Help() bool {
 	if h.state.Load() != jobOffered || !h.state.CompareAndSwap(jobOffered, jobTaken) {

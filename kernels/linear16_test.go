@@ -30,16 +30,7 @@ func TestLinearHalfMatchesDot16(t *testing.T) {
 			h := &Helper{}
 			l.Helper = h
 			done := make(chan struct{})
-			go func() {
-				for {
-					select {
-					case <-done:
-						return
-					default:
-						h.Help()
-					}
-				}
-			}()
+			go h.Serve(done)
 			Run(l)
 			close(done)
 			xf, wf := make([]float32, c.k), make([]float32, c.k)

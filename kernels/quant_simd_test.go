@@ -219,16 +219,7 @@ func TestQuantSplitMatchesScalar(t *testing.T) {
 		h := &Helper{}
 		l.Helper = h
 		done := make(chan struct{})
-		go func() {
-			for {
-				select {
-				case <-done:
-					return
-				default:
-					h.Help()
-				}
-			}
-		}()
+		go h.Serve(done)
 		Run(l)
 		close(done)
 		qm := qBind("test", &w, &s, &b, n, cols, bits, 64)
@@ -268,16 +259,7 @@ func TestQSwitchHelperMatchesOneCore(t *testing.T) {
 	want := run(nil)
 	h := &Helper{}
 	done := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case <-done:
-				return
-			default:
-				h.Help()
-			}
-		}
-	}()
+	go h.Serve(done)
 	defer close(done)
 	gate := qBind("test", &gw, &gs, &gb, p.E*p.I, p.H, p.GateBits, p.GateGroup)
 	down := qBind("test", &dw, &ds, &db, p.E*p.H, p.I, p.DownBits, p.DownGroup)

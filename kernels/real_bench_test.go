@@ -82,16 +82,7 @@ func BenchmarkRealGEMV(b *testing.B) {
 						l.Helper = h
 						stop := make(chan struct{})
 						defer close(stop)
-						go func() {
-							for {
-								select {
-								case <-stop:
-									return
-								default:
-									h.Help()
-								}
-							}
-						}()
+						go h.Serve(stop)
 					}
 					b.SetBytes(int64(bytes))
 					i := 0
