@@ -226,10 +226,12 @@ inline void q_rows_unit_rt(QMat<S> m, size_t n0, int last, int u, thread const f
     }
 }
 
-// q_rows_reduce adds each row's partial sums over the threadgroup: simd_sum, then the
-// nsg simdgroups in order; thread r < rows gets row r's total (the others 0).
-inline float q_rows_reduce(thread float* acc, threadgroup float* part, int rows, uint tid, uint lane,
-                           uint sg, uint nsg) {
+// q_rows_reduce adds each row's partial sums over a row block of nsg simdgroups (the
+// threadgroup's simdgroups sg0 .. sg0 + nsg - 1): simd_sum, then the simdgroups in order;
+// thread r < rows of the block (bt, its index in the block) gets row r's total (the
+// others 0). Every thread of the threadgroup calls it (it holds barriers).
+inline float q_rows_reduce(thread float* acc, threadgroup float* part, int rows, uint bt, uint lane,
+                           uint sg, uint sg0, uint nsg) {
     for (int r = 0; r < QMV_ROWS; r++) {
         float v = simd_sum(acc[r]);
         if (lane == 0) {
@@ -238,9 +240,9 @@ inline float q_rows_reduce(thread float* acc, threadgroup float* part, int rows,
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
     float y = 0.0f;
-    if (int(tid) < rows) {
+    if (int(bt) < rows) {
         for (uint g = 0; g < nsg; g++) {
-            y += part[g * QMV_ROWS + tid];
+            y += part[(sg0 + g) * QMV_ROWS + bt];
         }
     }
     // The caller may reuse part: every thread must have read it first.
@@ -248,16 +250,112 @@ inline float q_rows_reduce(thread float* acc, threadgroup float* part, int rows,
     return y;
 }
 
+// The staged path of qmv and qswitch_act, for 2-, 4- and 8-bit rows of at most
+// QMV_XMAX codes: the threadgroup first copies x to threadgroup memory, each chunk of 32
+// values (padded to QMV_XPAD, so the 32 lanes of a simdgroup reading 32 chunks hit 32
+// banks) with the sum of the chunk. Lane l then takes chunks l, l + 32, ... of its rows:
+// a chunk is 32 codes, B words, inside one group, so one scale and one bias serve it.
+// Code j of a word is read in place, masked into the mantissa of 2^23 (one and-or, no
+// shift): x_j is staged multiplied by 2^-(B*j) (exact, a power of two) for the codes of
+// the low half word, and likewise for the high half after one shift by 16.
+#define QMV_XMAX 4096
+#define QMV_XPAD 33
+
+// q_stage_x copies x[0, K) to xs and the chunk sums to cs (nthr a multiple of 32 and K
+// of 32, so each simdgroup stages whole chunks); the caller puts a barrier after it.
+template <int B>
+inline void q_stage_x(const device float* xr, int K, threadgroup float* xs, threadgroup float* cs, uint tid,
+                      uint lane, uint nthr) {
+    for (int k = int(tid); k < K; k += int(nthr)) {
+        float v = xr[k];
+        int j = k & 31;
+        xs[(k >> 5) * QMV_XPAD + j] = v * as_type<float>(uint(127 - B * (j % (16 / B))) << 23);
+        float cv = simd_sum(v);
+        if (lane == 0) {
+            cs[k >> 5] = cv;
+        }
+    }
+}
+
+// q_bits is a masked code (q * 2^s < 2^23) as a float: q * 2^s, exactly.
+inline float q_bits(uint q) {
+    return as_type<float>(q | 0x4B000000u) - 8388608.0f;
+}
+
+// q_chunk_dot is x . q for the 32 codes of a chunk (its B words wd, its staged x xc).
+template <int B>
+inline float q_chunk_dot(thread const uint* wd, thread const float* xc) {
+    float d0 = 0.0f, d1 = 0.0f;
+    for (int i = 0; i < B; i++) {
+        uint lo = wd[i];
+        uint hi = wd[i] >> 16;
+        for (int j = 0; j < 16 / B; j++) {
+            uint mask = ((1u << B) - 1u) << (B * j);
+            d0 = fma(xc[i * (32 / B) + j], q_bits(lo & mask), d0);
+            d1 = fma(xc[i * (32 / B) + 16 / B + j], q_bits(hi & mask), d1);
+        }
+    }
+    return d0 + d1;
+}
+
+// q_rows_chunk adds f * (s * (x . q) + b * sum(x)) for chunk c of rows n0 + r of m to
+// acc[r], r < QMV_ROWS (rows past last repeat row n0 + last), every load first.
+template <typename S, int B>
+inline void q_rows_chunk(QMat<S> m, size_t n0, int last, int c, thread const float* xc, float xsum, float f,
+                         thread float* acc) {
+    uint wd[QMV_ROWS][B];
+    float sc[QMV_ROWS];
+    float bi[QMV_ROWS];
+    size_t rb = size_t(m.row_bytes());
+    size_t gs = size_t(m.groups());
+    size_t g = size_t(c * 32 / m.group);
+    for (int r = 0; r < QMV_ROWS; r++) {
+        size_t n = n0 + size_t(min(r, last));
+        const device uint* p = (const device uint*)(m.w + n * rb) + c * B;
+        for (int i = 0; i < B; i++) {
+            wd[r][i] = p[i];
+        }
+        sc[r] = float(m.s[n * gs + g]);
+        bi[r] = float(m.b[n * gs + g]);
+    }
+    for (int r = 0; r < QMV_ROWS; r++) {
+        acc[r] += f * fma(sc[r], q_chunk_dot<B>(wd[r], xc), bi[r] * xsum);
+    }
+}
+
+// q_chunk_x loads staged chunk c into registers and returns its sum.
+inline float q_chunk_x(threadgroup const float* xs, threadgroup const float* cs, int c, thread float* xc) {
+    for (int j = 0; j < 32; j++) {
+        xc[j] = xs[c * QMV_XPAD + j];
+    }
+    return cs[c];
+}
+
+// q_staged is whether rows of K codes of B bits take the staged path.
+inline bool q_staged(int bits, int K) {
+    return (bits == 2 || bits == 4 || bits == 8) && K <= QMV_XMAX;
+}
+
+// qmv's threadgroup is (tx, ty) threads: ty row blocks of QMV_ROWS rows each, whose tx
+// threads (tx / 32 simdgroups) share the block's rows: thread t of a block takes chunks
+// (staged path) or units t, t + tx, ... of each row.
 template <typename S, int B>
 inline void qmv_rows(const device float* x, const device uchar* w, const device S* s,
                      const device S* b, device float* out, constant QuantParams& p,
-                     threadgroup float* part, uint tg, uint tid, uint lane, uint sg, uint nthr) {
-    int n0 = int(tg) * QMV_ROWS;
-    int rows = min(QMV_ROWS, p.N - n0);
-    if (rows <= 0) {
+                     threadgroup float* part, threadgroup float* xs, threadgroup float* cs, uint tg, uint tid,
+                     uint lane, uint sg, uint tx, uint ty) {
+    int tgr = QMV_ROWS * int(ty);  // rows a threadgroup
+    if (int(tg) * tgr >= p.N) {
         return;  // an empty launch still dispatches one group; uniform, before any barrier
     }
-    int units = p.K / 8;
+    uint nthr = tx * ty;
+    uint ry = tid / tx;  // this thread's row block
+    uint bt = tid % tx;  // its index in the block
+    int n0 = int(tg) * tgr + int(ry) * QMV_ROWS;
+    int rows = min(QMV_ROWS, p.N - n0);
+    int nb = max(n0 < p.N ? n0 : p.N - 1, 0);  // a block past N reads row N - 1 and writes nothing
+    int last = max(rows, 1) - 1;
+    bool staged = q_staged(B, p.K);
     QMat<S> m = {w, s, b, p.K, B, p.group};
     for (int i = 0; i < p.M; i++) {
         const device float* xr = x + size_t(i) * size_t(p.K);
@@ -265,14 +363,25 @@ inline void qmv_rows(const device float* x, const device uchar* w, const device 
         for (int r = 0; r < QMV_ROWS; r++) {
             acc[r] = 0.0f;
         }
-        for (int u = int(tid); u < units; u += int(nthr)) {
-            float xv[8];
-            float xs = q_load8(xr, u, xv);
-            q_rows_unit<S, B>(m, size_t(n0), rows - 1, u, xv, xs, 1.0f, acc);
+        if (staged) {  // uniform
+            q_stage_x<B>(xr, p.K, xs, cs, tid, lane, nthr);
+            threadgroup_barrier(mem_flags::mem_threadgroup);
+            for (int c = int(bt); c < p.K / 32; c += int(tx)) {
+                float xc[32];
+                float xsum = q_chunk_x(xs, cs, c, xc);
+                q_rows_chunk<S, B>(m, size_t(nb), last, c, xc, xsum, 1.0f, acc);
+            }
+        } else {
+            for (int u = int(bt); u < p.K / 8; u += int(tx)) {
+                float xv[8];
+                float xsu = q_load8(xr, u, xv);
+                q_rows_unit<S, B>(m, size_t(nb), last, u, xv, xsu, 1.0f, acc);
+            }
         }
-        float y = q_rows_reduce(acc, part, rows, tid, lane, sg, nthr / 32);
-        if (int(tid) < rows) {
-            out[size_t(i) * size_t(p.N) + size_t(n0) + tid] = y;
+        uint nsg = tx / 32;
+        float y = q_rows_reduce(acc, part, rows, bt, lane, sg, ry * nsg, nsg);
+        if (int(bt) < rows) {
+            out[size_t(i) * size_t(p.N) + size_t(n0) + bt] = y;
         }
     }
 }
@@ -280,14 +389,15 @@ inline void qmv_rows(const device float* x, const device uchar* w, const device 
 template <typename S>
 inline void qmv_impl(const device float* x, const device uchar* w, const device S* s,
                      const device S* b, device float* out, constant QuantParams& p,
-                     threadgroup float* part, uint tg, uint tid, uint lane, uint sg, uint nthr) {
+                     threadgroup float* part, threadgroup float* xs, threadgroup float* cs, uint tg, uint tid,
+                     uint lane, uint sg, uint tx, uint ty) {
     switch (p.bits) {
-    case 2: qmv_rows<S, 2>(x, w, s, b, out, p, part, tg, tid, lane, sg, nthr); break;
-    case 3: qmv_rows<S, 3>(x, w, s, b, out, p, part, tg, tid, lane, sg, nthr); break;
-    case 4: qmv_rows<S, 4>(x, w, s, b, out, p, part, tg, tid, lane, sg, nthr); break;
-    case 5: qmv_rows<S, 5>(x, w, s, b, out, p, part, tg, tid, lane, sg, nthr); break;
-    case 6: qmv_rows<S, 6>(x, w, s, b, out, p, part, tg, tid, lane, sg, nthr); break;
-    default: qmv_rows<S, 8>(x, w, s, b, out, p, part, tg, tid, lane, sg, nthr); break;
+    case 2: qmv_rows<S, 2>(x, w, s, b, out, p, part, xs, cs, tg, tid, lane, sg, tx, ty); break;
+    case 3: qmv_rows<S, 3>(x, w, s, b, out, p, part, xs, cs, tg, tid, lane, sg, tx, ty); break;
+    case 4: qmv_rows<S, 4>(x, w, s, b, out, p, part, xs, cs, tg, tid, lane, sg, tx, ty); break;
+    case 5: qmv_rows<S, 5>(x, w, s, b, out, p, part, xs, cs, tg, tid, lane, sg, tx, ty); break;
+    case 6: qmv_rows<S, 6>(x, w, s, b, out, p, part, xs, cs, tg, tid, lane, sg, tx, ty); break;
+    default: qmv_rows<S, 8>(x, w, s, b, out, p, part, xs, cs, tg, tid, lane, sg, tx, ty); break;
     }
 }
 
@@ -323,13 +433,14 @@ inline void qembed_impl(const device int* ids, const device uchar* w, const devi
 }
 
 // qswitch_glu, in two passes over the launch's scratch act [T, k, I]:
-// qswitch_act: a threadgroup (as qmv's) computes QMV_ROWS rows i of one routed expert e
-// of token t: act = silu(gate_e[i] . x_t) * (up_e[i] . x_t), the x units shared by the
-// gate and up rows (units as in qmv); grid (I / QMV_ROWS, T * k).
+// qswitch_act: a threadgroup (as qmv's, one row block) computes QMV_ROWS rows i of one
+// routed expert e of token t: act = silu(gate_e[i] . x_t) * (up_e[i] . x_t), the x
+// chunks or units shared by the gate and up rows; grid (I / QMV_ROWS, T * k).
 // qswitch_down: a threadgroup computes QMV_ROWS outputs h of token t, the sum over the
-// experts j of score_j * (down_e[h] . act_j); its threads share the (expert, unit)
-// pairs; grid (H / QMV_ROWS, T). Each weight is read once per token, as the Go twin
-// does; the sums are the Go twin's in another order (within the catalog's tolerance).
+// experts j of score_j * (down_e[h] . act_j); its threads share the (expert, chunk or
+// unit) pairs (staged: the act rows of up to QMV_XMAX / I experts at a time); grid
+// (H / QMV_ROWS, T). Each weight is read once per token, as the Go twin does; the sums
+// are the Go twin's in another order (within the catalog's tolerance).
 
 // qswitch_act_loop adds thread tid's units of the gate and up rows n0 + r to ga and
 // ua: both of width B, or B = 0 for widths known at run time.
@@ -346,6 +457,19 @@ inline void qswitch_act_loop(const device float* xr, QMat<S> gate, QMat<S> up, s
             q_rows_unit<S, B>(gate, n0, last, c, xv, xs, 1.0f, ga);
             q_rows_unit<S, B>(up, n0, last, c, xv, xs, 1.0f, ua);
         }
+    }
+}
+
+// qswitch_act_staged is qswitch_act_loop over staged chunks, for gate and up of width B.
+template <typename S, int B>
+inline void qswitch_act_staged(threadgroup const float* xs, threadgroup const float* cs, QMat<S> gate, QMat<S> up,
+                               size_t n0, int last, int chunks, uint tid, uint nthr, thread float* ga,
+                               thread float* ua) {
+    for (int c = int(tid); c < chunks; c += int(nthr)) {
+        float xc[32];
+        float xsum = q_chunk_x(xs, cs, c, xc);
+        q_rows_chunk<S, B>(gate, n0, last, c, xc, xsum, 1.0f, ga);
+        q_rows_chunk<S, B>(up, n0, last, c, xc, xsum, 1.0f, ua);
     }
 }
 
@@ -370,10 +494,41 @@ inline void qswitch_down_loop(QMat<S> down, const device int* idx, const device 
     }
 }
 
+// qswitch_down_staged is qswitch_down_loop over staged chunks: the act rows of token t
+// are staged QMV_XMAX / I experts at a time (they are contiguous), chunk it of a batch
+// being chunk it % (I / 32) of its expert.
+template <typename S, int B>
+inline void qswitch_down_staged(QMat<S> down, const device int* idx, const device float* scores,
+                                const device float* act, constant QSwitchGLUParams& p, int t, int h0, int last,
+                                threadgroup float* xs, threadgroup float* cs, uint tid, uint lane, uint nthr,
+                                thread float* acc) {
+    int cpe = p.I / 32;
+    int per = max(1, QMV_XMAX / p.I);
+    for (int j0 = 0; j0 < p.K; j0 += per) {
+        int nj = min(per, p.K - j0);
+        q_stage_x<B>(act + (size_t(t) * size_t(p.K) + size_t(j0)) * size_t(p.I), nj * p.I, xs, cs, tid, lane, nthr);
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+        for (int it = int(tid); it < nj * cpe; it += int(nthr)) {
+            int j = j0 + it / cpe;
+            int e = q_index(idx[t * p.K + j], p.E);
+            if (e < 0) {
+                continue;
+            }
+            float xc[32];
+            float xsum = q_chunk_x(xs, cs, it, xc);
+            q_rows_chunk<S, B>(down, size_t(e) * size_t(p.H) + size_t(h0), last, it % cpe, xc, xsum,
+                               scores[t * p.K + j], acc);
+        }
+        // The next batch overwrites xs: every thread must be done with this one.
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+    }
+}
+
 template <typename S>
 inline void qswitch_act_impl(const device float* x, QMat<S> gate, QMat<S> up, const device int* idx,
                              device float* act, constant QSwitchGLUParams& p, threadgroup float* part,
-                             uint3 tg, uint tid, uint lane, uint sg, uint nthr) {
+                             threadgroup float* xs, threadgroup float* cs, uint3 tg, uint tid, uint lane, uint sg,
+                             uint nthr) {
     int i0 = int(tg.x) * QMV_ROWS;
     int tj = int(tg.y);  // t * K + j
     if (tj >= p.T * p.K) {
@@ -391,10 +546,26 @@ inline void qswitch_act_impl(const device float* x, QMat<S> gate, QMat<S> up, co
         ga[r] = 0.0f;
         ua[r] = 0.0f;
     }
-    if (e >= 0) {  // uniform: an expert out of range contributes nothing (down skips it)
+    int bits = gate.bits == up.bits ? gate.bits : 0;
+    if (bits != 0 && q_staged(bits, p.H)) {  // uniform
+        switch (bits) {
+        case 2: q_stage_x<2>(xr, p.H, xs, cs, tid, lane, nthr); break;
+        case 4: q_stage_x<4>(xr, p.H, xs, cs, tid, lane, nthr); break;
+        default: q_stage_x<8>(xr, p.H, xs, cs, tid, lane, nthr); break;
+        }
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+        if (e >= 0) {  // uniform: an expert out of range contributes nothing (down skips it)
+            size_t n0 = size_t(e) * size_t(p.I) + size_t(i0);
+            switch (bits) {
+            case 2: qswitch_act_staged<S, 2>(xs, cs, gate, up, n0, rows - 1, p.H / 32, tid, nthr, ga, ua); break;
+            case 4: qswitch_act_staged<S, 4>(xs, cs, gate, up, n0, rows - 1, p.H / 32, tid, nthr, ga, ua); break;
+            default: qswitch_act_staged<S, 8>(xs, cs, gate, up, n0, rows - 1, p.H / 32, tid, nthr, ga, ua); break;
+            }
+        }
+    } else if (e >= 0) {  // uniform, as above
         size_t n0 = size_t(e) * size_t(p.I) + size_t(i0);
         // One width for both (the usual case) takes the loop compiled for it.
-        switch (gate.bits == up.bits ? gate.bits : 0) {
+        switch (bits) {
         case 2: qswitch_act_loop<S, 2>(xr, gate, up, n0, rows - 1, p.H / 8, tid, nthr, ga, ua); break;
         case 3: qswitch_act_loop<S, 3>(xr, gate, up, n0, rows - 1, p.H / 8, tid, nthr, ga, ua); break;
         case 4: qswitch_act_loop<S, 4>(xr, gate, up, n0, rows - 1, p.H / 8, tid, nthr, ga, ua); break;
@@ -404,8 +575,8 @@ inline void qswitch_act_impl(const device float* x, QMat<S> gate, QMat<S> up, co
         default: qswitch_act_loop<S, 0>(xr, gate, up, n0, rows - 1, p.H / 8, tid, nthr, ga, ua); break;
         }
     }
-    float g = q_rows_reduce(ga, part, rows, tid, lane, sg, nthr / 32);
-    float u = q_rows_reduce(ua, part, rows, tid, lane, sg, nthr / 32);
+    float g = q_rows_reduce(ga, part, rows, tid, lane, sg, 0, nthr / 32);
+    float u = q_rows_reduce(ua, part, rows, tid, lane, sg, 0, nthr / 32);
     if (int(tid) < rows) {
         act[size_t(tj) * size_t(p.I) + size_t(i0) + tid] = (g / (1.0f + exp(-g))) * u;
     }
@@ -414,7 +585,8 @@ inline void qswitch_act_impl(const device float* x, QMat<S> gate, QMat<S> up, co
 template <typename S>
 inline void qswitch_down_impl(QMat<S> down, const device int* idx, const device float* scores,
                               const device float* act, device float* out, constant QSwitchGLUParams& p,
-                              threadgroup float* part, uint3 tg, uint tid, uint lane, uint sg, uint nthr) {
+                              threadgroup float* part, threadgroup float* xs, threadgroup float* cs, uint3 tg,
+                              uint tid, uint lane, uint sg, uint nthr) {
     int h0 = int(tg.x) * QMV_ROWS;
     int t = int(tg.y);
     if (t >= p.T) {
@@ -428,15 +600,21 @@ inline void qswitch_down_impl(QMat<S> down, const device int* idx, const device 
     for (int r = 0; r < QMV_ROWS; r++) {
         acc[r] = 0.0f;
     }
-    switch (down.bits) {
-    case 2: qswitch_down_loop<S, 2>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
-    case 3: qswitch_down_loop<S, 3>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
-    case 4: qswitch_down_loop<S, 4>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
-    case 5: qswitch_down_loop<S, 5>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
-    case 6: qswitch_down_loop<S, 6>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
-    default: qswitch_down_loop<S, 8>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
+    switch (q_staged(down.bits, p.I) ? down.bits : 0) {
+    case 2: qswitch_down_staged<S, 2>(down, idx, scores, act, p, t, h0, rows - 1, xs, cs, tid, lane, nthr, acc); break;
+    case 4: qswitch_down_staged<S, 4>(down, idx, scores, act, p, t, h0, rows - 1, xs, cs, tid, lane, nthr, acc); break;
+    case 8: qswitch_down_staged<S, 8>(down, idx, scores, act, p, t, h0, rows - 1, xs, cs, tid, lane, nthr, acc); break;
+    default:
+        switch (down.bits) {
+        case 2: qswitch_down_loop<S, 2>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
+        case 3: qswitch_down_loop<S, 3>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
+        case 4: qswitch_down_loop<S, 4>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
+        case 5: qswitch_down_loop<S, 5>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
+        case 6: qswitch_down_loop<S, 6>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
+        default: qswitch_down_loop<S, 8>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
+        }
     }
-    float y = q_rows_reduce(acc, part, rows, tid, lane, sg, nthr / 32);
+    float y = q_rows_reduce(acc, part, rows, tid, lane, sg, 0, nthr / 32);
     if (int(tid) < rows) {
         out[size_t(t) * size_t(p.H) + size_t(h0) + tid] = y;
     }
@@ -452,7 +630,9 @@ kernel void qmv_float32(const device float* x [[buffer(0)]], const device uchar*
                        uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
                        uint3 tpg [[threads_per_threadgroup]]) {
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
-    qmv_impl<float>(x, w, s, b, out, p, part, tg.x, tid, lane, sg, tpg.x);
+    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD];
+    threadgroup float cs[QMV_XMAX / 32];
+    qmv_impl<float>(x, w, s, b, out, p, part, xs, cs, tg.x, tid, lane, sg, tpg.x, tpg.y);
 }
 
 kernel void qmm_float32(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
@@ -480,9 +660,11 @@ kernel void qswitch_act_float32(const device float* x [[buffer(0)]],
                                uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
                        uint3 tpg [[threads_per_threadgroup]]) {
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
+    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD];
+    threadgroup float cs[QMV_XMAX / 32];
     QMat<float> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<float> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
-    qswitch_act_impl<float>(x, gate, up, idx, act, p, part, tg, tid, lane, sg, tpg.x);
+    qswitch_act_impl<float>(x, gate, up, idx, act, p, part, xs, cs, tg, tid, lane, sg, tpg.x);
 }
 
 kernel void qswitch_down_float32(const device uchar* dw [[buffer(7)]], const device float* ds [[buffer(8)]],
@@ -493,8 +675,10 @@ kernel void qswitch_down_float32(const device uchar* dw [[buffer(7)]], const dev
                                uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
                        uint3 tpg [[threads_per_threadgroup]]) {
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
+    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD];
+    threadgroup float cs[QMV_XMAX / 32];
     QMat<float> down = {dw, ds, db, p.I, p.down_bits, p.down_group};
-    qswitch_down_impl<float>(down, idx, scores, act, out, p, part, tg, tid, lane, sg, tpg.x);
+    qswitch_down_impl<float>(down, idx, scores, act, out, p, part, xs, cs, tg, tid, lane, sg, tpg.x);
 }
 
 kernel void qmv_float16(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
@@ -504,7 +688,9 @@ kernel void qmv_float16(const device float* x [[buffer(0)]], const device uchar*
                        uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
                        uint3 tpg [[threads_per_threadgroup]]) {
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
-    qmv_impl<half>(x, w, s, b, out, p, part, tg.x, tid, lane, sg, tpg.x);
+    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD];
+    threadgroup float cs[QMV_XMAX / 32];
+    qmv_impl<half>(x, w, s, b, out, p, part, xs, cs, tg.x, tid, lane, sg, tpg.x, tpg.y);
 }
 
 kernel void qmm_float16(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
@@ -532,9 +718,11 @@ kernel void qswitch_act_float16(const device float* x [[buffer(0)]],
                                uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
                        uint3 tpg [[threads_per_threadgroup]]) {
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
+    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD];
+    threadgroup float cs[QMV_XMAX / 32];
     QMat<half> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<half> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
-    qswitch_act_impl<half>(x, gate, up, idx, act, p, part, tg, tid, lane, sg, tpg.x);
+    qswitch_act_impl<half>(x, gate, up, idx, act, p, part, xs, cs, tg, tid, lane, sg, tpg.x);
 }
 
 kernel void qswitch_down_float16(const device uchar* dw [[buffer(7)]], const device half* ds [[buffer(8)]],
@@ -545,8 +733,10 @@ kernel void qswitch_down_float16(const device uchar* dw [[buffer(7)]], const dev
                                uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
                        uint3 tpg [[threads_per_threadgroup]]) {
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
+    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD];
+    threadgroup float cs[QMV_XMAX / 32];
     QMat<half> down = {dw, ds, db, p.I, p.down_bits, p.down_group};
-    qswitch_down_impl<half>(down, idx, scores, act, out, p, part, tg, tid, lane, sg, tpg.x);
+    qswitch_down_impl<half>(down, idx, scores, act, out, p, part, xs, cs, tg, tid, lane, sg, tpg.x);
 }
 
 kernel void qmv_bfloat16(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
@@ -556,7 +746,9 @@ kernel void qmv_bfloat16(const device float* x [[buffer(0)]], const device uchar
                        uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
                        uint3 tpg [[threads_per_threadgroup]]) {
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
-    qmv_impl<bfloat>(x, w, s, b, out, p, part, tg.x, tid, lane, sg, tpg.x);
+    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD];
+    threadgroup float cs[QMV_XMAX / 32];
+    qmv_impl<bfloat>(x, w, s, b, out, p, part, xs, cs, tg.x, tid, lane, sg, tpg.x, tpg.y);
 }
 
 kernel void qmm_bfloat16(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
@@ -584,9 +776,11 @@ kernel void qswitch_act_bfloat16(const device float* x [[buffer(0)]],
                                uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
                        uint3 tpg [[threads_per_threadgroup]]) {
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
+    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD];
+    threadgroup float cs[QMV_XMAX / 32];
     QMat<bfloat> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<bfloat> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
-    qswitch_act_impl<bfloat>(x, gate, up, idx, act, p, part, tg, tid, lane, sg, tpg.x);
+    qswitch_act_impl<bfloat>(x, gate, up, idx, act, p, part, xs, cs, tg, tid, lane, sg, tpg.x);
 }
 
 kernel void qswitch_down_bfloat16(const device uchar* dw [[buffer(7)]], const device bfloat* ds [[buffer(8)]],
@@ -597,6 +791,8 @@ kernel void qswitch_down_bfloat16(const device uchar* dw [[buffer(7)]], const de
                                uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
                        uint3 tpg [[threads_per_threadgroup]]) {
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
+    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD];
+    threadgroup float cs[QMV_XMAX / 32];
     QMat<bfloat> down = {dw, ds, db, p.I, p.down_bits, p.down_group};
-    qswitch_down_impl<bfloat>(down, idx, scores, act, out, p, part, tg, tid, lane, sg, tpg.x);
+    qswitch_down_impl<bfloat>(down, idx, scores, act, out, p, part, xs, cs, tg, tid, lane, sg, tpg.x);
 }

@@ -34,6 +34,31 @@ inline device float* sdpa_acc(device float* part, size_t row, int split, constan
     return part + 2 * rows * size_t(p.splits) + (row * size_t(p.splits) + size_t(split)) * size_t(p.Dv);
 }
 
+// sdpa_load_keys loads the key and value rows j .. j + SDPA_KB - 1 (clamped to j1 - 1,
+// zeros from j1 on; what a clamped or out-of-range element reads is dropped by the
+// caller's selects):
+// lane l holds elements l, l + 32, ... of each.
+inline void sdpa_load_keys(const device float* kb, const device float* vb, int j, int j1,
+                           constant SDPAParams& p, uint lane, thread float (*kv)[SDPA_MAXC],
+                           thread float (*vv)[SDPA_MAXC]) {
+    for (int u = 0; u < SDPA_KB; u++) {
+        if (j >= j1) {  // past the split (uniform): nothing to read, perhaps not even row 0
+            for (int c = 0; c < SDPA_MAXC; c++) {
+                kv[u][c] = 0.0f;
+                vv[u][c] = 0.0f;
+            }
+            continue;
+        }
+        int jc = min(j + u, j1 - 1);
+        size_t ko = size_t(jc) * size_t(p.k_strides[2]);
+        size_t vo = size_t(jc) * size_t(p.v_strides[2]);
+        for (int c = 0; c < SDPA_MAXC; c++) {
+            kv[u][c] = kb[ko + size_t(min(int(lane) + 32 * c, p.D - 1))];
+            vv[u][c] = vb[vo + size_t(min(int(lane) + 32 * c, p.Dv - 1))];
+        }
+    }
+}
+
 kernel void sdpa_float32(const device float* q [[buffer(0)]], const device float* k [[buffer(1)]],
                          const device float* v [[buffer(2)]], const device uchar* mask [[buffer(3)]],
                          device float* out [[buffer(4)]], constant SDPAParams& p [[buffer(5)]],
@@ -84,22 +109,15 @@ kernel void sdpa_float32(const device float* q [[buffer(0)]], const device float
     // Constant loop bounds and clamped indices: every load is valid and they are all in
     // flight together; what they read past D, Dv or a masked or missing key is dropped
     // by the selects.
+    float kv[SDPA_KB][SDPA_MAXC];
+    float vv[SDPA_KB][SDPA_MAXC];
+    sdpa_load_keys(kb, vb, j0 + int(sg) * SDPA_KB, j1, p, lane, kv, vv);
     for (int j = j0 + int(sg) * SDPA_KB; j < j1; j += SDPA_SG * SDPA_KB) {
-        size_t ko[SDPA_KB];
-        size_t vo[SDPA_KB];
-        for (int u = 0; u < SDPA_KB; u++) {
-            int jc = min(j + u, j1 - 1);
-            ko[u] = size_t(jc) * size_t(p.k_strides[2]);
-            vo[u] = size_t(jc) * size_t(p.v_strides[2]);
-        }
-        float kv[SDPA_KB][SDPA_MAXC];
-        float vv[SDPA_KB][SDPA_MAXC];
-        for (int u = 0; u < SDPA_KB; u++) {
-            for (int c = 0; c < SDPA_MAXC; c++) {
-                kv[u][c] = kb[ko[u] + size_t(min(int(lane) + 32 * c, p.D - 1))];
-                vv[u][c] = vb[vo[u] + size_t(min(int(lane) + 32 * c, p.Dv - 1))];
-            }
-        }
+        // The next step's keys are loaded before this step's are used, so a simdgroup
+        // always has a step's loads in flight while it computes.
+        float kn[SDPA_KB][SDPA_MAXC];
+        float vn[SDPA_KB][SDPA_MAXC];
+        sdpa_load_keys(kb, vb, j + SDPA_SG * SDPA_KB, j1, p, lane, kn, vn);
         for (int hh = 0; hh < SDPA_MAXG; hh++) {
             bool ok[SDPA_KB];
             float s[SDPA_KB];
@@ -135,6 +153,12 @@ kernel void sdpa_float32(const device float* q [[buffer(0)]], const device float
                 acc[hh][c] = a;
             }
             m[hh] = mn;
+        }
+        for (int u = 0; u < SDPA_KB; u++) {
+            for (int c = 0; c < SDPA_MAXC; c++) {
+                kv[u][c] = kn[u][c];
+                vv[u][c] = vn[u][c];
+            }
         }
     }
 

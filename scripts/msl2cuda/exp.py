@@ -1,13 +1,18 @@
-# Launch-geometry and constant experiments for issue 21: the kernels take their width
-# from threads_per_threadgroup and their key split from the params, and C.TEXT swaps in
-# a family's MSL with other constants, so one run times many variants (median, cold L2).
+# Issue 21 experiments: the staged qmv / qswitch_glu and the prefetching sdpa against the
+# kernels they replace (OLD_KERNELS: a kernels folder of the earlier tree), and their
+# threadgroup shapes; one call times every variant (median of 20, cold L2).
 import os
+import sys
 
 import cases as C
 import msl2cuda as M
 
-QUANT = open(os.path.join(M.KDIR, 'quant.metal')).read()
-SDPA = open(os.path.join(M.KDIR, 'sdpa.metal')).read()
+OLD = os.environ.get('OLD_KERNELS')
+only = sys.argv[1:]
+
+
+def text(fam, kdir):
+    return open(os.path.join(kdir, fam + '.metal')).read()
 
 
 def run(name, c, L):
@@ -15,37 +20,73 @@ def run(name, c, L):
     C.sync()
     (err, nn), _ = c.check()
     t, _ = C.timed(L, reps=20, warm=3)
-    print('%-52s %9.1f us  err %.1e NaN %d  %s' % (name, t, err, nn, L.geom()), flush=True)
+    print('%-60s %9.1f us  err %.1e NaN %d  %s  %s' % (name, t, err, nn, L.geom(), L.attrs()), flush=True)
+    return t
 
 
-def qmv(N, K, tpg):
-    c = C.case_qmv(N, K, 4, 64)
-    L = C.Kern('quant', 'qmv_float32').groups(list(c.launch.args[:6]), ((N + C.QMV_ROWS - 1) // C.QMV_ROWS, 1, 1),
-                                             (tpg, 1, 1))
-    return c, L
+def old_qmv(N, K, bits):
+    blocks = (N + 7) // 8
+    return blocks, C.qmv_threads(K // 8, 4 if blocks >= 4096 else 1)
 
 
-for rows in (4, 8, 16):
-    C.QMV_ROWS = rows
-    C.TEXT['quant'] = QUANT.replace('#define QMV_ROWS 8', '#define QMV_ROWS %d' % rows)
-    for N, K, widths in ((248320, 1024, (32, 64)), (1024, 3584, (128, 256))):
-        for tpg in widths:
-            c, L = qmv(N, K, tpg)
-            run('qmv 4-bit %d -> %d, %d rows, %d threads' % (K, N, rows, tpg), c, L)
+def old_qsw(T, H, I, K, bits):
+    return C.qmv_threads(H // 8, 2), C.qmv_threads(K * I // 8, 2)
+
+
+def qmv_set(tag, shapes, geoms):
+    for (N, K, bits, sdt) in shapes:
+        for g in geoms:
+            C.QMV_GEOM = g
+            c = C.case_qmv(N, K, bits, 64, sdt)
+            run('%s qmv %d-bit %s %d -> %d' % (tag, bits, sdt, K, N), c, c.launch)
             del c
             C.free_all()
-    c = C.case_qswitch(1, 2048, 512, 512, 10)
-    run('qswitch_glu Qwen3-Next, %d rows' % rows, c, c.launch)
-    del c
-    C.free_all()
-C.QMV_ROWS = 8
-C.TEXT.pop('quant')
+    C.QMV_GEOM = None
 
-for kb in (1, 2, 4):
-    C.TEXT['sdpa'] = SDPA.replace('#define SDPA_KB 2', '#define SDPA_KB %d' % kb)
-    for skv in (4096, 32768):
-        c = C.case_sdpa(1, 8, 2, 1, skv, 256, 256)
-        run('sdpa %d keys, %d keys a step' % (skv, kb), c, c.launch)
+
+def fixed(tx, ty):
+    return lambda N, K, bits: ((N + 8 * ty - 1) // (8 * ty), (tx, ty, 1))
+
+
+BIG = (248320, 1024, 4, 'float32')
+if not only or 'qmv' in only:
+    if OLD:
+        C.TEXT['quant'] = text('quant', OLD)
+        qmv_set('old', [BIG, (1024, 3584, 4, 'float32'), (3584, 1024, 4, 'float32'), (248320, 1024, 8, 'float32'),
+                        (248320, 1024, 4, 'bfloat16')], [old_qmv])
+        C.TEXT.pop('quant')
+    qmv_set('new', [BIG], [fixed(32, 1), fixed(32, 2), fixed(32, 4), fixed(32, 8), fixed(64, 1), fixed(64, 2)])
+    qmv_set('new', [(1024, 3584, 4, 'float32')], [fixed(64, 1), fixed(128, 1), fixed(256, 1), fixed(32, 4), fixed(64, 2)])
+    qmv_set('new', [(3584, 1024, 4, 'float32')], [fixed(32, 1), fixed(32, 2), fixed(32, 4), fixed(64, 1), fixed(128, 1)])
+    qmv_set('new', [(248320, 1024, 8, 'float32'), (248320, 1024, 4, 'bfloat16')], [None])
+
+if not only or 'qswitch' in only:
+    if OLD:
+        C.TEXT['quant'] = text('quant', OLD)
+        C.QSW_GEOM = old_qsw
+        c = C.case_qswitch(1, 2048, 512, 512, 10)
+        run('old qswitch_glu Qwen3-Next k=10', c, c.launch)
         del c
         C.free_all()
-C.TEXT.pop('sdpa')
+        C.TEXT.pop('quant')
+    for ta, td in ((64, 128), (128, 128), (64, 256), (32, 128), (64, 64)):
+        C.QSW_GEOM = lambda T, H, I, K, bits: ((ta, 1, 1), (td, 1, 1))
+        c = C.case_qswitch(1, 2048, 512, 512, 10)
+        run('new qswitch_glu Qwen3-Next k=10, act %d, down %d threads' % (ta, td), c, c.launch)
+        del c
+        C.free_all()
+    C.QSW_GEOM = None
+
+if not only or 'sdpa' in only:
+    new = text('sdpa', M.KDIR)
+    variants = [('new', new), ('new KB 1', new.replace('#define SDPA_KB 2', '#define SDPA_KB 1'))]
+    if OLD:
+        variants.insert(0, ('old', text('sdpa', OLD)))
+    for name, t in variants:
+        C.TEXT['sdpa'] = t
+        for skv in (4096, 32768):
+            c = C.case_sdpa(1, 8, 2, 1, skv, 256, 256)
+            run('%s sdpa %d keys' % (name, skv), c, c.launch)
+            del c
+            C.free_all()
+    C.TEXT.pop('sdpa')
