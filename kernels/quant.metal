@@ -226,21 +226,45 @@ inline void q_rows_unit_rt(QMat<S> m, size_t n0, int last, int u, thread const f
     }
 }
 
+// q_rows_simd adds each of the QMV_ROWS (8) partial sums acc over the simdgroup by a
+// transposing butterfly (9 shuffles, not 40): each step a lane keeps half of its rows
+// and sends the other half to its partner, so lanes 4r to 4r + 3 end with row r's total.
+inline float q_rows_simd(thread const float* acc, uint lane) {
+    float a[4];
+    bool h = (lane & 16) != 0;
+    for (int i = 0; i < 4; i++) {
+        a[i] = (h ? acc[i + 4] : acc[i]) + simd_shuffle_xor(h ? acc[i] : acc[i + 4], 16);
+    }
+    float b[2];
+    h = (lane & 8) != 0;
+    for (int i = 0; i < 2; i++) {
+        b[i] = (h ? a[i + 2] : a[i]) + simd_shuffle_xor(h ? a[i] : a[i + 2], 8);
+    }
+    h = (lane & 4) != 0;
+    float c = (h ? b[1] : b[0]) + simd_shuffle_xor(h ? b[0] : b[1], 4);
+    c += simd_shuffle_xor(c, 2);
+    return c + simd_shuffle_xor(c, 1);
+}
+
 // q_rows_reduce adds each row's partial sums over a row block of nsg simdgroups (the
-// threadgroup's simdgroups sg0 .. sg0 + nsg - 1): simd_sum, then the simdgroups in order;
-// thread r < rows of the block (bt, its index in the block) gets row r's total (the
-// others 0). Every thread of the threadgroup calls it (it holds barriers).
+// threadgroup's simdgroups sg0 .. sg0 + nsg - 1; nsg uniform): q_rows_simd, then the
+// simdgroups in order through part. It returns row `row`'s total, row -1 (nothing to
+// write) for all but one thread a row: with one simdgroup lane 4r, else thread r of the
+// block (bt). Every thread of the threadgroup calls it (with nsg > 1 it holds barriers).
 inline float q_rows_reduce(thread float* acc, threadgroup float* part, int rows, uint bt, uint lane,
-                           uint sg, uint sg0, uint nsg) {
-    for (int r = 0; r < QMV_ROWS; r++) {
-        float v = simd_sum(acc[r]);
-        if (lane == 0) {
-            part[sg * QMV_ROWS + r] = v;
-        }
+                           uint sg, uint sg0, uint nsg, thread int& row) {
+    float v = q_rows_simd(acc, lane);
+    if (nsg == 1) {
+        row = (lane & 3) == 0 && int(lane >> 2) < rows ? int(lane >> 2) : -1;
+        return v;
+    }
+    if ((lane & 3) == 0) {
+        part[sg * QMV_ROWS + (lane >> 2)] = v;
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
     float y = 0.0f;
-    if (int(bt) < rows) {
+    row = int(bt) < rows ? int(bt) : -1;
+    if (row >= 0) {
         for (uint g = 0; g < nsg; g++) {
             y += part[(sg0 + g) * QMV_ROWS + bt];
         }
@@ -262,17 +286,27 @@ inline float q_rows_reduce(thread float* acc, threadgroup float* part, int rows,
 #define QMV_XPAD 33
 
 // q_stage_x copies x[0, K) to xs and the chunk sums to cs (nthr a multiple of 32 and K
-// of 32, so each simdgroup stages whole chunks); the caller puts a barrier after it.
+// of 32, so each simdgroup stages whole chunks), eight loads a thread in flight; the
+// caller puts a barrier after it.
 template <int B>
 inline void q_stage_x(const device float* xr, int K, threadgroup float* xs, threadgroup float* cs, uint tid,
                       uint lane, uint nthr) {
-    for (int k = int(tid); k < K; k += int(nthr)) {
-        float v = xr[k];
-        int j = k & 31;
-        xs[(k >> 5) * QMV_XPAD + j] = v * as_type<float>(uint(127 - B * (j % (16 / B))) << 23);
-        float cv = simd_sum(v);
-        if (lane == 0) {
-            cs[k >> 5] = cv;
+    for (int k0 = int(tid); k0 < K; k0 += 8 * int(nthr)) {
+        float v[8];
+        for (int i = 0; i < 8; i++) {
+            int k = k0 + i * int(nthr);
+            v[i] = k < K ? xr[k] : 0.0f;
+        }
+        for (int i = 0; i < 8; i++) {
+            int k = k0 + i * int(nthr);  // k < K is uniform in a simdgroup
+            float cv = simd_sum(v[i]);
+            if (k < K) {
+                int j = k & 31;
+                xs[(k >> 5) * QMV_XPAD + j] = v[i] * as_type<float>(uint(127 - B * (j % (16 / B))) << 23);
+                if (lane == 0) {
+                    cs[k >> 5] = cv;
+                }
+            }
         }
     }
 }
@@ -336,52 +370,65 @@ inline bool q_staged(int bits, int K) {
     return (bits == 2 || bits == 4 || bits == 8) && K <= QMV_XMAX;
 }
 
-// qmv's threadgroup is (tx, ty) threads: ty row blocks of QMV_ROWS rows each, whose tx
-// threads (tx / 32 simdgroups) share the block's rows: thread t of a block takes chunks
-// (staged path) or units t, t + tx, ... of each row.
+// qmv's threadgroup is (tx, ty) threads: ty row slots, whose tx threads (tx / 32
+// simdgroups) share a row block of QMV_ROWS rows: thread t of a slot takes chunks
+// (staged path) or units t, t + tx, ... of each row. The row blocks are split evenly
+// among the ntg threadgroups; slot y takes blocks y, y + ty, ... of its threadgroup's.
 template <typename S, int B>
 inline void qmv_rows(const device float* x, const device uchar* w, const device S* s,
                      const device S* b, device float* out, constant QuantParams& p,
-                     threadgroup float* part, threadgroup float* xs, threadgroup float* cs, uint tg, uint tid,
-                     uint lane, uint sg, uint tx, uint ty) {
-    int tgr = QMV_ROWS * int(ty);  // rows a threadgroup
-    if (int(tg) * tgr >= p.N) {
+                     threadgroup float* part, threadgroup float* xs, threadgroup float* cs, uint tg, uint ntg,
+                     uint tid, uint lane, uint sg, uint tx, uint ty) {
+    int blocks = (p.N + QMV_ROWS - 1) / QMV_ROWS;
+    int bpt = (blocks + int(ntg) - 1) / int(ntg);  // row blocks a threadgroup
+    if (int(tg) * bpt >= blocks) {
         return;  // an empty launch still dispatches one group; uniform, before any barrier
     }
     uint nthr = tx * ty;
-    uint ry = tid / tx;  // this thread's row block
-    uint bt = tid % tx;  // its index in the block
-    int n0 = int(tg) * tgr + int(ry) * QMV_ROWS;
-    int rows = min(QMV_ROWS, p.N - n0);
-    int nb = max(n0 < p.N ? n0 : p.N - 1, 0);  // a block past N reads row N - 1 and writes nothing
-    int last = max(rows, 1) - 1;
+    uint ry = tid / tx;  // this thread's row slot
+    uint bt = tid % tx;  // its index in the slot
+    uint nsg = tx / 32;
     bool staged = q_staged(B, p.K);
     QMat<S> m = {w, s, b, p.K, B, p.group};
     for (int i = 0; i < p.M; i++) {
         const device float* xr = x + size_t(i) * size_t(p.K);
-        float acc[QMV_ROWS];
-        for (int r = 0; r < QMV_ROWS; r++) {
-            acc[r] = 0.0f;
-        }
         if (staged) {  // uniform
             q_stage_x<B>(xr, p.K, xs, cs, tid, lane, nthr);
             threadgroup_barrier(mem_flags::mem_threadgroup);
-            for (int c = int(bt); c < p.K / 32; c += int(tx)) {
-                float xc[32];
-                float xsum = q_chunk_x(xs, cs, c, xc);
-                q_rows_chunk<S, B>(m, size_t(nb), last, c, xc, xsum, 1.0f, acc);
+        }
+        // The same trip count for every thread (q_rows_reduce may hold barriers).
+        for (int b0 = 0; b0 < bpt; b0 += int(ty)) {
+            int n0 = (int(tg) * bpt + b0 + int(ry)) * QMV_ROWS;
+            bool live = b0 + int(ry) < bpt && n0 < p.N;
+            int rows = live ? min(QMV_ROWS, p.N - n0) : 0;
+            size_t nb = size_t(live ? n0 : p.N - 1);  // a dead slot reads row N - 1
+            int last = max(rows, 1) - 1;
+            float acc[QMV_ROWS];
+            for (int r = 0; r < QMV_ROWS; r++) {
+                acc[r] = 0.0f;
             }
-        } else {
-            for (int u = int(bt); u < p.K / 8; u += int(tx)) {
-                float xv[8];
-                float xsu = q_load8(xr, u, xv);
-                q_rows_unit<S, B>(m, size_t(nb), last, u, xv, xsu, 1.0f, acc);
+            if (staged) {
+                for (int c = int(bt); c < p.K / 32; c += int(tx)) {
+                    float xc[32];
+                    float xsum = q_chunk_x(xs, cs, c, xc);
+                    q_rows_chunk<S, B>(m, nb, last, c, xc, xsum, 1.0f, acc);
+                }
+            } else {
+                for (int u = int(bt); u < p.K / 8; u += int(tx)) {
+                    float xv[8];
+                    float xsu = q_load8(xr, u, xv);
+                    q_rows_unit<S, B>(m, nb, last, u, xv, xsu, 1.0f, acc);
+                }
+            }
+            int row;
+            float y = q_rows_reduce(acc, part, rows, bt, lane, sg, ry * nsg, nsg, row);
+            if (row >= 0) {
+                out[size_t(i) * size_t(p.N) + size_t(n0 + row)] = y;
             }
         }
-        uint nsg = tx / 32;
-        float y = q_rows_reduce(acc, part, rows, bt, lane, sg, ry * nsg, nsg);
-        if (int(bt) < rows) {
-            out[size_t(i) * size_t(p.N) + size_t(n0) + bt] = y;
+        if (staged) {
+            // The next x row overwrites xs: every thread must be done with this one.
+            threadgroup_barrier(mem_flags::mem_threadgroup);
         }
     }
 }
@@ -389,15 +436,15 @@ inline void qmv_rows(const device float* x, const device uchar* w, const device 
 template <typename S>
 inline void qmv_impl(const device float* x, const device uchar* w, const device S* s,
                      const device S* b, device float* out, constant QuantParams& p,
-                     threadgroup float* part, threadgroup float* xs, threadgroup float* cs, uint tg, uint tid,
-                     uint lane, uint sg, uint tx, uint ty) {
+                     threadgroup float* part, threadgroup float* xs, threadgroup float* cs, uint tg, uint ntg,
+                     uint tid, uint lane, uint sg, uint tx, uint ty) {
     switch (p.bits) {
-    case 2: qmv_rows<S, 2>(x, w, s, b, out, p, part, xs, cs, tg, tid, lane, sg, tx, ty); break;
-    case 3: qmv_rows<S, 3>(x, w, s, b, out, p, part, xs, cs, tg, tid, lane, sg, tx, ty); break;
-    case 4: qmv_rows<S, 4>(x, w, s, b, out, p, part, xs, cs, tg, tid, lane, sg, tx, ty); break;
-    case 5: qmv_rows<S, 5>(x, w, s, b, out, p, part, xs, cs, tg, tid, lane, sg, tx, ty); break;
-    case 6: qmv_rows<S, 6>(x, w, s, b, out, p, part, xs, cs, tg, tid, lane, sg, tx, ty); break;
-    default: qmv_rows<S, 8>(x, w, s, b, out, p, part, xs, cs, tg, tid, lane, sg, tx, ty); break;
+    case 2: qmv_rows<S, 2>(x, w, s, b, out, p, part, xs, cs, tg, ntg, tid, lane, sg, tx, ty); break;
+    case 3: qmv_rows<S, 3>(x, w, s, b, out, p, part, xs, cs, tg, ntg, tid, lane, sg, tx, ty); break;
+    case 4: qmv_rows<S, 4>(x, w, s, b, out, p, part, xs, cs, tg, ntg, tid, lane, sg, tx, ty); break;
+    case 5: qmv_rows<S, 5>(x, w, s, b, out, p, part, xs, cs, tg, ntg, tid, lane, sg, tx, ty); break;
+    case 6: qmv_rows<S, 6>(x, w, s, b, out, p, part, xs, cs, tg, ntg, tid, lane, sg, tx, ty); break;
+    default: qmv_rows<S, 8>(x, w, s, b, out, p, part, xs, cs, tg, ntg, tid, lane, sg, tx, ty); break;
     }
 }
 
@@ -575,10 +622,11 @@ inline void qswitch_act_impl(const device float* x, QMat<S> gate, QMat<S> up, co
         default: qswitch_act_loop<S, 0>(xr, gate, up, n0, rows - 1, p.H / 8, tid, nthr, ga, ua); break;
         }
     }
-    float g = q_rows_reduce(ga, part, rows, tid, lane, sg, 0, nthr / 32);
-    float u = q_rows_reduce(ua, part, rows, tid, lane, sg, 0, nthr / 32);
-    if (int(tid) < rows) {
-        act[size_t(tj) * size_t(p.I) + size_t(i0) + tid] = (g / (1.0f + exp(-g))) * u;
+    int row;
+    float g = q_rows_reduce(ga, part, rows, tid, lane, sg, 0, nthr / 32, row);
+    float u = q_rows_reduce(ua, part, rows, tid, lane, sg, 0, nthr / 32, row);
+    if (row >= 0) {
+        act[size_t(tj) * size_t(p.I) + size_t(i0 + row)] = (g / (1.0f + exp(-g))) * u;
     }
 }
 
@@ -614,9 +662,10 @@ inline void qswitch_down_impl(QMat<S> down, const device int* idx, const device 
         default: qswitch_down_loop<S, 8>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
         }
     }
-    float y = q_rows_reduce(acc, part, rows, tid, lane, sg, 0, nthr / 32);
-    if (int(tid) < rows) {
-        out[size_t(t) * size_t(p.H) + size_t(h0) + tid] = y;
+    int row;
+    float y = q_rows_reduce(acc, part, rows, tid, lane, sg, 0, nthr / 32, row);
+    if (row >= 0) {
+        out[size_t(t) * size_t(p.H) + size_t(h0 + row)] = y;
     }
 }
 
@@ -628,11 +677,11 @@ kernel void qmv_float32(const device float* x [[buffer(0)]], const device uchar*
                        device float* out [[buffer(4)]], constant QuantParams& p [[buffer(5)]],
                        uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
                        uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
-                       uint3 tpg [[threads_per_threadgroup]]) {
+                       uint3 tpg [[threads_per_threadgroup]], uint3 ntg [[threadgroups_per_grid]]) {
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
     threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD];
     threadgroup float cs[QMV_XMAX / 32];
-    qmv_impl<float>(x, w, s, b, out, p, part, xs, cs, tg.x, tid, lane, sg, tpg.x, tpg.y);
+    qmv_impl<float>(x, w, s, b, out, p, part, xs, cs, tg.x, ntg.x, tid, lane, sg, tpg.x, tpg.y);
 }
 
 kernel void qmm_float32(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
@@ -686,11 +735,11 @@ kernel void qmv_float16(const device float* x [[buffer(0)]], const device uchar*
                        device float* out [[buffer(4)]], constant QuantParams& p [[buffer(5)]],
                        uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
                        uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
-                       uint3 tpg [[threads_per_threadgroup]]) {
+                       uint3 tpg [[threads_per_threadgroup]], uint3 ntg [[threadgroups_per_grid]]) {
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
     threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD];
     threadgroup float cs[QMV_XMAX / 32];
-    qmv_impl<half>(x, w, s, b, out, p, part, xs, cs, tg.x, tid, lane, sg, tpg.x, tpg.y);
+    qmv_impl<half>(x, w, s, b, out, p, part, xs, cs, tg.x, ntg.x, tid, lane, sg, tpg.x, tpg.y);
 }
 
 kernel void qmm_float16(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
@@ -744,11 +793,11 @@ kernel void qmv_bfloat16(const device float* x [[buffer(0)]], const device uchar
                        device float* out [[buffer(4)]], constant QuantParams& p [[buffer(5)]],
                        uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
                        uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
-                       uint3 tpg [[threads_per_threadgroup]]) {
+                       uint3 tpg [[threads_per_threadgroup]], uint3 ntg [[threadgroups_per_grid]]) {
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
     threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD];
     threadgroup float cs[QMV_XMAX / 32];
-    qmv_impl<bfloat>(x, w, s, b, out, p, part, xs, cs, tg.x, tid, lane, sg, tpg.x, tpg.y);
+    qmv_impl<bfloat>(x, w, s, b, out, p, part, xs, cs, tg.x, ntg.x, tid, lane, sg, tpg.x, tpg.y);
 }
 
 kernel void qmm_bfloat16(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],

@@ -40,7 +40,9 @@ def P(*vals):
 # rows per threadgroup the quant variants use (quant.metal's QMV_ROWS).
 TEXT = {}
 QMV_ROWS = 8
-QMV_TY = 4  # row blocks a threadgroup of the staged qmv with many blocks (kernels.qmvBlocks)
+QMV_TY = 4  # row slots of a staged qmv threadgroup with many row blocks (kernels.qmvSlots)
+QMV_BPT = 16  # row blocks of such a threadgroup (kernels.qmvBlocksPerGroup)
+SDPA_MAXG = 4  # query heads a threadgroup of sdpa (sdpa.metal's SDPA_MAXG; exp.py varies it)
 QMV_GEOM = None  # exp.py: (N, K, bits) -> (threadgroups, threadgroup size) in place of qmv_geom
 QSW_GEOM = None  # exp.py: (T, H, I, K, bits) -> (act threads, down threads) in place of qswitch_threads
 
@@ -238,13 +240,14 @@ def q_staged(bits, K):
 
 
 def qmv_geom(N, K, bits):
-    """kernels.qmvGeometry: (threadgroups, threadgroup size) of a qmv launch."""
+    """kernels.qmvGeometry: (threadgroups, threadgroup size) of a qmv launch; the kernel
+    splits the ceil(N / 8) row blocks evenly among the threadgroups."""
     if QMV_GEOM is not None:
         return QMV_GEOM(N, K, bits)
     blocks = (N + QMV_ROWS - 1) // QMV_ROWS
     if q_staged(bits, K):
-        if blocks >= 4096:  # many row blocks: one simdgroup each, QMV_TY to a threadgroup
-            return (blocks + QMV_TY - 1) // QMV_TY, (32, QMV_TY, 1)
+        if blocks >= 4096:  # many row blocks: QMV_TY slots of one simdgroup, QMV_BPT blocks a threadgroup
+            return (blocks + QMV_BPT - 1) // QMV_BPT, (32, QMV_TY, 1)
         return blocks, (32 * min(8, max(1, (K // 32 + 31) // 32)), 1, 1)
     return blocks, qmv_threads(K // 8, 4 if blocks >= 4096 else 1)
 
@@ -449,7 +452,7 @@ def case_sdpa(B, Hq, Hkv, Sq, Skv, D, Dv, masked=False, cap=None):
     ms = (Sq * Skv, 0, Skv, 1) if masked else (0, 0, 0, 0)
     sc = 1 / math.sqrt(D)
     rows = B * Hq * Sq
-    ng = (Hq // Hkv + 3) // 4  # head chunks of SDPA_MAXG = 4
+    ng = (Hq // Hkv + SDPA_MAXG - 1) // SDPA_MAXG  # head chunks (sdpa.metal's SDPA_MAXG)
     splits, chunk = sdpa_split(ng * Hkv * B * Sq, Skv)
     prm = P(B, Hq, Hkv, Sq, Skv, D, Dv, *ks, *vs, *ms, int(masked), float(sc), splits, chunk)
     part = nan((max(1, rows * splits * (2 + Dv)),))  # the launch's scratch

@@ -48,6 +48,10 @@ def fixed(tx, ty):
     return lambda N, K, bits: ((N + 8 * ty - 1) // (8 * ty), (tx, ty, 1))
 
 
+def fixed(tx, ty, bpt):
+    return lambda N, K, bits: (((N + 7) // 8 + bpt - 1) // bpt, (tx, ty, 1))
+
+
 BIG = (248320, 1024, 4, 'float32')
 if not only or 'qmv' in only:
     if OLD:
@@ -55,9 +59,10 @@ if not only or 'qmv' in only:
         qmv_set('old', [BIG, (1024, 3584, 4, 'float32'), (3584, 1024, 4, 'float32'), (248320, 1024, 8, 'float32'),
                         (248320, 1024, 4, 'bfloat16')], [old_qmv])
         C.TEXT.pop('quant')
-    qmv_set('new', [BIG], [fixed(32, 1), fixed(32, 2), fixed(32, 4), fixed(32, 8), fixed(64, 1), fixed(64, 2)])
-    qmv_set('new', [(1024, 3584, 4, 'float32')], [fixed(64, 1), fixed(128, 1), fixed(256, 1), fixed(32, 4), fixed(64, 2)])
-    qmv_set('new', [(3584, 1024, 4, 'float32')], [fixed(32, 1), fixed(32, 2), fixed(32, 4), fixed(64, 1), fixed(128, 1)])
+    qmv_set('new', [BIG], [fixed(32, 4, 4), fixed(32, 4, 8), fixed(32, 4, 16), fixed(32, 8, 8), fixed(32, 8, 16),
+                           fixed(32, 8, 32), fixed(32, 2, 8), fixed(32, 1, 1)])
+    qmv_set('new', [(1024, 3584, 4, 'float32')], [fixed(64, 1, 1), fixed(128, 1, 1), fixed(256, 1, 1)])
+    qmv_set('new', [(3584, 1024, 4, 'float32')], [fixed(32, 1, 1), fixed(32, 4, 4), fixed(32, 2, 2), fixed(64, 1, 1)])
     qmv_set('new', [(248320, 1024, 8, 'float32'), (248320, 1024, 4, 'bfloat16')], [None])
 
 if not only or 'qswitch' in only:
@@ -69,7 +74,7 @@ if not only or 'qswitch' in only:
         del c
         C.free_all()
         C.TEXT.pop('quant')
-    for ta, td in ((64, 128), (128, 128), (64, 256), (32, 128), (64, 64)):
+    for ta, td in ((64, 128), (128, 128), (128, 256), (256, 256)):
         C.QSW_GEOM = lambda T, H, I, K, bits: ((ta, 1, 1), (td, 1, 1))
         c = C.case_qswitch(1, 2048, 512, 512, 10)
         run('new qswitch_glu Qwen3-Next k=10, act %d, down %d threads' % (ta, td), c, c.launch)
@@ -79,14 +84,20 @@ if not only or 'qswitch' in only:
 
 if not only or 'sdpa' in only:
     new = text('sdpa', M.KDIR)
-    variants = [('new', new), ('new KB 1', new.replace('#define SDPA_KB 2', '#define SDPA_KB 1'))]
+    variants = [('new', new, 512), ('new groups 1024', new, 1024), ('new groups 264', new, 264),
+                ('new MAXG 2', new.replace('#define SDPA_MAXG 4', '#define SDPA_MAXG 2'), 512)]
     if OLD:
-        variants.insert(0, ('old', text('sdpa', OLD)))
-    for name, t in variants:
+        variants.insert(0, ('old', text('sdpa', OLD), 512))
+    split = C.sdpa_split
+    for name, t, groups in variants:
         C.TEXT['sdpa'] = t
+        C.SDPA_MAXG = 2 if 'MAXG 2' in name else 4
+        C.sdpa_split = lambda tgs, skv, min_chunk=32, groups=groups: split(tgs, skv, min_chunk, groups)
         for skv in (4096, 32768):
             c = C.case_sdpa(1, 8, 2, 1, skv, 256, 256)
             run('%s sdpa %d keys' % (name, skv), c, c.launch)
             del c
             C.free_all()
+    C.sdpa_split = split
+    C.SDPA_MAXG = 4
     C.TEXT.pop('sdpa')
