@@ -286,18 +286,19 @@ inline float q_rows_reduce(thread float* acc, threadgroup float* part, int rows,
 #define QMV_XPAD 33
 
 // q_stage_x copies x[0, K) to xs and the chunk sums to cs (nthr a multiple of 32 and K
-// of 32, so each simdgroup stages whole chunks), eight loads a thread in flight; the
-// caller puts a barrier after it.
+// of 32, so each simdgroup stages whole chunks), QMV_STAGE loads a thread in flight;
+// the caller puts a barrier after it.
+#define QMV_STAGE 16
 template <int B>
 inline void q_stage_x(const device float* xr, int K, threadgroup float* xs, threadgroup float* cs, uint tid,
                       uint lane, uint nthr) {
-    for (int k0 = int(tid); k0 < K; k0 += 8 * int(nthr)) {
-        float v[8];
-        for (int i = 0; i < 8; i++) {
+    for (int k0 = int(tid); k0 < K; k0 += QMV_STAGE * int(nthr)) {
+        float v[QMV_STAGE];
+        for (int i = 0; i < QMV_STAGE; i++) {
             int k = k0 + i * int(nthr);
             v[i] = k < K ? xr[k] : 0.0f;
         }
-        for (int i = 0; i < 8; i++) {
+        for (int i = 0; i < QMV_STAGE; i++) {
             int k = k0 + i * int(nthr);  // k < K is uniform in a simdgroup
             float cv = simd_sum(v[i]);
             if (k < K) {
@@ -340,17 +341,18 @@ inline void q_rows_chunk(QMat<S> m, size_t n0, int last, int c, thread const flo
     uint wd[QMV_ROWS][B];
     float sc[QMV_ROWS];
     float bi[QMV_ROWS];
-    size_t rb = size_t(m.row_bytes());
-    size_t gs = size_t(m.groups());
-    size_t g = size_t(c * 32 / m.group);
+    int rw = m.cols * B / 32;  // words a row
+    int gs = m.groups();
+    // One 64-bit base a call; the rows at 32-bit offsets from it (a block's rows are close).
+    const device uint* wp = (const device uint*)m.w + n0 * size_t(rw) + size_t(c * B);
+    size_t g0 = n0 * size_t(gs) + size_t(c * 32 / m.group);
     for (int r = 0; r < QMV_ROWS; r++) {
-        size_t n = n0 + size_t(min(r, last));
-        const device uint* p = (const device uint*)(m.w + n * rb) + c * B;
+        int o = min(r, last);
         for (int i = 0; i < B; i++) {
-            wd[r][i] = p[i];
+            wd[r][i] = wp[o * rw + i];
         }
-        sc[r] = float(m.s[n * gs + g]);
-        bi[r] = float(m.b[n * gs + g]);
+        sc[r] = float(m.s[g0 + size_t(o * gs)]);
+        bi[r] = float(m.b[g0 + size_t(o * gs)]);
     }
     for (int r = 0; r < QMV_ROWS; r++) {
         acc[r] += f * fma(sc[r], q_chunk_dot<B>(wd[r], xc), bi[r] * xsum);

@@ -35,9 +35,10 @@ inline device float* sdpa_acc(device float* part, size_t row, int split, constan
 }
 
 // sdpa_load_keys loads the key and value rows j .. j + SDPA_KB - 1 (clamped to j1 - 1,
-// zeros from j1 on; what a clamped or out-of-range element reads is dropped by the
-// caller's selects):
-// lane l holds elements l, l + 32, ... of each.
+// zeros from j1 on; what a clamped row holds is dropped by the caller's selects): lane
+// l holds elements l, l + 32, ... of each, zeros past D and Dv (q is zero there too,
+// so the dot needs no select). One row pointer a key; each element a load at a
+// constant offset from it.
 inline void sdpa_load_keys(const device float* kb, const device float* vb, int j, int j1,
                            constant SDPAParams& p, uint lane, thread float (*kv)[SDPA_MAXC],
                            thread float (*vv)[SDPA_MAXC]) {
@@ -50,12 +51,57 @@ inline void sdpa_load_keys(const device float* kb, const device float* vb, int j
             continue;
         }
         int jc = min(j + u, j1 - 1);
-        size_t ko = size_t(jc) * size_t(p.k_strides[2]);
-        size_t vo = size_t(jc) * size_t(p.v_strides[2]);
+        const device float* kr = kb + size_t(jc) * size_t(p.k_strides[2]) + lane;
+        const device float* vr = vb + size_t(jc) * size_t(p.v_strides[2]) + lane;
         for (int c = 0; c < SDPA_MAXC; c++) {
-            kv[u][c] = kb[ko + size_t(min(int(lane) + 32 * c, p.D - 1))];
-            vv[u][c] = vb[vo + size_t(min(int(lane) + 32 * c, p.Dv - 1))];
+            kv[u][c] = int(lane) + 32 * c < p.D ? kr[32 * c] : 0.0f;
+            vv[u][c] = int(lane) + 32 * c < p.Dv ? vr[32 * c] : 0.0f;
         }
+    }
+}
+
+// sdpa_step folds keys j .. j + SDPA_KB - 1 (kv, vv) into each head's online softmax
+// (running max m, sum l, value row acc); mr is the mask row of the first head, the
+// others at m_strides[1] from it (heads past nh repeat the last).
+inline void sdpa_step(int j, int j1, constant SDPAParams& p, thread float (*qv)[SDPA_MAXC],
+                      thread float (*acc)[SDPA_MAXC], thread float* m, thread float* l, const device uchar* mr,
+                      int nh, thread float (*kv)[SDPA_MAXC], thread float (*vv)[SDPA_MAXC]) {
+    for (int hh = 0; hh < SDPA_MAXG; hh++) {
+        bool ok[SDPA_KB];
+        float s[SDPA_KB];
+        float mn = m[hh];
+        const device uchar* mh = mr + size_t(min(hh, nh - 1)) * size_t(p.m_strides[1]);
+        for (int u = 0; u < SDPA_KB; u++) {
+            int ju = j + u;
+            ok[u] = ju < j1 && (!p.has_mask || mh[size_t(ju) * size_t(p.m_strides[3])] != 0);
+            float dot = 0.0f;
+            for (int c = 0; c < SDPA_MAXC; c++) {
+                dot = fma(qv[hh][c], kv[u][c], dot);
+            }
+            s[u] = simd_sum(dot) * p.scale;
+            if (ok[u]) {
+                mn = max(mn, s[u]);
+            }
+        }
+        if (mn == -INFINITY) {
+            continue;  // every key of this head so far masked
+        }
+        float f = exp(m[hh] - mn);
+        float w[SDPA_KB];
+        float lh = l[hh] * f;
+        for (int u = 0; u < SDPA_KB; u++) {
+            w[u] = ok[u] ? exp(s[u] - mn) : 0.0f;
+            lh += w[u];
+        }
+        l[hh] = lh;
+        for (int c = 0; c < SDPA_MAXC; c++) {
+            float a = acc[hh][c] * f;
+            for (int u = 0; u < SDPA_KB; u++) {
+                a += ok[u] ? w[u] * vv[u][c] : 0.0f;
+            }
+            acc[hh][c] = a;
+        }
+        m[hh] = mn;
     }
 }
 
@@ -91,7 +137,6 @@ kernel void sdpa_float32(const device float* q [[buffer(0)]], const device float
     float acc[SDPA_MAXG][SDPA_MAXC];
     float m[SDPA_MAXG];
     float l[SDPA_MAXG];
-    const device uchar* mr[SDPA_MAXG];
     for (int hh = 0; hh < SDPA_MAXG; hh++) {
         int h = h0 + min(hh, nh - 1);
         size_t row = (size_t(b) * size_t(p.Hq) + size_t(h)) * size_t(p.Sq) + size_t(i);
@@ -102,64 +147,26 @@ kernel void sdpa_float32(const device float* q [[buffer(0)]], const device float
         }
         m[hh] = -INFINITY;
         l[hh] = 0.0f;
-        mr[hh] = mask + size_t(b) * size_t(p.m_strides[0]) + size_t(h) * size_t(p.m_strides[1]) +
-                 size_t(i) * size_t(p.m_strides[2]);
     }
-    // j is the same for every lane of a simdgroup, so the branches below are uniform.
-    // Constant loop bounds and clamped indices: every load is valid and they are all in
-    // flight together; what they read past D, Dv or a masked or missing key is dropped
-    // by the selects.
-    float kv[SDPA_KB][SDPA_MAXC];
-    float vv[SDPA_KB][SDPA_MAXC];
-    sdpa_load_keys(kb, vb, j0 + int(sg) * SDPA_KB, j1, p, lane, kv, vv);
-    for (int j = j0 + int(sg) * SDPA_KB; j < j1; j += SDPA_SG * SDPA_KB) {
-        // The next step's keys are loaded before this step's are used, so a simdgroup
-        // always has a step's loads in flight while it computes.
-        float kn[SDPA_KB][SDPA_MAXC];
-        float vn[SDPA_KB][SDPA_MAXC];
-        sdpa_load_keys(kb, vb, j + SDPA_SG * SDPA_KB, j1, p, lane, kn, vn);
-        for (int hh = 0; hh < SDPA_MAXG; hh++) {
-            bool ok[SDPA_KB];
-            float s[SDPA_KB];
-            float mn = m[hh];
-            for (int u = 0; u < SDPA_KB; u++) {
-                int ju = j + u;
-                ok[u] = ju < j1 && (!p.has_mask || mr[hh][size_t(ju) * size_t(p.m_strides[3])] != 0);
-                float dot = 0.0f;
-                for (int c = 0; c < SDPA_MAXC; c++) {
-                    dot += int(lane) + 32 * c < p.D ? qv[hh][c] * kv[u][c] : 0.0f;
-                }
-                s[u] = simd_sum(dot) * p.scale;
-                if (ok[u]) {
-                    mn = max(mn, s[u]);
-                }
-            }
-            if (mn == -INFINITY) {
-                continue;  // every key of this head so far masked
-            }
-            float f = exp(m[hh] - mn);
-            float w[SDPA_KB];
-            float lh = l[hh] * f;
-            for (int u = 0; u < SDPA_KB; u++) {
-                w[u] = ok[u] ? exp(s[u] - mn) : 0.0f;
-                lh += w[u];
-            }
-            l[hh] = lh;
-            for (int c = 0; c < SDPA_MAXC; c++) {
-                float a = acc[hh][c] * f;
-                for (int u = 0; u < SDPA_KB; u++) {
-                    a += ok[u] ? w[u] * vv[u][c] : 0.0f;
-                }
-                acc[hh][c] = a;
-            }
-            m[hh] = mn;
+    const device uchar* mr = mask + size_t(b) * size_t(p.m_strides[0]) + size_t(h0) * size_t(p.m_strides[1]) +
+                             size_t(i) * size_t(p.m_strides[2]);
+    // j is the same for every lane of a simdgroup, so the branches are uniform. Two
+    // buffers of keys: the next step's are loaded before this step's are used, so a
+    // simdgroup always has a step's loads in flight while it computes.
+    int step = SDPA_SG * SDPA_KB;
+    float ka[SDPA_KB][SDPA_MAXC];
+    float va[SDPA_KB][SDPA_MAXC];
+    float kn[SDPA_KB][SDPA_MAXC];
+    float vn[SDPA_KB][SDPA_MAXC];
+    sdpa_load_keys(kb, vb, j0 + int(sg) * SDPA_KB, j1, p, lane, ka, va);
+    for (int j = j0 + int(sg) * SDPA_KB; j < j1; j += 2 * step) {
+        sdpa_load_keys(kb, vb, j + step, j1, p, lane, kn, vn);
+        sdpa_step(j, j1, p, qv, acc, m, l, mr, nh, ka, va);
+        if (j + step >= j1) {
+            break;
         }
-        for (int u = 0; u < SDPA_KB; u++) {
-            for (int c = 0; c < SDPA_MAXC; c++) {
-                kv[u][c] = kn[u][c];
-                vv[u][c] = vn[u][c];
-            }
-        }
+        sdpa_load_keys(kb, vb, j + 2 * step, j1, p, lane, ka, va);
+        sdpa_step(j + step, j1, p, qv, acc, m, l, mr, nh, kn, vn);
     }
 
     for (int hh = 0; hh < SDPA_MAXG; hh++) {

@@ -59,10 +59,9 @@ if not only or 'qmv' in only:
         qmv_set('old', [BIG, (1024, 3584, 4, 'float32'), (3584, 1024, 4, 'float32'), (248320, 1024, 8, 'float32'),
                         (248320, 1024, 4, 'bfloat16')], [old_qmv])
         C.TEXT.pop('quant')
-    qmv_set('new', [BIG], [fixed(32, 4, 4), fixed(32, 4, 8), fixed(32, 4, 16), fixed(32, 8, 8), fixed(32, 8, 16),
-                           fixed(32, 8, 32), fixed(32, 2, 8), fixed(32, 1, 1)])
-    qmv_set('new', [(1024, 3584, 4, 'float32')], [fixed(64, 1, 1), fixed(128, 1, 1), fixed(256, 1, 1)])
-    qmv_set('new', [(3584, 1024, 4, 'float32')], [fixed(32, 1, 1), fixed(32, 4, 4), fixed(32, 2, 2), fixed(64, 1, 1)])
+    qmv_set('new', [BIG], [fixed(32, 4, 16), fixed(32, 8, 16), fixed(32, 4, 32), fixed(32, 2, 16), fixed(32, 8, 64)])
+    qmv_set('new', [(1024, 3584, 4, 'float32')], [fixed(128, 1, 1), fixed(256, 1, 1)])
+    qmv_set('new', [(3584, 1024, 4, 'float32')], [fixed(32, 1, 1), fixed(32, 4, 4), fixed(64, 1, 1), fixed(32, 2, 1)])
     qmv_set('new', [(248320, 1024, 8, 'float32'), (248320, 1024, 4, 'bfloat16')], [None])
 
 if not only or 'qswitch' in only:
@@ -74,20 +73,31 @@ if not only or 'qswitch' in only:
         del c
         C.free_all()
         C.TEXT.pop('quant')
-    for ta, td in ((64, 128), (128, 128), (128, 256), (256, 256)):
+    QNEW = text('quant', M.KDIR)
+    ACT = 'if (bits != 0 && q_staged(bits, p.H)) {'
+    DOWN = 'switch (q_staged(down.bits, p.I) ? down.bits : 0) {'
+    assert ACT in QNEW and DOWN in QNEW
+    for sa, sd, ta, td in ((1, 1, 64, 128), (1, 1, 128, 128), (0, 1, 128, 128), (1, 0, 64, 256), (1, 0, 128, 256),
+                           (0, 0, 128, 256)):
+        t = QNEW if sa else QNEW.replace(ACT, 'if (false) {')
+        t = t if sd else t.replace(DOWN, 'switch (0) {')
+        C.TEXT['quant'] = t
         C.QSW_GEOM = lambda T, H, I, K, bits: ((ta, 1, 1), (td, 1, 1))
         c = C.case_qswitch(1, 2048, 512, 512, 10)
-        run('new qswitch_glu Qwen3-Next k=10, act %d, down %d threads' % (ta, td), c, c.launch)
+        run('new qswitch_glu k=10, act %s %d, down %s %d threads' % ('staged' if sa else 'units', ta,
+                                                                    'staged' if sd else 'units', td), c, c.launch)
         del c
         C.free_all()
+    C.TEXT.pop('quant')
     C.QSW_GEOM = None
 
 if not only or 'sdpa' in only:
     new = text('sdpa', M.KDIR)
-    variants = [('new', new, 512), ('new groups 1024', new, 1024), ('new groups 264', new, 264),
-                ('new MAXG 2', new.replace('#define SDPA_MAXG 4', '#define SDPA_MAXG 2'), 512)]
+    variants = [('new', new, 512), ('new groups 256', new, 256), ('new groups 128', new, 128),
+                ('new MAXG 2 groups 512', new.replace('#define SDPA_MAXG 4', '#define SDPA_MAXG 2'), 512)]
     if OLD:
         variants.insert(0, ('old', text('sdpa', OLD), 512))
+        variants.insert(1, ('old groups 256', text('sdpa', OLD), 256))
     split = C.sdpa_split
     for name, t, groups in variants:
         C.TEXT['sdpa'] = t

@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 
+import cupy as cp
 from cupy.cuda import nvrtc
 
 import cases as C
@@ -16,7 +17,12 @@ fam, od, names = sys.argv[1], sys.argv[2], sys.argv[3:]
 text = os.environ.get('SASS_TEXT')
 code = M.translate(M.source(fam, text=open(text).read() if text else None))
 prog = nvrtc.createProgram(code, fam + '.cu', [], [])
-nvrtc.compileProgram(prog, list(C.OPTS) + ['-arch=compute_90'])
+inc = ['-I' + os.path.join(cp.cuda.get_cuda_path() or '/usr/local/cuda', 'include')]
+try:
+    nvrtc.compileProgram(prog, list(C.OPTS) + inc + ['-arch=compute_90'])
+except Exception:
+    print(nvrtc.getProgramLog(prog)[:3000])
+    raise
 ptx = nvrtc.getPTX(prog)
 ptx = ptx.decode() if isinstance(ptx, bytes) else ptx
 base = os.path.join(od, fam)
