@@ -367,16 +367,11 @@ inline float q_chunk_x(threadgroup const float* xs, threadgroup const float* cs,
     return cs[c];
 }
 
-// q_staged is whether rows of K codes of B bits take the staged path.
-inline bool q_staged(int bits, int K) {
-    return (bits == 2 || bits == 4 || bits == 8) && K <= QMV_XMAX;
-}
-
 // qmv's threadgroup is (tx, ty) threads: ty row slots, whose tx threads (tx / 32
 // simdgroups) share a row block of QMV_ROWS rows: thread t of a slot takes chunks
 // (staged path) or units t, t + tx, ... of each row. The row blocks are split evenly
 // among the ntg threadgroups; slot y takes blocks y, y + ty, ... of its threadgroup's.
-template <typename S, int B>
+template <typename S, int B, bool STAGED>
 inline void qmv_rows(const device float* x, const device uchar* w, const device S* s,
                      const device S* b, device float* out, constant QuantParams& p,
                      threadgroup float* part, threadgroup float* xs, threadgroup float* cs, uint tg, uint ntg,
@@ -390,7 +385,7 @@ inline void qmv_rows(const device float* x, const device uchar* w, const device 
     uint ry = tid / tx;  // this thread's row slot
     uint bt = tid % tx;  // its index in the slot
     uint nsg = tx / 32;
-    bool staged = q_staged(B, p.K);
+    bool staged = STAGED && p.K <= QMV_XMAX;  // uniform; Encode picks the staged entry only then
     QMat<S> m = {w, s, b, p.K, B, p.group};
     for (int i = 0; i < p.M; i++) {
         const device float* xr = x + size_t(i) * size_t(p.K);
@@ -438,15 +433,28 @@ inline void qmv_rows(const device float* x, const device uchar* w, const device 
 template <typename S>
 inline void qmv_impl(const device float* x, const device uchar* w, const device S* s,
                      const device S* b, device float* out, constant QuantParams& p,
-                     threadgroup float* part, threadgroup float* xs, threadgroup float* cs, uint tg, uint ntg,
-                     uint tid, uint lane, uint sg, uint tx, uint ty) {
+                     threadgroup float* part, uint tg, uint ntg, uint tid, uint lane, uint sg, uint tx, uint ty) {
     switch (p.bits) {
-    case 2: qmv_rows<S, 2>(x, w, s, b, out, p, part, xs, cs, tg, ntg, tid, lane, sg, tx, ty); break;
-    case 3: qmv_rows<S, 3>(x, w, s, b, out, p, part, xs, cs, tg, ntg, tid, lane, sg, tx, ty); break;
-    case 4: qmv_rows<S, 4>(x, w, s, b, out, p, part, xs, cs, tg, ntg, tid, lane, sg, tx, ty); break;
-    case 5: qmv_rows<S, 5>(x, w, s, b, out, p, part, xs, cs, tg, ntg, tid, lane, sg, tx, ty); break;
-    case 6: qmv_rows<S, 6>(x, w, s, b, out, p, part, xs, cs, tg, ntg, tid, lane, sg, tx, ty); break;
-    default: qmv_rows<S, 8>(x, w, s, b, out, p, part, xs, cs, tg, ntg, tid, lane, sg, tx, ty); break;
+    case 2: qmv_rows<S, 2, false>(x, w, s, b, out, p, part, part, part, tg, ntg, tid, lane, sg, tx, ty); break;
+    case 3: qmv_rows<S, 3, false>(x, w, s, b, out, p, part, part, part, tg, ntg, tid, lane, sg, tx, ty); break;
+    case 4: qmv_rows<S, 4, false>(x, w, s, b, out, p, part, part, part, tg, ntg, tid, lane, sg, tx, ty); break;
+    case 5: qmv_rows<S, 5, false>(x, w, s, b, out, p, part, part, part, tg, ntg, tid, lane, sg, tx, ty); break;
+    case 6: qmv_rows<S, 6, false>(x, w, s, b, out, p, part, part, part, tg, ntg, tid, lane, sg, tx, ty); break;
+    default: qmv_rows<S, 8, false>(x, w, s, b, out, p, part, part, part, tg, ntg, tid, lane, sg, tx, ty); break;
+    }
+}
+
+// qmv_staged_impl is qmv_impl's staged path, for 2-, 4- and 8-bit rows of at most
+// QMV_XMAX codes (its own entries, so the other widths' launches keep their registers).
+template <typename S>
+inline void qmv_staged_impl(const device float* x, const device uchar* w, const device S* s,
+                            const device S* b, device float* out, constant QuantParams& p,
+                            threadgroup float* part, threadgroup float* xs, threadgroup float* cs, uint tg, uint ntg,
+                            uint tid, uint lane, uint sg, uint tx, uint ty) {
+    switch (p.bits) {
+    case 2: qmv_rows<S, 2, true>(x, w, s, b, out, p, part, xs, cs, tg, ntg, tid, lane, sg, tx, ty); break;
+    case 4: qmv_rows<S, 4, true>(x, w, s, b, out, p, part, xs, cs, tg, ntg, tid, lane, sg, tx, ty); break;
+    default: qmv_rows<S, 8, true>(x, w, s, b, out, p, part, xs, cs, tg, ntg, tid, lane, sg, tx, ty); break;
     }
 }
 
@@ -509,19 +517,6 @@ inline void qswitch_act_loop(const device float* xr, QMat<S> gate, QMat<S> up, s
     }
 }
 
-// qswitch_act_staged is qswitch_act_loop over staged chunks, for gate and up of width B.
-template <typename S, int B>
-inline void qswitch_act_staged(threadgroup const float* xs, threadgroup const float* cs, QMat<S> gate, QMat<S> up,
-                               size_t n0, int last, int chunks, uint tid, uint nthr, thread float* ga,
-                               thread float* ua) {
-    for (int c = int(tid); c < chunks; c += int(nthr)) {
-        float xc[32];
-        float xsum = q_chunk_x(xs, cs, c, xc);
-        q_rows_chunk<S, B>(gate, n0, last, c, xc, xsum, 1.0f, ga);
-        q_rows_chunk<S, B>(up, n0, last, c, xc, xsum, 1.0f, ua);
-    }
-}
-
 // qswitch_down_loop adds thread tid's (expert, unit) pairs of the down rows of token t
 // to acc, for down rows of width B.
 template <typename S, int B>
@@ -543,41 +538,10 @@ inline void qswitch_down_loop(QMat<S> down, const device int* idx, const device 
     }
 }
 
-// qswitch_down_staged is qswitch_down_loop over staged chunks: the act rows of token t
-// are staged QMV_XMAX / I experts at a time (they are contiguous), chunk it of a batch
-// being chunk it % (I / 32) of its expert.
-template <typename S, int B>
-inline void qswitch_down_staged(QMat<S> down, const device int* idx, const device float* scores,
-                                const device float* act, constant QSwitchGLUParams& p, int t, int h0, int last,
-                                threadgroup float* xs, threadgroup float* cs, uint tid, uint lane, uint nthr,
-                                thread float* acc) {
-    int cpe = p.I / 32;
-    int per = max(1, QMV_XMAX / p.I);
-    for (int j0 = 0; j0 < p.K; j0 += per) {
-        int nj = min(per, p.K - j0);
-        q_stage_x<B>(act + (size_t(t) * size_t(p.K) + size_t(j0)) * size_t(p.I), nj * p.I, xs, cs, tid, lane, nthr);
-        threadgroup_barrier(mem_flags::mem_threadgroup);
-        for (int it = int(tid); it < nj * cpe; it += int(nthr)) {
-            int j = j0 + it / cpe;
-            int e = q_index(idx[t * p.K + j], p.E);
-            if (e < 0) {
-                continue;
-            }
-            float xc[32];
-            float xsum = q_chunk_x(xs, cs, it, xc);
-            q_rows_chunk<S, B>(down, size_t(e) * size_t(p.H) + size_t(h0), last, it % cpe, xc, xsum,
-                               scores[t * p.K + j], acc);
-        }
-        // The next batch overwrites xs: every thread must be done with this one.
-        threadgroup_barrier(mem_flags::mem_threadgroup);
-    }
-}
-
 template <typename S>
 inline void qswitch_act_impl(const device float* x, QMat<S> gate, QMat<S> up, const device int* idx,
                              device float* act, constant QSwitchGLUParams& p, threadgroup float* part,
-                             threadgroup float* xs, threadgroup float* cs, uint3 tg, uint tid, uint lane, uint sg,
-                             uint nthr) {
+                             uint3 tg, uint tid, uint lane, uint sg, uint nthr) {
     int i0 = int(tg.x) * QMV_ROWS;
     int tj = int(tg.y);  // t * K + j
     if (tj >= p.T * p.K) {
@@ -595,26 +559,10 @@ inline void qswitch_act_impl(const device float* x, QMat<S> gate, QMat<S> up, co
         ga[r] = 0.0f;
         ua[r] = 0.0f;
     }
-    int bits = gate.bits == up.bits ? gate.bits : 0;
-    if (bits != 0 && q_staged(bits, p.H)) {  // uniform
-        switch (bits) {
-        case 2: q_stage_x<2>(xr, p.H, xs, cs, tid, lane, nthr); break;
-        case 4: q_stage_x<4>(xr, p.H, xs, cs, tid, lane, nthr); break;
-        default: q_stage_x<8>(xr, p.H, xs, cs, tid, lane, nthr); break;
-        }
-        threadgroup_barrier(mem_flags::mem_threadgroup);
-        if (e >= 0) {  // uniform: an expert out of range contributes nothing (down skips it)
-            size_t n0 = size_t(e) * size_t(p.I) + size_t(i0);
-            switch (bits) {
-            case 2: qswitch_act_staged<S, 2>(xs, cs, gate, up, n0, rows - 1, p.H / 32, tid, nthr, ga, ua); break;
-            case 4: qswitch_act_staged<S, 4>(xs, cs, gate, up, n0, rows - 1, p.H / 32, tid, nthr, ga, ua); break;
-            default: qswitch_act_staged<S, 8>(xs, cs, gate, up, n0, rows - 1, p.H / 32, tid, nthr, ga, ua); break;
-            }
-        }
-    } else if (e >= 0) {  // uniform, as above
+    if (e >= 0) {  // uniform: an expert out of range contributes nothing (down skips it)
         size_t n0 = size_t(e) * size_t(p.I) + size_t(i0);
         // One width for both (the usual case) takes the loop compiled for it.
-        switch (bits) {
+        switch (gate.bits == up.bits ? gate.bits : 0) {
         case 2: qswitch_act_loop<S, 2>(xr, gate, up, n0, rows - 1, p.H / 8, tid, nthr, ga, ua); break;
         case 3: qswitch_act_loop<S, 3>(xr, gate, up, n0, rows - 1, p.H / 8, tid, nthr, ga, ua); break;
         case 4: qswitch_act_loop<S, 4>(xr, gate, up, n0, rows - 1, p.H / 8, tid, nthr, ga, ua); break;
@@ -635,8 +583,7 @@ inline void qswitch_act_impl(const device float* x, QMat<S> gate, QMat<S> up, co
 template <typename S>
 inline void qswitch_down_impl(QMat<S> down, const device int* idx, const device float* scores,
                               const device float* act, device float* out, constant QSwitchGLUParams& p,
-                              threadgroup float* part, threadgroup float* xs, threadgroup float* cs, uint3 tg,
-                              uint tid, uint lane, uint sg, uint nthr) {
+                              threadgroup float* part, uint3 tg, uint tid, uint lane, uint sg, uint nthr) {
     int h0 = int(tg.x) * QMV_ROWS;
     int t = int(tg.y);
     if (t >= p.T) {
@@ -650,19 +597,13 @@ inline void qswitch_down_impl(QMat<S> down, const device int* idx, const device 
     for (int r = 0; r < QMV_ROWS; r++) {
         acc[r] = 0.0f;
     }
-    switch (q_staged(down.bits, p.I) ? down.bits : 0) {
-    case 2: qswitch_down_staged<S, 2>(down, idx, scores, act, p, t, h0, rows - 1, xs, cs, tid, lane, nthr, acc); break;
-    case 4: qswitch_down_staged<S, 4>(down, idx, scores, act, p, t, h0, rows - 1, xs, cs, tid, lane, nthr, acc); break;
-    case 8: qswitch_down_staged<S, 8>(down, idx, scores, act, p, t, h0, rows - 1, xs, cs, tid, lane, nthr, acc); break;
-    default:
-        switch (down.bits) {
-        case 2: qswitch_down_loop<S, 2>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
-        case 3: qswitch_down_loop<S, 3>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
-        case 4: qswitch_down_loop<S, 4>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
-        case 5: qswitch_down_loop<S, 5>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
-        case 6: qswitch_down_loop<S, 6>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
-        default: qswitch_down_loop<S, 8>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
-        }
+    switch (down.bits) {
+    case 2: qswitch_down_loop<S, 2>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
+    case 3: qswitch_down_loop<S, 3>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
+    case 4: qswitch_down_loop<S, 4>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
+    case 5: qswitch_down_loop<S, 5>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
+    case 6: qswitch_down_loop<S, 6>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
+    default: qswitch_down_loop<S, 8>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
     }
     int row;
     float y = q_rows_reduce(acc, part, rows, tid, lane, sg, 0, nthr / 32, row);
@@ -681,9 +622,19 @@ kernel void qmv_float32(const device float* x [[buffer(0)]], const device uchar*
                        uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
                        uint3 tpg [[threads_per_threadgroup]], uint3 ntg [[threadgroups_per_grid]]) {
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
+    qmv_impl<float>(x, w, s, b, out, p, part, tg.x, ntg.x, tid, lane, sg, tpg.x, tpg.y);
+}
+
+kernel void qmv_staged_float32(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
+                          const device float* s [[buffer(2)]], const device float* b [[buffer(3)]],
+                          device float* out [[buffer(4)]], constant QuantParams& p [[buffer(5)]],
+                          uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
+                          uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
+                          uint3 tpg [[threads_per_threadgroup]], uint3 ntg [[threadgroups_per_grid]]) {
+    threadgroup float part[QMV_MAXSG * QMV_ROWS];
     threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD];
     threadgroup float cs[QMV_XMAX / 32];
-    qmv_impl<float>(x, w, s, b, out, p, part, xs, cs, tg.x, ntg.x, tid, lane, sg, tpg.x, tpg.y);
+    qmv_staged_impl<float>(x, w, s, b, out, p, part, xs, cs, tg.x, ntg.x, tid, lane, sg, tpg.x, tpg.y);
 }
 
 kernel void qmm_float32(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
@@ -711,11 +662,9 @@ kernel void qswitch_act_float32(const device float* x [[buffer(0)]],
                                uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
                        uint3 tpg [[threads_per_threadgroup]]) {
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
-    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD];
-    threadgroup float cs[QMV_XMAX / 32];
     QMat<float> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<float> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
-    qswitch_act_impl<float>(x, gate, up, idx, act, p, part, xs, cs, tg, tid, lane, sg, tpg.x);
+    qswitch_act_impl<float>(x, gate, up, idx, act, p, part, tg, tid, lane, sg, tpg.x);
 }
 
 kernel void qswitch_down_float32(const device uchar* dw [[buffer(7)]], const device float* ds [[buffer(8)]],
@@ -726,10 +675,8 @@ kernel void qswitch_down_float32(const device uchar* dw [[buffer(7)]], const dev
                                uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
                        uint3 tpg [[threads_per_threadgroup]]) {
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
-    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD];
-    threadgroup float cs[QMV_XMAX / 32];
     QMat<float> down = {dw, ds, db, p.I, p.down_bits, p.down_group};
-    qswitch_down_impl<float>(down, idx, scores, act, out, p, part, xs, cs, tg, tid, lane, sg, tpg.x);
+    qswitch_down_impl<float>(down, idx, scores, act, out, p, part, tg, tid, lane, sg, tpg.x);
 }
 
 kernel void qmv_float16(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
@@ -739,9 +686,19 @@ kernel void qmv_float16(const device float* x [[buffer(0)]], const device uchar*
                        uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
                        uint3 tpg [[threads_per_threadgroup]], uint3 ntg [[threadgroups_per_grid]]) {
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
+    qmv_impl<half>(x, w, s, b, out, p, part, tg.x, ntg.x, tid, lane, sg, tpg.x, tpg.y);
+}
+
+kernel void qmv_staged_float16(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
+                          const device half* s [[buffer(2)]], const device half* b [[buffer(3)]],
+                          device float* out [[buffer(4)]], constant QuantParams& p [[buffer(5)]],
+                          uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
+                          uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
+                          uint3 tpg [[threads_per_threadgroup]], uint3 ntg [[threadgroups_per_grid]]) {
+    threadgroup float part[QMV_MAXSG * QMV_ROWS];
     threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD];
     threadgroup float cs[QMV_XMAX / 32];
-    qmv_impl<half>(x, w, s, b, out, p, part, xs, cs, tg.x, ntg.x, tid, lane, sg, tpg.x, tpg.y);
+    qmv_staged_impl<half>(x, w, s, b, out, p, part, xs, cs, tg.x, ntg.x, tid, lane, sg, tpg.x, tpg.y);
 }
 
 kernel void qmm_float16(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
@@ -769,11 +726,9 @@ kernel void qswitch_act_float16(const device float* x [[buffer(0)]],
                                uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
                        uint3 tpg [[threads_per_threadgroup]]) {
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
-    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD];
-    threadgroup float cs[QMV_XMAX / 32];
     QMat<half> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<half> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
-    qswitch_act_impl<half>(x, gate, up, idx, act, p, part, xs, cs, tg, tid, lane, sg, tpg.x);
+    qswitch_act_impl<half>(x, gate, up, idx, act, p, part, tg, tid, lane, sg, tpg.x);
 }
 
 kernel void qswitch_down_float16(const device uchar* dw [[buffer(7)]], const device half* ds [[buffer(8)]],
@@ -784,10 +739,8 @@ kernel void qswitch_down_float16(const device uchar* dw [[buffer(7)]], const dev
                                uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
                        uint3 tpg [[threads_per_threadgroup]]) {
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
-    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD];
-    threadgroup float cs[QMV_XMAX / 32];
     QMat<half> down = {dw, ds, db, p.I, p.down_bits, p.down_group};
-    qswitch_down_impl<half>(down, idx, scores, act, out, p, part, xs, cs, tg, tid, lane, sg, tpg.x);
+    qswitch_down_impl<half>(down, idx, scores, act, out, p, part, tg, tid, lane, sg, tpg.x);
 }
 
 kernel void qmv_bfloat16(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
@@ -797,9 +750,19 @@ kernel void qmv_bfloat16(const device float* x [[buffer(0)]], const device uchar
                        uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
                        uint3 tpg [[threads_per_threadgroup]], uint3 ntg [[threadgroups_per_grid]]) {
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
+    qmv_impl<bfloat>(x, w, s, b, out, p, part, tg.x, ntg.x, tid, lane, sg, tpg.x, tpg.y);
+}
+
+kernel void qmv_staged_bfloat16(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
+                          const device bfloat* s [[buffer(2)]], const device bfloat* b [[buffer(3)]],
+                          device float* out [[buffer(4)]], constant QuantParams& p [[buffer(5)]],
+                          uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
+                          uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
+                          uint3 tpg [[threads_per_threadgroup]], uint3 ntg [[threadgroups_per_grid]]) {
+    threadgroup float part[QMV_MAXSG * QMV_ROWS];
     threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD];
     threadgroup float cs[QMV_XMAX / 32];
-    qmv_impl<bfloat>(x, w, s, b, out, p, part, xs, cs, tg.x, ntg.x, tid, lane, sg, tpg.x, tpg.y);
+    qmv_staged_impl<bfloat>(x, w, s, b, out, p, part, xs, cs, tg.x, ntg.x, tid, lane, sg, tpg.x, tpg.y);
 }
 
 kernel void qmm_bfloat16(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
@@ -827,11 +790,9 @@ kernel void qswitch_act_bfloat16(const device float* x [[buffer(0)]],
                                uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
                        uint3 tpg [[threads_per_threadgroup]]) {
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
-    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD];
-    threadgroup float cs[QMV_XMAX / 32];
     QMat<bfloat> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<bfloat> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
-    qswitch_act_impl<bfloat>(x, gate, up, idx, act, p, part, xs, cs, tg, tid, lane, sg, tpg.x);
+    qswitch_act_impl<bfloat>(x, gate, up, idx, act, p, part, tg, tid, lane, sg, tpg.x);
 }
 
 kernel void qswitch_down_bfloat16(const device uchar* dw [[buffer(7)]], const device bfloat* ds [[buffer(8)]],
@@ -842,8 +803,6 @@ kernel void qswitch_down_bfloat16(const device uchar* dw [[buffer(7)]], const de
                                uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
                        uint3 tpg [[threads_per_threadgroup]]) {
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
-    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD];
-    threadgroup float cs[QMV_XMAX / 32];
     QMat<bfloat> down = {dw, ds, db, p.I, p.down_bits, p.down_group};
-    qswitch_down_impl<bfloat>(down, idx, scores, act, out, p, part, xs, cs, tg, tid, lane, sg, tpg.x);
+    qswitch_down_impl<bfloat>(down, idx, scores, act, out, p, part, tg, tid, lane, sg, tpg.x);
 }

@@ -49,6 +49,12 @@ func quantSamples(rng *rand.Rand) []*Launch {
 		{KQMV, 2, 19, 1152, 4, 128, Float32},
 		{KQMV, 1, 17, 1088, 3, 64, Float16},
 		{KQMV, 1, 9, 4160, 5, 32, BFloat16}, // threads with two chunks of a row
+		// The staged entry (qmvStaged): threadgroups of 32 row blocks in 4 slots, the
+		// last threadgroup with 3 blocks (idle slots), the last block 4 rows; 2 x rows
+		// (x staged again); a width and scale dtype each.
+		{KQMV, 2, qmvStagedMinRows + 20, 64, 4, 32, Float32},
+		{KQMV, 1, qmvStagedMinRows + 20, 128, 8, 64, BFloat16},
+		{KQMV, 1, qmvStagedMinRows, 64, 2, 64, Float16},
 		{KQMM, 5, 6, 128, 5, 32, Float32},
 		{KQMM, 4, 3, 256, 8, 128, BFloat16},
 		{KQMM, 6, 3, 64, 2, 64, Float16},

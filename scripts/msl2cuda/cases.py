@@ -40,11 +40,10 @@ def P(*vals):
 # rows per threadgroup the quant variants use (quant.metal's QMV_ROWS).
 TEXT = {}
 QMV_ROWS = 8
-QMV_TY = 4  # row slots of a staged qmv threadgroup with many row blocks (kernels.qmvSlots)
-QMV_BPT = 16  # row blocks of such a threadgroup (kernels.qmvBlocksPerGroup)
+QMV_TY = 4  # simdgroup slots of a staged qmv threadgroup (kernels.qmvStagedSlots)
+QMV_BPT = 32  # row blocks of a staged qmv threadgroup (kernels.qmvStagedBlocks)
 SDPA_MAXG = 4  # query heads a threadgroup of sdpa (sdpa.metal's SDPA_MAXG; exp.py varies it)
-QMV_GEOM = None  # exp.py: (N, K, bits) -> (threadgroups, threadgroup size) in place of qmv_geom
-QSW_GEOM = None  # exp.py: (T, H, I, K, bits) -> (act threads, down threads) in place of qswitch_threads
+QMV_GEOM = None  # exp.py: (N, K, bits) -> (entry, threadgroups, threadgroup size) in place of qmv_geom
 
 
 class Kern:
@@ -234,34 +233,26 @@ def qmv_threads(units, per_lane):
     return (32 * min(8, max(1, (units + 32 * per_lane - 1) // (32 * per_lane))), 1, 1)
 
 
-def q_staged(bits, K):
-    """kernels.qStaged (quant.metal's q_staged): x staged in threadgroup memory."""
-    return bits in (2, 4, 8) and K <= 4096
-
-
 def qmv_geom(N, K, bits):
-    """kernels.qmvGeometry: (threadgroups, threadgroup size) of a qmv launch; the kernel
-    splits the ceil(N / 8) row blocks evenly among the threadgroups."""
+    """kernels.qmvEncode: (entry, threadgroups, threadgroup size) of a qmv launch; the
+    kernel splits the ceil(N / 8) row blocks evenly among the threadgroups."""
     if QMV_GEOM is not None:
         return QMV_GEOM(N, K, bits)
     blocks = (N + QMV_ROWS - 1) // QMV_ROWS
-    if q_staged(bits, K):
-        if blocks >= 4096:  # many row blocks: QMV_TY slots of one simdgroup, QMV_BPT blocks a threadgroup
-            return (blocks + QMV_BPT - 1) // QMV_BPT, (32, QMV_TY, 1)
-        return blocks, (32 * min(8, max(1, (K // 32 + 31) // 32)), 1, 1)
-    return blocks, qmv_threads(K // 8, 4 if blocks >= 4096 else 1)
+    if bits in (2, 4, 8) and K <= 4096 and blocks >= 4096:  # kernels.qmvStaged
+        return 'qmv_staged', (blocks + QMV_BPT - 1) // QMV_BPT, (32, QMV_TY, 1)
+    return 'qmv', blocks, qmv_threads(K // 8, 4 if blocks >= 4096 else 1)
 
 
 def case_qmv(N, K, bits, group=64, sdt='float32', M=1, entry='qmv'):
     x, out = U((M, K)), nan((M, N))
     m = QMat(N, K, bits, group, sdt)
-    k = Kern('quant', '%s_%s' % (entry, sdt))
     args = [x, m.w, m.s, m.b, out, P(M, N, K, bits, group)]
-    if entry == 'qmv':  # qmvEncode: DispatchThreadgroups(qmvGeometry)
-        groups, tpg = qmv_geom(N, K, bits)
-        L = k.groups(args, (groups, 1, 1), tpg)
+    if entry == 'qmv':  # qmvEncode: its entry, DispatchThreadgroups((groups, 1, 1), tpg)
+        ent, groups, tpg = qmv_geom(N, K, bits)
+        L = Kern('quant', '%s_%s' % (ent, sdt)).groups(args, (groups, 1, 1), tpg)
     else:  # qmmEncode: DispatchThreads((N, M, 1), (min(N, 64), 1, 1))
-        L = k.threads(args, (N, M, 1), (min(N, 64), 1, 1))
+        L = Kern('quant', '%s_%s' % (entry, sdt)).threads(args, (N, M, 1), (min(N, 64), 1, 1))
 
     def check():
         xh = h64(x)
@@ -309,16 +300,6 @@ def pick_experts(T, E, K):
     return np.stack([NPR.choice(E, K, replace=False) for _ in range(T)]).astype(np.int32)
 
 
-def qswitch_threads(T, H, I, K, bits):
-    """kernels.qswitchThreads: the threadgroup sizes of qswitch_act and qswitch_down."""
-    if QSW_GEOM is not None:
-        return QSW_GEOM(T, H, I, K, bits)
-    sg = lambda n: (32 * min(8, max(1, (n + 31) // 32)), 1, 1)
-    ta = sg(H // 32) if q_staged(bits, H) else qmv_threads(H // 8, 2)
-    td = sg(min(K, max(1, 4096 // I)) * (I // 32)) if q_staged(bits, I) else qmv_threads(K * I // 8, 2)
-    return ta, td
-
-
 def case_qswitch(T, H, I, E, K, bits=4, group=64, sdt='float32', idxh=None):
     x, out = U((T, H)), nan((T, H))
     gate, up = QMat(E * I, H, bits, group, sdt), QMat(E * I, H, bits, group, sdt)
@@ -333,9 +314,9 @@ def case_qswitch(T, H, I, E, K, bits=4, group=64, sdt='float32', idxh=None):
     # qswitchEncode: qswitch_act DispatchThreadgroups((ceil(I / 8), T * k, 1), qmvThreads(H / 8, 2)), then
     # qswitch_down DispatchThreadgroups((ceil(H / 8), T, 1), qmvThreads(k * I / 8, 2)); buffers in index order
     R = QMV_ROWS
-    ta, td = qswitch_threads(T, H, I, K, bits)
-    L = Seq(ka.groups([x, gate.w, gate.s, gate.b, up.w, up.s, up.b, idx, prm, act], ((I + R - 1) // R, T * K, 1), ta),
-            kd.groups([down.w, down.s, down.b, idx, sc, out, prm, act], ((H + R - 1) // R, T, 1), td))
+    L = Seq(ka.groups([x, gate.w, gate.s, gate.b, up.w, up.s, up.b, idx, prm, act], ((I + R - 1) // R, T * K, 1),
+                      qmv_threads(H // 8, 2)),
+            kd.groups([down.w, down.s, down.b, idx, sc, out, prm, act], ((H + R - 1) // R, T, 1), qmv_threads(K * I // 8, 2)))
 
     def check():
         xh = h64(x)
@@ -434,7 +415,7 @@ def case_gated_delta(B, T, Hk, Hv, Dk, Dv, masked=False):
 
 
 # ---------------------------------------------------------------- sdpa
-def sdpa_split(tgs, skv, min_chunk=32, groups=512):
+def sdpa_split(tgs, skv, min_chunk=32, groups=256):
     """kernels.sdpaSplit: the split of the keys among threadgroups (tgs threadgroups a split)."""
     splits = max(1, min((skv + min_chunk - 1) // min_chunk, groups // max(tgs, 1)))
     chunk = max(1, (skv + splits - 1) // splits)
