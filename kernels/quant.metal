@@ -312,22 +312,20 @@ inline void q_stage_x(const device float* xr, int K, threadgroup float* xs, thre
     }
 }
 
-// q_bits is a masked code (q * 2^s < 2^23) as a float: q * 2^s, exactly.
-inline float q_bits(uint q) {
-    return as_type<float>(q | 0x4B000000u) - 8388608.0f;
-}
-
 // q_chunk_dot is x . q for the 32 codes of a chunk (its B words wd, its staged x xc).
+// Each half word gets the exponent of 2^23 once (lo, hi); then code j is one and with
+// a constant that keeps that exponent and the code's bits: q * 2^(B*j) + 2^23 as a
+// float, less 2^23 (exact).
 template <int B>
 inline float q_chunk_dot(thread const uint* wd, thread const float* xc) {
     float d0 = 0.0f, d1 = 0.0f;
     for (int i = 0; i < B; i++) {
-        uint lo = wd[i];
-        uint hi = wd[i] >> 16;
+        uint lo = (wd[i] & 0xFFFFu) | 0x4B000000u;
+        uint hi = (wd[i] >> 16) | 0x4B000000u;
         for (int j = 0; j < 16 / B; j++) {
-            uint mask = ((1u << B) - 1u) << (B * j);
-            d0 = fma(xc[i * (32 / B) + j], q_bits(lo & mask), d0);
-            d1 = fma(xc[i * (32 / B) + 16 / B + j], q_bits(hi & mask), d1);
+            uint keep = 0x4B000000u | (((1u << B) - 1u) << (B * j));
+            d0 = fma(xc[i * (32 / B) + j], as_type<float>(lo & keep) - 8388608.0f, d0);
+            d1 = fma(xc[i * (32 / B) + 16 / B + j], as_type<float>(hi & keep) - 8388608.0f, d1);
         }
     }
     return d0 + d1;
@@ -342,10 +340,11 @@ inline void q_rows_chunk(QMat<S> m, size_t n0, int last, int c, thread const flo
     float sc[QMV_ROWS];
     float bi[QMV_ROWS];
     int rw = m.cols * B / 32;  // words a row
-    int gs = m.groups();
+    int gsh = 5 + (m.group >> 6);  // log2(group): groups are 32, 64 or 128 (CheckQuant)
+    int gs = m.cols >> gsh;       // groups a row
     // One 64-bit base a call; the rows at 32-bit offsets from it (a block's rows are close).
     const device uint* wp = (const device uint*)m.w + n0 * size_t(rw) + size_t(c * B);
-    size_t g0 = n0 * size_t(gs) + size_t(c * 32 / m.group);
+    size_t g0 = n0 * size_t(gs) + size_t((c * 32) >> gsh);
     for (int r = 0; r < QMV_ROWS; r++) {
         int o = min(r, last);
         for (int i = 0; i < B; i++) {

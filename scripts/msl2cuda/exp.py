@@ -31,6 +31,12 @@ def qmv(tag, N, K, bits, sdt, geom=None):
     C.free_all()
 
 
+def unit(N, K, bits):
+    """The earlier tree's qmvEncode (no staged entry)."""
+    blocks = (N + 7) // 8
+    return 'qmv', blocks, C.qmv_threads(K // 8, 4 if blocks >= 4096 else 1)
+
+
 def staged(ty, bpt):
     return lambda N, K, bits: ('qmv_staged', ((N + 7) // 8 + bpt - 1) // bpt, (32, ty, 1))
 
@@ -38,19 +44,21 @@ def staged(ty, bpt):
 if OLD:
     C.TEXT['quant'] = text('quant', OLD)
     for bits, sdt in ((4, 'float32'), (8, 'float32'), (4, 'bfloat16')):
-        qmv('old', 248320, 1024, bits, sdt)
+        qmv('old', 248320, 1024, bits, sdt, unit)
     C.TEXT.pop('quant')
-for ty, bpt in ((4, 32), (2, 16), (4, 16), (8, 64)):
+for ty, bpt in ((4, 32), (2, 32), (4, 64), (8, 32), (2, 16)):
     qmv('staged %d slots, %d blocks' % (ty, bpt), 248320, 1024, 4, 'float32', staged(ty, bpt))
 for N, K in ((3584, 1024), (1024, 3584)):
     qmv('unit (default)', N, K, 4, 'float32')
     qmv('staged 4 slots, 4 blocks', N, K, 4, 'float32', staged(4, 4))
 
 split = C.sdpa_split
-for name, fam_dir, groups in (('old', OLD, 512), ('new', M.KDIR, 512), ('new', M.KDIR, 256)):
-    if fam_dir is None:
-        continue
-    C.TEXT['sdpa'] = text('sdpa', fam_dir)
+variants = [('new', text('sdpa', M.KDIR), 256)]
+variants.append(('new KB 1', variants[0][1].replace('#define SDPA_KB 2', '#define SDPA_KB 1'), 256))
+if OLD:
+    variants.insert(0, ('old', text('sdpa', OLD), 512))
+for name, t, groups in variants:
+    C.TEXT['sdpa'] = t
     C.sdpa_split = lambda tgs, skv, min_chunk=32, groups=groups: split(tgs, skv, min_chunk, groups)
     for skv in (4096, 32768):
         c = C.case_sdpa(1, 8, 2, 1, skv, 256, 256)

@@ -32,10 +32,14 @@ for line in r.stderr.splitlines():
     if any(n in line for n in names) or 'registers' in line:
         print(line)
 sass = subprocess.run(['cuobjdump', '-sass', base + '.cubin'], capture_output=True, text=True).stdout
-open(base + '.sass', 'w').write(sass)
+os.remove(base + '.ptx')
+os.remove(base + '.cubin')
+kept = []
 for fn in re.split(r'\n\s*Function : ', sass)[1:]:
     name = fn.split('\n', 1)[0].strip()
     if names and not any(n == name for n in names):
         continue
+    kept.append(fn)
     ops = collections.Counter(m.group(1).split('.')[0] for m in re.finditer(r'/\*[0-9a-f]{4}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)', fn))
     print(name, sum(ops.values()), 'instructions:', ' '.join('%s %d' % kv for kv in ops.most_common(24)))
+open(base + '.sass', 'w').write('\n\nFunction : '.join([''] + kept))
