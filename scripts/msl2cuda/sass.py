@@ -40,6 +40,6 @@ for fn in re.split(r'\n\s*Function : ', sass)[1:]:
     if names and not any(n == name for n in names):
         continue
     kept.append(fn)
-    ops = collections.Counter(m.group(1).split('.')[0] for m in re.finditer(r'/\*[0-9a-f]{4}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)', fn))
+    ops = collections.Counter(m.group(1).split('.')[0] for m in re.finditer(r'/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)', fn))
     print(name, sum(ops.values()), 'instructions:', ' '.join('%s %d' % kv for kv in ops.most_common(24)))
 open(base + '.sass', 'w').write('\n\nFunction : '.join([''] + kept))
