@@ -5,8 +5,8 @@
 // ng = ceil(G / SDPA_MAXG) for G = Hq / Hkv. The heads share every key and value row
 // the threadgroup loads (grouped-query attention reads the cache once). The split takes
 // keys [split * chunk, (split + 1) * chunk); simdgroup g takes SDPA_KB keys at a time
-// (g * SDPA_KB, then SDPA_SG * SDPA_KB further on), their key and value rows loaded
-// before any is used; lane l holds elements l, l + 32, ... of the rows (D, Dv <= 256),
+// (g * SDPA_KB, then SDPA_SG * SDPA_KB further on), the next step's key and value
+// rows loaded before this step's are used (two buffers); lane l holds elements l, l + 32, ... of the rows (D, Dv <= 256),
 // so one simd_sum gives a score. Each simdgroup keeps an online softmax per head
 // (running max, sum and weighted value row); the partials are merged through
 // threadgroup memory. With one split the rows are finished there; otherwise each
@@ -17,7 +17,10 @@
 #include "prelude.metal"
 
 #define SDPA_SG 4
-#define SDPA_KB 2
+// One key a step: with the next step's rows in flight, two keys a step (more
+// registers, fewer threadgroups a multiprocessor) ran slower on the H200 translation
+// (32,768 keys: 91 us against 83; docs/h200/run10-exp4.log).
+#define SDPA_KB 1
 #define SDPA_MAXG 4
 #define SDPA_MAXD 256
 #define SDPA_MAXC (SDPA_MAXD / 32)
