@@ -328,7 +328,8 @@ func qmvThreads(units, perLane int) [3]int {
 	return [3]int{32 * min(qmvMaxSimdgroups, max(1, (units+32*perLane-1)/(32*perLane))), 1, 1}
 }
 
-// qmvManyGroups is the threadgroup count from which qmv gives each threadgroup one
+// qmvManyGroups is the row-block count from which qmv takes the staged entry (see
+// qmvStaged) or, for the other widths and longer rows, gives each threadgroup one
 // simdgroup and each lane four units: with the GPU full, less reduction per byte is
 // faster (1024 -> 248320 at 4 bits: 109 us against 121 us at two units a lane and 148
 // at one, on the H200 translation); with few threadgroups, a unit a lane takes each
@@ -346,9 +347,9 @@ func qmvPerLane(groups int) int {
 // The staged qmv (quant.metal's qmv_staged entries): with many row blocks, 2-, 4- and
 // 8-bit rows of at most qmvXMax codes take threadgroups of qmvStagedSlots simdgroups
 // sharing qmvStagedBlocks row blocks, x staged once in threadgroup memory for all of
-// them (1024 -> 248320 at 4 bits: 86 us against 108 for the unit path, on the H200
-// translation; with few row blocks staging does not pay: 3584 -> 1024 took 16 us
-// against 9).
+// them (1024 -> 248320 at 4 bits: 66 us against 108 for the unit path, on the H200
+// translation, docs/h200/run10-exp5.log; with few row blocks staging does not pay:
+// 3584 -> 1024 took 15.6 us against 7.3).
 const (
 	qmvXMax          = 4096 // QMV_XMAX
 	qmvStagedSlots   = 4

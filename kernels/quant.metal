@@ -126,15 +126,17 @@ struct QMat {
     }
 };
 
-// qmv (decode): a threadgroup of S simdgroups (S = threads_per_threadgroup / 32, which
-// Encode picks from K) computes QMV_ROWS output rows. Packed rows are cut into units of
-// 8 codes (bits bytes, inside one group). Thread t of the threadgroup takes units t,
-// t + 32 S, ... of every one of its rows: each load of a simdgroup reads 32 consecutive
-// units of a row (contiguous bytes), and each thread loads its 8 x values and their
-// sum once for all rows. Every row's scale and bias apply per unit:
-// s * (x . q) + b * sum(x). The partial sums are added by simd_sum, then across
-// simdgroups in threadgroup memory, in a fixed order. The sums are the Go twin's, added
-// in another order (within the catalog's tolerance); qmm keeps the Go twin's order.
+// qmv (decode): output rows in blocks of QMV_ROWS; a threadgroup of (tx, ty) threads
+// takes an even share of the blocks, ty slots at a time, the tx threads of a slot (tx /
+// 32 simdgroups, which Encode picks from K) sharing a block. Unit path: packed rows are
+// cut into units of 8 codes (bits bytes, inside one group); thread t of a slot takes
+// units t, t + tx, ... of every row of its block: each load of a simdgroup reads 32
+// consecutive units of a row (contiguous bytes), and each thread loads its 8 x values
+// and their sum once for all rows. Every row's scale and bias apply per unit:
+// s * (x . q) + b * sum(x). (The staged path, below, takes 32-code chunks.) The
+// partial sums are added by q_rows_simd, then across a slot's simdgroups in threadgroup
+// memory, in a fixed order. The sums are the Go twin's, added in another order (within
+// the catalog's tolerance); qmm keeps the Go twin's order.
 #define QMV_ROWS 8
 #define QMV_MAXSG 8
 
@@ -274,14 +276,14 @@ inline float q_rows_reduce(thread float* acc, threadgroup float* part, int rows,
     return y;
 }
 
-// The staged path of qmv and qswitch_act, for 2-, 4- and 8-bit rows of at most
-// QMV_XMAX codes: the threadgroup first copies x to threadgroup memory, each chunk of 32
-// values (padded to QMV_XPAD, so the 32 lanes of a simdgroup reading 32 chunks hit 32
-// banks) with the sum of the chunk. Lane l then takes chunks l, l + 32, ... of its rows:
-// a chunk is 32 codes, B words, inside one group, so one scale and one bias serve it.
-// Code j of a word is read in place, masked into the mantissa of 2^23 (one and-or, no
-// shift): x_j is staged multiplied by 2^-(B*j) (exact, a power of two) for the codes of
-// the low half word, and likewise for the high half after one shift by 16.
+// The staged path of qmv (the qmv_staged entries), for 2-, 4- and 8-bit rows of at most
+// QMV_XMAX codes and threadgroups of many row blocks: the threadgroup first copies x to
+// threadgroup memory, each chunk of 32 values (padded to QMV_XPAD, so the 32 lanes of a
+// simdgroup reading 32 chunks hit 32 banks) with the sum of the chunk. Lane l then
+// takes chunks l, l + 32, ... of its rows: a chunk is 32 codes, B words, inside one
+// group, so one scale and one bias serve it. Code j of a half word is read in place,
+// masked into the mantissa of 2^23 (one and, no shift): x_j is staged multiplied by
+// 2^-(B*j) (exact, a power of two), and the high half word is shifted down once.
 #define QMV_XMAX 4096
 #define QMV_XPAD 33
 
