@@ -368,7 +368,8 @@ func qmvThreads(units, perLane int) [3]int {
 	return [3]int{32 * min(qmvMaxSimdgroups, max(1, (units+32*perLane-1)/(32*perLane))), 1, 1}
 }
 
-// qmvManyGroups is the threadgroup count from which qmv gives each threadgroup one
+// qmvManyGroups is the row-block count from which qmv takes the staged entry (see
+// qmvStaged) or, for the other widths and longer rows, gives each threadgroup one
 // simdgroup and each lane four units: with the GPU full, less reduction per byte is
 // faster (1024 -> 248320 at 4 bits: 109 us against 121 us at two units a lane and 148
 // at one, on the H200 translation); with few threadgroups, a unit a lane takes each
@@ -383,15 +384,42 @@ func qmvPerLane(groups int) int {
 	return 1
 }
 
+// The staged qmv (quant.metal's qmv_staged entries): with many row blocks, 2-, 4- and
+// 8-bit rows of at most qmvXMax codes take threadgroups of qmvStagedSlots simdgroups
+// sharing qmvStagedBlocks row blocks, x staged once in threadgroup memory for all of
+// them (1024 -> 248320 at 4 bits: 66 us against 108 for the unit path, on the H200
+// translation, docs/h200/run10-exp5.log; with few row blocks staging does not pay:
+// 3584 -> 1024 took 15.6 us against 7.3).
+const (
+	qmvXMax          = 4096 // QMV_XMAX
+	qmvStagedSlots   = 4
+	qmvStagedBlocks  = 32
+	qmvStagedMinRows = qmvManyGroups * qmvRows
+)
+
+// qmvStaged is whether a qmv launch takes the staged entry.
+func qmvStaged(p *QuantParams) bool {
+	return (p.Bits == 2 || p.Bits == 4 || p.Bits == 8) && p.K <= qmvXMax && p.N >= qmvStagedMinRows
+}
+
 func qmvEncode(l *Launch, e Encoder) {
 	p := l.Params.(*QuantParams)
-	e.Entry(qEntry("qmv", l.Args[2].DType))
+	staged := qmvStaged(p)
+	if staged {
+		e.Entry(qEntry("qmv_staged", l.Args[2].DType))
+	} else {
+		e.Entry(qEntry("qmv", l.Args[2].DType))
+	}
 	qBindAll(l, e, 5)
 	e.SetBytes(5, mslPack(p))
-	// qmvRows output columns per threadgroup, whose threads share each row's chunks
-	// (see quant.metal): N/8 threadgroups fill the GPU at decode sizes.
-	groups := max((p.N+qmvRows-1)/qmvRows, 1)
-	e.DispatchThreadgroups([3]int{groups, 1, 1}, qmvThreads(p.K/8, qmvPerLane(groups)))
+	// Row blocks of qmvRows output columns, split evenly among the threadgroups (see
+	// quant.metal): ceil(N / 8) blocks fill the GPU at decode sizes.
+	blocks := max((p.N+qmvRows-1)/qmvRows, 1)
+	if staged {
+		e.DispatchThreadgroups([3]int{(blocks + qmvStagedBlocks - 1) / qmvStagedBlocks, 1, 1}, [3]int{32, qmvStagedSlots, 1})
+		return
+	}
+	e.DispatchThreadgroups([3]int{blocks, 1, 1}, qmvThreads(p.K/8, qmvPerLane(blocks)))
 }
 
 func qmmEncode(l *Launch, e Encoder) {

@@ -126,15 +126,17 @@ struct QMat {
     }
 };
 
-// qmv (decode): a threadgroup of S simdgroups (S = threads_per_threadgroup / 32, which
-// Encode picks from K) computes QMV_ROWS output rows. Packed rows are cut into units of
-// 8 codes (bits bytes, inside one group). Thread t of the threadgroup takes units t,
-// t + 32 S, ... of every one of its rows: each load of a simdgroup reads 32 consecutive
-// units of a row (contiguous bytes), and each thread loads its 8 x values and their
-// sum once for all rows. Every row's scale and bias apply per unit:
-// s * (x . q) + b * sum(x). The partial sums are added by simd_sum, then across
-// simdgroups in threadgroup memory, in a fixed order. The sums are the Go twin's, added
-// in another order (within the catalog's tolerance); qmm keeps the Go twin's order.
+// qmv (decode): output rows in blocks of QMV_ROWS; a threadgroup of (tx, ty) threads
+// takes an even share of the blocks, ty slots at a time, the tx threads of a slot (tx /
+// 32 simdgroups, which Encode picks from K) sharing a block. Unit path: packed rows are
+// cut into units of 8 codes (bits bytes, inside one group); thread t of a slot takes
+// units t, t + tx, ... of every row of its block: each load of a simdgroup reads 32
+// consecutive units of a row (contiguous bytes), and each thread loads its 8 x values
+// and their sum once for all rows. Every row's scale and bias apply per unit:
+// s * (x . q) + b * sum(x). (The staged path, below, takes 32-code chunks.) The
+// partial sums are added by q_rows_simd, then across a slot's simdgroups in threadgroup
+// memory, in a fixed order. The sums are the Go twin's, added in another order (within
+// the catalog's tolerance); qmm keeps the Go twin's order.
 #define QMV_ROWS 8
 #define QMV_MAXSG 8
 
@@ -226,21 +228,47 @@ inline void q_rows_unit_rt(QMat<S> m, size_t n0, int last, int u, thread const f
     }
 }
 
-// q_rows_reduce adds each row's partial sums over the threadgroup: simd_sum, then the
-// nsg simdgroups in order; thread r < rows gets row r's total (the others 0).
-inline float q_rows_reduce(thread float* acc, threadgroup float* part, int rows, uint tid, uint lane,
-                           uint sg, uint nsg) {
-    for (int r = 0; r < QMV_ROWS; r++) {
-        float v = simd_sum(acc[r]);
-        if (lane == 0) {
-            part[sg * QMV_ROWS + r] = v;
-        }
+// q_rows_simd adds each of the QMV_ROWS (8) partial sums acc over the simdgroup by a
+// transposing butterfly (9 shuffles, not 40): each step a lane keeps half of its rows
+// and sends the other half to its partner, so lanes 4r to 4r + 3 end with row r's total.
+inline float q_rows_simd(thread const float* acc, uint lane) {
+    float a[4];
+    bool h = (lane & 16) != 0;
+    for (int i = 0; i < 4; i++) {
+        a[i] = (h ? acc[i + 4] : acc[i]) + simd_shuffle_xor(h ? acc[i] : acc[i + 4], 16);
+    }
+    float b[2];
+    h = (lane & 8) != 0;
+    for (int i = 0; i < 2; i++) {
+        b[i] = (h ? a[i + 2] : a[i]) + simd_shuffle_xor(h ? a[i] : a[i + 2], 8);
+    }
+    h = (lane & 4) != 0;
+    float c = (h ? b[1] : b[0]) + simd_shuffle_xor(h ? b[0] : b[1], 4);
+    c += simd_shuffle_xor(c, 2);
+    return c + simd_shuffle_xor(c, 1);
+}
+
+// q_rows_reduce adds each row's partial sums over a row block of nsg simdgroups (the
+// threadgroup's simdgroups sg0 .. sg0 + nsg - 1; nsg uniform): q_rows_simd, then the
+// simdgroups in order through part. It returns row `row`'s total, row -1 (nothing to
+// write) for all but one thread a row: with one simdgroup lane 4r, else thread r of the
+// block (bt). Every thread of the threadgroup calls it (with nsg > 1 it holds barriers).
+inline float q_rows_reduce(thread float* acc, threadgroup float* part, int rows, uint bt, uint lane,
+                           uint sg, uint sg0, uint nsg, thread int& row) {
+    float v = q_rows_simd(acc, lane);
+    if (nsg == 1) {
+        row = (lane & 3) == 0 && int(lane >> 2) < rows ? int(lane >> 2) : -1;
+        return v;
+    }
+    if ((lane & 3) == 0) {
+        part[sg * QMV_ROWS + (lane >> 2)] = v;
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
     float y = 0.0f;
-    if (int(tid) < rows) {
+    row = int(bt) < rows ? int(bt) : -1;
+    if (row >= 0) {
         for (uint g = 0; g < nsg; g++) {
-            y += part[g * QMV_ROWS + tid];
+            y += part[(sg0 + g) * QMV_ROWS + bt];
         }
     }
     // The caller may reuse part: every thread must have read it first.
@@ -248,31 +276,157 @@ inline float q_rows_reduce(thread float* acc, threadgroup float* part, int rows,
     return y;
 }
 
+// The staged path of qmv (the qmv_staged entries), for 2-, 4- and 8-bit rows of at most
+// QMV_XMAX codes and threadgroups of many row blocks: the threadgroup first copies x to
+// threadgroup memory, each chunk of 32 values (padded to QMV_XPAD, so the 32 lanes of a
+// simdgroup reading 32 chunks hit 32 banks) with the sum of the chunk. Lane l then
+// takes chunks l, l + 32, ... of its rows: a chunk is 32 codes, B words, inside one
+// group, so one scale and one bias serve it. Code j of a half word is read in place,
+// masked into the mantissa of 2^23 (one and, no shift): x_j is staged multiplied by
+// 2^-(B*j) (exact, a power of two), and the high half word is shifted down once.
+#define QMV_XMAX 4096
+#define QMV_XPAD 33
+
+// q_stage_x copies x[0, K) to xs and the chunk sums to cs (nthr a multiple of 32 and K
+// of 32, so each simdgroup stages whole chunks), QMV_STAGE loads a thread in flight;
+// the caller puts a barrier after it.
+#define QMV_STAGE 16
+template <int B>
+inline void q_stage_x(const device float* xr, int K, threadgroup float* xs, threadgroup float* cs, uint tid,
+                      uint lane, uint nthr) {
+    for (int k0 = int(tid); k0 < K; k0 += QMV_STAGE * int(nthr)) {
+        float v[QMV_STAGE];
+        for (int i = 0; i < QMV_STAGE; i++) {
+            int k = k0 + i * int(nthr);
+            v[i] = k < K ? xr[k] : 0.0f;
+        }
+        for (int i = 0; i < QMV_STAGE; i++) {
+            int k = k0 + i * int(nthr);  // k < K is uniform in a simdgroup
+            float cv = simd_sum(v[i]);
+            if (k < K) {
+                int j = k & 31;
+                xs[(k >> 5) * QMV_XPAD + j] = v[i] * as_type<float>(uint(127 - B * (j % (16 / B))) << 23);
+                if (lane == 0) {
+                    cs[k >> 5] = cv;
+                }
+            }
+        }
+    }
+}
+
+// q_chunk_dot is x . q for the 32 codes of a chunk (its B words wd, its staged x xc).
+// Each half word gets the exponent of 2^23 once (lo, hi); then code j is one and with
+// a constant that keeps that exponent and the code's bits: q * 2^(B*j) + 2^23 as a
+// float, less 2^23 (exact).
+template <int B>
+inline float q_chunk_dot(thread const uint* wd, thread const float* xc) {
+    float d0 = 0.0f, d1 = 0.0f;
+    for (int i = 0; i < B; i++) {
+        uint lo = (wd[i] & 0xFFFFu) | 0x4B000000u;
+        uint hi = (wd[i] >> 16) | 0x4B000000u;
+        for (int j = 0; j < 16 / B; j++) {
+            uint keep = 0x4B000000u | (((1u << B) - 1u) << (B * j));
+            d0 = fma(xc[i * (32 / B) + j], as_type<float>(lo & keep) - 8388608.0f, d0);
+            d1 = fma(xc[i * (32 / B) + 16 / B + j], as_type<float>(hi & keep) - 8388608.0f, d1);
+        }
+    }
+    return d0 + d1;
+}
+
+// q_rows_chunk adds f * (s * (x . q) + b * sum(x)) for chunk c of rows n0 + r of m to
+// acc[r], r < QMV_ROWS (rows past last repeat row n0 + last), every load first.
 template <typename S, int B>
+inline void q_rows_chunk(QMat<S> m, size_t n0, int last, int c, thread const float* xc, float xsum, float f,
+                         thread float* acc) {
+    uint wd[QMV_ROWS][B];
+    float sc[QMV_ROWS];
+    float bi[QMV_ROWS];
+    int rw = m.cols * B / 32;  // words a row
+    int gsh = 5 + (m.group >> 6);  // log2(group): groups are 32, 64 or 128 (CheckQuant)
+    int gs = m.cols >> gsh;       // groups a row
+    // One 64-bit base a call; the rows at 32-bit offsets from it (a block's rows are close).
+    const device uint* wp = (const device uint*)m.w + n0 * size_t(rw) + size_t(c * B);
+    size_t g0 = n0 * size_t(gs) + size_t((c * 32) >> gsh);
+    for (int r = 0; r < QMV_ROWS; r++) {
+        int o = min(r, last);
+        for (int i = 0; i < B; i++) {
+            wd[r][i] = wp[o * rw + i];
+        }
+        sc[r] = float(m.s[g0 + size_t(o * gs)]);
+        bi[r] = float(m.b[g0 + size_t(o * gs)]);
+    }
+    for (int r = 0; r < QMV_ROWS; r++) {
+        acc[r] += f * fma(sc[r], q_chunk_dot<B>(wd[r], xc), bi[r] * xsum);
+    }
+}
+
+// q_chunk_x loads staged chunk c into registers and returns its sum.
+inline float q_chunk_x(threadgroup const float* xs, threadgroup const float* cs, int c, thread float* xc) {
+    for (int j = 0; j < 32; j++) {
+        xc[j] = xs[c * QMV_XPAD + j];
+    }
+    return cs[c];
+}
+
+// qmv's threadgroup is (tx, ty) threads: ty row slots, whose tx threads (tx / 32
+// simdgroups) share a row block of QMV_ROWS rows: thread t of a slot takes chunks
+// (staged path) or units t, t + tx, ... of each row. The row blocks are split evenly
+// among the ntg threadgroups; slot y takes blocks y, y + ty, ... of its threadgroup's.
+template <typename S, int B, bool STAGED>
 inline void qmv_rows(const device float* x, const device uchar* w, const device S* s,
                      const device S* b, device float* out, constant QuantParams& p,
-                     threadgroup float* part, uint tg, uint tid, uint lane, uint sg, uint nthr) {
-    int n0 = int(tg) * QMV_ROWS;
-    int rows = min(QMV_ROWS, p.N - n0);
-    if (rows <= 0) {
+                     threadgroup float* part, threadgroup float* xs, threadgroup float* cs, uint tg, uint ntg,
+                     uint tid, uint lane, uint sg, uint tx, uint ty) {
+    int blocks = (p.N + QMV_ROWS - 1) / QMV_ROWS;
+    int bpt = (blocks + int(ntg) - 1) / int(ntg);  // row blocks a threadgroup
+    if (int(tg) * bpt >= blocks) {
         return;  // an empty launch still dispatches one group; uniform, before any barrier
     }
-    int units = p.K / 8;
+    uint nthr = tx * ty;
+    uint ry = tid / tx;  // this thread's row slot
+    uint bt = tid % tx;  // its index in the slot
+    uint nsg = tx / 32;
+    bool staged = STAGED && p.K <= QMV_XMAX;  // uniform; Encode picks the staged entry only then
     QMat<S> m = {w, s, b, p.K, B, p.group};
     for (int i = 0; i < p.M; i++) {
         const device float* xr = x + size_t(i) * size_t(p.K);
-        float acc[QMV_ROWS];
-        for (int r = 0; r < QMV_ROWS; r++) {
-            acc[r] = 0.0f;
+        if (staged) {  // uniform
+            q_stage_x<B>(xr, p.K, xs, cs, tid, lane, nthr);
+            threadgroup_barrier(mem_flags::mem_threadgroup);
         }
-        for (int u = int(tid); u < units; u += int(nthr)) {
-            float xv[8];
-            float xs = q_load8(xr, u, xv);
-            q_rows_unit<S, B>(m, size_t(n0), rows - 1, u, xv, xs, 1.0f, acc);
+        // The same trip count for every thread (q_rows_reduce may hold barriers).
+        for (int b0 = 0; b0 < bpt; b0 += int(ty)) {
+            int n0 = (int(tg) * bpt + b0 + int(ry)) * QMV_ROWS;
+            bool live = b0 + int(ry) < bpt && n0 < p.N;
+            int rows = live ? min(QMV_ROWS, p.N - n0) : 0;
+            size_t nb = size_t(live ? n0 : p.N - 1);  // a dead slot reads row N - 1
+            int last = max(rows, 1) - 1;
+            float acc[QMV_ROWS];
+            for (int r = 0; r < QMV_ROWS; r++) {
+                acc[r] = 0.0f;
+            }
+            if (staged) {
+                for (int c = int(bt); c < p.K / 32; c += int(tx)) {
+                    float xc[32];
+                    float xsum = q_chunk_x(xs, cs, c, xc);
+                    q_rows_chunk<S, B>(m, nb, last, c, xc, xsum, 1.0f, acc);
+                }
+            } else {
+                for (int u = int(bt); u < p.K / 8; u += int(tx)) {
+                    float xv[8];
+                    float xsu = q_load8(xr, u, xv);
+                    q_rows_unit<S, B>(m, nb, last, u, xv, xsu, 1.0f, acc);
+                }
+            }
+            int row;
+            float y = q_rows_reduce(acc, part, rows, bt, lane, sg, ry * nsg, nsg, row);
+            if (row >= 0) {
+                out[size_t(i) * size_t(p.N) + size_t(n0 + row)] = y;
+            }
         }
-        float y = q_rows_reduce(acc, part, rows, tid, lane, sg, nthr / 32);
-        if (int(tid) < rows) {
-            out[size_t(i) * size_t(p.N) + size_t(n0) + tid] = y;
+        if (staged) {
+            // The next x row overwrites xs: every thread must be done with this one.
+            threadgroup_barrier(mem_flags::mem_threadgroup);
         }
     }
 }
@@ -280,14 +434,28 @@ inline void qmv_rows(const device float* x, const device uchar* w, const device 
 template <typename S>
 inline void qmv_impl(const device float* x, const device uchar* w, const device S* s,
                      const device S* b, device float* out, constant QuantParams& p,
-                     threadgroup float* part, uint tg, uint tid, uint lane, uint sg, uint nthr) {
+                     threadgroup float* part, uint tg, uint ntg, uint tid, uint lane, uint sg, uint tx, uint ty) {
     switch (p.bits) {
-    case 2: qmv_rows<S, 2>(x, w, s, b, out, p, part, tg, tid, lane, sg, nthr); break;
-    case 3: qmv_rows<S, 3>(x, w, s, b, out, p, part, tg, tid, lane, sg, nthr); break;
-    case 4: qmv_rows<S, 4>(x, w, s, b, out, p, part, tg, tid, lane, sg, nthr); break;
-    case 5: qmv_rows<S, 5>(x, w, s, b, out, p, part, tg, tid, lane, sg, nthr); break;
-    case 6: qmv_rows<S, 6>(x, w, s, b, out, p, part, tg, tid, lane, sg, nthr); break;
-    default: qmv_rows<S, 8>(x, w, s, b, out, p, part, tg, tid, lane, sg, nthr); break;
+    case 2: qmv_rows<S, 2, false>(x, w, s, b, out, p, part, part, part, tg, ntg, tid, lane, sg, tx, ty); break;
+    case 3: qmv_rows<S, 3, false>(x, w, s, b, out, p, part, part, part, tg, ntg, tid, lane, sg, tx, ty); break;
+    case 4: qmv_rows<S, 4, false>(x, w, s, b, out, p, part, part, part, tg, ntg, tid, lane, sg, tx, ty); break;
+    case 5: qmv_rows<S, 5, false>(x, w, s, b, out, p, part, part, part, tg, ntg, tid, lane, sg, tx, ty); break;
+    case 6: qmv_rows<S, 6, false>(x, w, s, b, out, p, part, part, part, tg, ntg, tid, lane, sg, tx, ty); break;
+    default: qmv_rows<S, 8, false>(x, w, s, b, out, p, part, part, part, tg, ntg, tid, lane, sg, tx, ty); break;
+    }
+}
+
+// qmv_staged_impl is qmv_impl's staged path, for 2-, 4- and 8-bit rows of at most
+// QMV_XMAX codes (its own entries, so the other widths' launches keep their registers).
+template <typename S>
+inline void qmv_staged_impl(const device float* x, const device uchar* w, const device S* s,
+                            const device S* b, device float* out, constant QuantParams& p,
+                            threadgroup float* part, threadgroup float* xs, threadgroup float* cs, uint tg, uint ntg,
+                            uint tid, uint lane, uint sg, uint tx, uint ty) {
+    switch (p.bits) {
+    case 2: qmv_rows<S, 2, true>(x, w, s, b, out, p, part, xs, cs, tg, ntg, tid, lane, sg, tx, ty); break;
+    case 4: qmv_rows<S, 4, true>(x, w, s, b, out, p, part, xs, cs, tg, ntg, tid, lane, sg, tx, ty); break;
+    default: qmv_rows<S, 8, true>(x, w, s, b, out, p, part, xs, cs, tg, ntg, tid, lane, sg, tx, ty); break;
     }
 }
 
@@ -323,13 +491,14 @@ inline void qembed_impl(const device int* ids, const device uchar* w, const devi
 }
 
 // qswitch_glu, in two passes over the launch's scratch act [T, k, I]:
-// qswitch_act: a threadgroup (as qmv's) computes QMV_ROWS rows i of one routed expert e
-// of token t: act = silu(gate_e[i] . x_t) * (up_e[i] . x_t), the x units shared by the
-// gate and up rows (units as in qmv); grid (I / QMV_ROWS, T * k).
+// qswitch_act: a threadgroup (as qmv's, one row block) computes QMV_ROWS rows i of one
+// routed expert e of token t: act = silu(gate_e[i] . x_t) * (up_e[i] . x_t), the x
+// chunks or units shared by the gate and up rows; grid (I / QMV_ROWS, T * k).
 // qswitch_down: a threadgroup computes QMV_ROWS outputs h of token t, the sum over the
-// experts j of score_j * (down_e[h] . act_j); its threads share the (expert, unit)
-// pairs; grid (H / QMV_ROWS, T). Each weight is read once per token, as the Go twin
-// does; the sums are the Go twin's in another order (within the catalog's tolerance).
+// experts j of score_j * (down_e[h] . act_j); its threads share the (expert, chunk or
+// unit) pairs (staged: the act rows of up to QMV_XMAX / I experts at a time); grid
+// (H / QMV_ROWS, T). Each weight is read once per token, as the Go twin does; the sums
+// are the Go twin's in another order (within the catalog's tolerance).
 
 // qswitch_act_loop adds thread tid's units of the gate and up rows n0 + r to ga and
 // ua: both of width B, or B = 0 for widths known at run time.
@@ -404,10 +573,11 @@ inline void qswitch_act_impl(const device float* x, QMat<S> gate, QMat<S> up, co
         default: qswitch_act_loop<S, 0>(xr, gate, up, n0, rows - 1, p.H / 8, tid, nthr, ga, ua); break;
         }
     }
-    float g = q_rows_reduce(ga, part, rows, tid, lane, sg, nthr / 32);
-    float u = q_rows_reduce(ua, part, rows, tid, lane, sg, nthr / 32);
-    if (int(tid) < rows) {
-        act[size_t(tj) * size_t(p.I) + size_t(i0) + tid] = (g / (1.0f + exp(-g))) * u;
+    int row;
+    float g = q_rows_reduce(ga, part, rows, tid, lane, sg, 0, nthr / 32, row);
+    float u = q_rows_reduce(ua, part, rows, tid, lane, sg, 0, nthr / 32, row);
+    if (row >= 0) {
+        act[size_t(tj) * size_t(p.I) + size_t(i0 + row)] = (g / (1.0f + exp(-g))) * u;
     }
 }
 
@@ -436,9 +606,10 @@ inline void qswitch_down_impl(QMat<S> down, const device int* idx, const device 
     case 6: qswitch_down_loop<S, 6>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
     default: qswitch_down_loop<S, 8>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
     }
-    float y = q_rows_reduce(acc, part, rows, tid, lane, sg, nthr / 32);
-    if (int(tid) < rows) {
-        out[size_t(t) * size_t(p.H) + size_t(h0) + tid] = y;
+    int row;
+    float y = q_rows_reduce(acc, part, rows, tid, lane, sg, 0, nthr / 32, row);
+    if (row >= 0) {
+        out[size_t(t) * size_t(p.H) + size_t(h0 + row)] = y;
     }
 }
 
@@ -450,9 +621,21 @@ kernel void qmv_float32(const device float* x [[buffer(0)]], const device uchar*
                        device float* out [[buffer(4)]], constant QuantParams& p [[buffer(5)]],
                        uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
                        uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
-                       uint3 tpg [[threads_per_threadgroup]]) {
+                       uint3 tpg [[threads_per_threadgroup]], uint3 ntg [[threadgroups_per_grid]]) {
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
-    qmv_impl<float>(x, w, s, b, out, p, part, tg.x, tid, lane, sg, tpg.x);
+    qmv_impl<float>(x, w, s, b, out, p, part, tg.x, ntg.x, tid, lane, sg, tpg.x, tpg.y);
+}
+
+kernel void qmv_staged_float32(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
+                          const device float* s [[buffer(2)]], const device float* b [[buffer(3)]],
+                          device float* out [[buffer(4)]], constant QuantParams& p [[buffer(5)]],
+                          uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
+                          uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
+                          uint3 tpg [[threads_per_threadgroup]], uint3 ntg [[threadgroups_per_grid]]) {
+    threadgroup float part[QMV_MAXSG * QMV_ROWS];
+    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD];
+    threadgroup float cs[QMV_XMAX / 32];
+    qmv_staged_impl<float>(x, w, s, b, out, p, part, xs, cs, tg.x, ntg.x, tid, lane, sg, tpg.x, tpg.y);
 }
 
 kernel void qmm_float32(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
@@ -502,9 +685,21 @@ kernel void qmv_float16(const device float* x [[buffer(0)]], const device uchar*
                        device float* out [[buffer(4)]], constant QuantParams& p [[buffer(5)]],
                        uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
                        uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
-                       uint3 tpg [[threads_per_threadgroup]]) {
+                       uint3 tpg [[threads_per_threadgroup]], uint3 ntg [[threadgroups_per_grid]]) {
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
-    qmv_impl<half>(x, w, s, b, out, p, part, tg.x, tid, lane, sg, tpg.x);
+    qmv_impl<half>(x, w, s, b, out, p, part, tg.x, ntg.x, tid, lane, sg, tpg.x, tpg.y);
+}
+
+kernel void qmv_staged_float16(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
+                          const device half* s [[buffer(2)]], const device half* b [[buffer(3)]],
+                          device float* out [[buffer(4)]], constant QuantParams& p [[buffer(5)]],
+                          uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
+                          uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
+                          uint3 tpg [[threads_per_threadgroup]], uint3 ntg [[threadgroups_per_grid]]) {
+    threadgroup float part[QMV_MAXSG * QMV_ROWS];
+    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD];
+    threadgroup float cs[QMV_XMAX / 32];
+    qmv_staged_impl<half>(x, w, s, b, out, p, part, xs, cs, tg.x, ntg.x, tid, lane, sg, tpg.x, tpg.y);
 }
 
 kernel void qmm_float16(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
@@ -554,9 +749,21 @@ kernel void qmv_bfloat16(const device float* x [[buffer(0)]], const device uchar
                        device float* out [[buffer(4)]], constant QuantParams& p [[buffer(5)]],
                        uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
                        uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
-                       uint3 tpg [[threads_per_threadgroup]]) {
+                       uint3 tpg [[threads_per_threadgroup]], uint3 ntg [[threadgroups_per_grid]]) {
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
-    qmv_impl<bfloat>(x, w, s, b, out, p, part, tg.x, tid, lane, sg, tpg.x);
+    qmv_impl<bfloat>(x, w, s, b, out, p, part, tg.x, ntg.x, tid, lane, sg, tpg.x, tpg.y);
+}
+
+kernel void qmv_staged_bfloat16(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
+                          const device bfloat* s [[buffer(2)]], const device bfloat* b [[buffer(3)]],
+                          device float* out [[buffer(4)]], constant QuantParams& p [[buffer(5)]],
+                          uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
+                          uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
+                          uint3 tpg [[threads_per_threadgroup]], uint3 ntg [[threadgroups_per_grid]]) {
+    threadgroup float part[QMV_MAXSG * QMV_ROWS];
+    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD];
+    threadgroup float cs[QMV_XMAX / 32];
+    qmv_staged_impl<bfloat>(x, w, s, b, out, p, part, xs, cs, tg.x, ntg.x, tid, lane, sg, tpg.x, tpg.y);
 }
 
 kernel void qmm_bfloat16(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],

@@ -100,5 +100,23 @@ func quantSamples(rng *rand.Rand) []*Launch {
 		out = append(out, launch(KQSwitchGLU, &p, x, gw, gs, gb, uw, us, ub, dw, ds, db, ix, sc,
 			NewArg(Contiguous(Float32, p.T, p.H))))
 	}
+	// The staged qmv entry (qmvStaged): threadgroups of 32 row blocks in 4 slots, the
+	// last threadgroup with 3 blocks (idle slots), the last block 4 rows; 2 x rows (x
+	// staged again); a width and scale dtype each. Drawn from their own generator, so
+	// adding them left every other sample's data (the shared rng's draws) as it was.
+	srng := rand.New(rand.NewSource(21))
+	for _, c := range []struct {
+		m, n, kk, bits, group int
+		dt                    DType
+	}{
+		{2, qmvStagedMinRows + 20, 64, 4, 32, Float32},
+		{1, qmvStagedMinRows + 20, 128, 8, 64, BFloat16},
+		{1, qmvStagedMinRows, 64, 2, 64, Float16},
+	} {
+		x := randArg(srng, Contiguous(Float32, c.m, c.kk), -1, 1)
+		w, s, b := qSampleMatrix(srng, c.n, c.kk, c.bits, c.group, c.dt)
+		out = append(out, launch(KQMV, &QuantParams{M: c.m, N: c.n, K: c.kk, Bits: c.bits, Group: c.group},
+			x, w, s, b, NewArg(Contiguous(Float32, c.m, c.n))))
+	}
 	return out
 }

@@ -188,11 +188,13 @@ const (
 // sdpaMinChunk keys each (below, the partials cost more than they save), and about
 // sdpaGroups threadgroups in all, enough to fill a large GPU at decode (a few query
 // rows, thousands of keys) while prefill's many rows keep one split. On the H200
-// translation, decode over 4,096 keys ran best with 32 keys a split, over 32,768 with
-// 128 (docs/h200/run6-exp.log).
+// translation, decode over 4,096 keys ran best with 32 keys a split
+// (docs/h200/run6-exp.log); over 32,768, 256 threadgroups (one wave at the kernel's
+// two a multiprocessor) took 91 us against 97 with 512 and 155 with 128
+// (docs/h200/run10-exp3.log).
 const (
 	sdpaMinChunk = 32
-	sdpaGroups   = 512
+	sdpaGroups   = 256
 )
 
 // sdpaSplit returns the number of splits of skv keys for a launch of groups

@@ -5,8 +5,8 @@
 // ng = ceil(G / SDPA_MAXG) for G = Hq / Hkv. The heads share every key and value row
 // the threadgroup loads (grouped-query attention reads the cache once). The split takes
 // keys [split * chunk, (split + 1) * chunk); simdgroup g takes SDPA_KB keys at a time
-// (g * SDPA_KB, then SDPA_SG * SDPA_KB further on), their key and value rows loaded
-// before any is used; lane l holds elements l, l + 32, ... of the rows (D, Dv <= 256),
+// (g * SDPA_KB, then SDPA_SG * SDPA_KB further on), the next step's key and value
+// rows loaded before this step's are used (two buffers); lane l holds elements l, l + 32, ... of the rows (D, Dv <= 256),
 // so one simd_sum gives a score. Each simdgroup keeps an online softmax per head
 // (running max, sum and weighted value row); the partials are merged through
 // threadgroup memory. With one split the rows are finished there; otherwise each
@@ -17,7 +17,10 @@
 #include "prelude.metal"
 
 #define SDPA_SG 4
-#define SDPA_KB 2
+// One key a step: with the next step's rows in flight, two keys a step (more
+// registers, fewer threadgroups a multiprocessor) ran slower on the H200 translation
+// (32,768 keys: 91 us against 83; docs/h200/run10-exp4.log).
+#define SDPA_KB 1
 #define SDPA_MAXG 4
 #define SDPA_MAXD 256
 #define SDPA_MAXC (SDPA_MAXD / 32)
@@ -32,6 +35,77 @@ inline device float* sdpa_ml(device float* part, size_t row, int split, constant
 inline device float* sdpa_acc(device float* part, size_t row, int split, constant SDPAParams& p) {
     size_t rows = size_t(p.B) * size_t(p.Hq) * size_t(p.Sq);
     return part + 2 * rows * size_t(p.splits) + (row * size_t(p.splits) + size_t(split)) * size_t(p.Dv);
+}
+
+// sdpa_load_keys loads the key and value rows j .. j + SDPA_KB - 1 (clamped to j1 - 1,
+// zeros from j1 on; what a clamped row holds is dropped by the caller's selects): lane
+// l holds elements l, l + 32, ... of each, zeros past D and Dv (q is zero there too,
+// so the dot needs no select). One row pointer a key; each element a load at a
+// constant offset from it.
+inline void sdpa_load_keys(const device float* kb, const device float* vb, int j, int j1,
+                           constant SDPAParams& p, uint lane, thread float (*kv)[SDPA_MAXC],
+                           thread float (*vv)[SDPA_MAXC]) {
+    for (int u = 0; u < SDPA_KB; u++) {
+        if (j >= j1) {  // past the split (uniform): nothing to read, perhaps not even row 0
+            for (int c = 0; c < SDPA_MAXC; c++) {
+                kv[u][c] = 0.0f;
+                vv[u][c] = 0.0f;
+            }
+            continue;
+        }
+        int jc = min(j + u, j1 - 1);
+        const device float* kr = kb + size_t(jc) * size_t(p.k_strides[2]) + lane;
+        const device float* vr = vb + size_t(jc) * size_t(p.v_strides[2]) + lane;
+        for (int c = 0; c < SDPA_MAXC; c++) {
+            kv[u][c] = int(lane) + 32 * c < p.D ? kr[32 * c] : 0.0f;
+            vv[u][c] = int(lane) + 32 * c < p.Dv ? vr[32 * c] : 0.0f;
+        }
+    }
+}
+
+// sdpa_step folds keys j .. j + SDPA_KB - 1 (kv, vv) into each head's online softmax
+// (running max m, sum l, value row acc); mr is the mask row of the first head, the
+// others at m_strides[1] from it (heads past nh repeat the last).
+inline void sdpa_step(int j, int j1, constant SDPAParams& p, thread float (*qv)[SDPA_MAXC],
+                      thread float (*acc)[SDPA_MAXC], thread float* m, thread float* l, const device uchar* mr,
+                      int nh, thread float (*kv)[SDPA_MAXC], thread float (*vv)[SDPA_MAXC]) {
+    for (int hh = 0; hh < SDPA_MAXG; hh++) {
+        bool ok[SDPA_KB];
+        float s[SDPA_KB];
+        float mn = m[hh];
+        const device uchar* mh = mr + size_t(min(hh, nh - 1)) * size_t(p.m_strides[1]);
+        for (int u = 0; u < SDPA_KB; u++) {
+            int ju = j + u;
+            ok[u] = ju < j1 && (!p.has_mask || mh[size_t(ju) * size_t(p.m_strides[3])] != 0);
+            float dot = 0.0f;
+            for (int c = 0; c < SDPA_MAXC; c++) {
+                dot = fma(qv[hh][c], kv[u][c], dot);
+            }
+            s[u] = simd_sum(dot) * p.scale;
+            if (ok[u]) {
+                mn = max(mn, s[u]);
+            }
+        }
+        if (mn == -INFINITY) {
+            continue;  // every key of this head so far masked
+        }
+        float f = exp(m[hh] - mn);
+        float w[SDPA_KB];
+        float lh = l[hh] * f;
+        for (int u = 0; u < SDPA_KB; u++) {
+            w[u] = ok[u] ? exp(s[u] - mn) : 0.0f;
+            lh += w[u];
+        }
+        l[hh] = lh;
+        for (int c = 0; c < SDPA_MAXC; c++) {
+            float a = acc[hh][c] * f;
+            for (int u = 0; u < SDPA_KB; u++) {
+                a += ok[u] ? w[u] * vv[u][c] : 0.0f;
+            }
+            acc[hh][c] = a;
+        }
+        m[hh] = mn;
+    }
 }
 
 kernel void sdpa_float32(const device float* q [[buffer(0)]], const device float* k [[buffer(1)]],
@@ -66,7 +140,6 @@ kernel void sdpa_float32(const device float* q [[buffer(0)]], const device float
     float acc[SDPA_MAXG][SDPA_MAXC];
     float m[SDPA_MAXG];
     float l[SDPA_MAXG];
-    const device uchar* mr[SDPA_MAXG];
     for (int hh = 0; hh < SDPA_MAXG; hh++) {
         int h = h0 + min(hh, nh - 1);
         size_t row = (size_t(b) * size_t(p.Hq) + size_t(h)) * size_t(p.Sq) + size_t(i);
@@ -77,65 +150,26 @@ kernel void sdpa_float32(const device float* q [[buffer(0)]], const device float
         }
         m[hh] = -INFINITY;
         l[hh] = 0.0f;
-        mr[hh] = mask + size_t(b) * size_t(p.m_strides[0]) + size_t(h) * size_t(p.m_strides[1]) +
-                 size_t(i) * size_t(p.m_strides[2]);
     }
-    // j is the same for every lane of a simdgroup, so the branches below are uniform.
-    // Constant loop bounds and clamped indices: every load is valid and they are all in
-    // flight together; what they read past D, Dv or a masked or missing key is dropped
-    // by the selects.
-    for (int j = j0 + int(sg) * SDPA_KB; j < j1; j += SDPA_SG * SDPA_KB) {
-        size_t ko[SDPA_KB];
-        size_t vo[SDPA_KB];
-        for (int u = 0; u < SDPA_KB; u++) {
-            int jc = min(j + u, j1 - 1);
-            ko[u] = size_t(jc) * size_t(p.k_strides[2]);
-            vo[u] = size_t(jc) * size_t(p.v_strides[2]);
+    const device uchar* mr = mask + size_t(b) * size_t(p.m_strides[0]) + size_t(h0) * size_t(p.m_strides[1]) +
+                             size_t(i) * size_t(p.m_strides[2]);
+    // j is the same for every lane of a simdgroup, so the branches are uniform. Two
+    // buffers of keys: the next step's are loaded before this step's are used, so a
+    // simdgroup always has a step's loads in flight while it computes.
+    int step = SDPA_SG * SDPA_KB;
+    float ka[SDPA_KB][SDPA_MAXC];
+    float va[SDPA_KB][SDPA_MAXC];
+    float kn[SDPA_KB][SDPA_MAXC];
+    float vn[SDPA_KB][SDPA_MAXC];
+    sdpa_load_keys(kb, vb, j0 + int(sg) * SDPA_KB, j1, p, lane, ka, va);
+    for (int j = j0 + int(sg) * SDPA_KB; j < j1; j += 2 * step) {
+        sdpa_load_keys(kb, vb, j + step, j1, p, lane, kn, vn);
+        sdpa_step(j, j1, p, qv, acc, m, l, mr, nh, ka, va);
+        if (j + step >= j1) {
+            break;
         }
-        float kv[SDPA_KB][SDPA_MAXC];
-        float vv[SDPA_KB][SDPA_MAXC];
-        for (int u = 0; u < SDPA_KB; u++) {
-            for (int c = 0; c < SDPA_MAXC; c++) {
-                kv[u][c] = kb[ko[u] + size_t(min(int(lane) + 32 * c, p.D - 1))];
-                vv[u][c] = vb[vo[u] + size_t(min(int(lane) + 32 * c, p.Dv - 1))];
-            }
-        }
-        for (int hh = 0; hh < SDPA_MAXG; hh++) {
-            bool ok[SDPA_KB];
-            float s[SDPA_KB];
-            float mn = m[hh];
-            for (int u = 0; u < SDPA_KB; u++) {
-                int ju = j + u;
-                ok[u] = ju < j1 && (!p.has_mask || mr[hh][size_t(ju) * size_t(p.m_strides[3])] != 0);
-                float dot = 0.0f;
-                for (int c = 0; c < SDPA_MAXC; c++) {
-                    dot += int(lane) + 32 * c < p.D ? qv[hh][c] * kv[u][c] : 0.0f;
-                }
-                s[u] = simd_sum(dot) * p.scale;
-                if (ok[u]) {
-                    mn = max(mn, s[u]);
-                }
-            }
-            if (mn == -INFINITY) {
-                continue;  // every key of this head so far masked
-            }
-            float f = exp(m[hh] - mn);
-            float w[SDPA_KB];
-            float lh = l[hh] * f;
-            for (int u = 0; u < SDPA_KB; u++) {
-                w[u] = ok[u] ? exp(s[u] - mn) : 0.0f;
-                lh += w[u];
-            }
-            l[hh] = lh;
-            for (int c = 0; c < SDPA_MAXC; c++) {
-                float a = acc[hh][c] * f;
-                for (int u = 0; u < SDPA_KB; u++) {
-                    a += ok[u] ? w[u] * vv[u][c] : 0.0f;
-                }
-                acc[hh][c] = a;
-            }
-            m[hh] = mn;
-        }
+        sdpa_load_keys(kb, vb, j + 2 * step, j1, p, lane, ka, va);
+        sdpa_step(j + step, j1, p, qv, acc, m, l, mr, nh, kn, vn);
     }
 
     for (int hh = 0; hh < SDPA_MAXG; hh++) {

@@ -20,11 +20,12 @@ import (
 // counts rounded up and the per-lane units qmv switches at 4,096 threadgroups.
 //
 // A launch that already fills the GPU at the smaller size (fullGPU threadgroups in a
-// dispatch: several per core of an H200's 132 or an M-series Max's 40) may give each
-// thread more work as the work grows: sdpa caps its key splits at 512 threadgroups.
+// dispatch: about one wave of an H200's 132 cores at two a core, several per core of an
+// M-series Max's 40) may give each thread more work as the work grows: sdpa caps its
+// key splits at 256 threadgroups (kernels' sdpaGroups; docs/h200/run10-exp3.log).
 const (
 	maxWorkGrowth = 2.5
-	fullGPU       = 512
+	fullGPU       = 256
 )
 
 // fills reports whether one of l's dispatches has fullGPU threadgroups.

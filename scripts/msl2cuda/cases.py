@@ -40,6 +40,10 @@ def P(*vals):
 # rows per threadgroup the quant variants use (quant.metal's QMV_ROWS).
 TEXT = {}
 QMV_ROWS = 8
+QMV_TY = 4  # simdgroup slots of a staged qmv threadgroup (kernels.qmvStagedSlots)
+QMV_BPT = 32  # row blocks of a staged qmv threadgroup (kernels.qmvStagedBlocks)
+SDPA_MAXG = 4  # query heads a threadgroup of sdpa (sdpa.metal's SDPA_MAXG; exp.py varies it)
+QMV_GEOM = None  # exp.py: (N, K, bits) -> (entry, threadgroups, threadgroup size) in place of qmv_geom
 
 
 class Kern:
@@ -229,16 +233,26 @@ def qmv_threads(units, per_lane):
     return (32 * min(8, max(1, (units + 32 * per_lane - 1) // (32 * per_lane))), 1, 1)
 
 
+def qmv_geom(N, K, bits):
+    """kernels.qmvEncode: (entry, threadgroups, threadgroup size) of a qmv launch; the
+    kernel splits the ceil(N / 8) row blocks evenly among the threadgroups."""
+    if QMV_GEOM is not None:
+        return QMV_GEOM(N, K, bits)
+    blocks = (N + QMV_ROWS - 1) // QMV_ROWS
+    if bits in (2, 4, 8) and K <= 4096 and blocks >= 4096:  # kernels.qmvStaged
+        return 'qmv_staged', (blocks + QMV_BPT - 1) // QMV_BPT, (32, QMV_TY, 1)
+    return 'qmv', blocks, qmv_threads(K // 8, 4 if blocks >= 4096 else 1)
+
+
 def case_qmv(N, K, bits, group=64, sdt='float32', M=1, entry='qmv'):
     x, out = U((M, K)), nan((M, N))
     m = QMat(N, K, bits, group, sdt)
-    k = Kern('quant', '%s_%s' % (entry, sdt))
     args = [x, m.w, m.s, m.b, out, P(M, N, K, bits, group)]
-    if entry == 'qmv':  # qmvEncode: DispatchThreadgroups((ceil(N / 8), 1, 1), qmvThreads(K / 8, qmvPerLane))
-        groups = (N + QMV_ROWS - 1) // QMV_ROWS
-        L = k.groups(args, (groups, 1, 1), qmv_threads(K // 8, 4 if groups >= 4096 else 1))
+    if entry == 'qmv':  # qmvEncode: its entry, DispatchThreadgroups((groups, 1, 1), tpg)
+        ent, groups, tpg = qmv_geom(N, K, bits)
+        L = Kern('quant', '%s_%s' % (ent, sdt)).groups(args, (groups, 1, 1), tpg)
     else:  # qmmEncode: DispatchThreads((N, M, 1), (min(N, 64), 1, 1))
-        L = k.threads(args, (N, M, 1), (min(N, 64), 1, 1))
+        L = Kern('quant', '%s_%s' % (entry, sdt)).threads(args, (N, M, 1), (min(N, 64), 1, 1))
 
     def check():
         xh = h64(x)
@@ -401,7 +415,7 @@ def case_gated_delta(B, T, Hk, Hv, Dk, Dv, masked=False):
 
 
 # ---------------------------------------------------------------- sdpa
-def sdpa_split(tgs, skv, min_chunk=32, groups=512):
+def sdpa_split(tgs, skv, min_chunk=32, groups=256):
     """kernels.sdpaSplit: the split of the keys among threadgroups (tgs threadgroups a split)."""
     splits = max(1, min((skv + min_chunk - 1) // min_chunk, groups // max(tgs, 1)))
     chunk = max(1, (skv + splits - 1) // splits)
@@ -419,7 +433,7 @@ def case_sdpa(B, Hq, Hkv, Sq, Skv, D, Dv, masked=False, cap=None):
     ms = (Sq * Skv, 0, Skv, 1) if masked else (0, 0, 0, 0)
     sc = 1 / math.sqrt(D)
     rows = B * Hq * Sq
-    ng = (Hq // Hkv + 3) // 4  # head chunks of SDPA_MAXG = 4
+    ng = (Hq // Hkv + SDPA_MAXG - 1) // SDPA_MAXG  # head chunks (sdpa.metal's SDPA_MAXG)
     splits, chunk = sdpa_split(ng * Hkv * B * Sq, Skv)
     prm = P(B, Hq, Hkv, Sq, Skv, D, Dv, *ks, *vs, *ms, int(masked), float(sc), splits, chunk)
     part = nan((max(1, rows * splits * (2 + Dv)),))  # the launch's scratch
