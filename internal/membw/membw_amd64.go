@@ -3,7 +3,9 @@ package membw
 import "encoding/binary"
 
 // hasAVX2 says whether the CPU has AVX2 (CPUID leaf 7, EBX bit 5) and the OS saves the
-// ymm state (CPUID leaf 1 OSXSAVE and AVX, XCR0 bits 1-2).
+// ymm state (CPUID leaf 1 OSXSAVE and AVX, XCR0 bits 1-2). The package detects it itself
+// rather than asking kernels: scripts/bench-real.sh copies it into older revisions, whose
+// kernels may not say.
 var hasAVX2 = func() bool {
 	_, _, c, _ := cpuid(1, 0)
 	if c&(1<<27) == 0 || c&(1<<28) == 0 || xgetbv()&6 != 6 {
