@@ -60,3 +60,18 @@ func CountKinds(kinds []LayerKind, k LayerKind) int {
 	}
 	return n
 }
+
+// CheckForward panics unless tokens are int32 [B, S] on g and caches is nil or holds
+// one cache per layer: what a family's Forward checks first (a wrong call is a
+// programming error). family prefixes the message.
+func CheckForward(family string, g *graph.Graph, tokens tensor.Array, caches []cache.Cache, layers int) {
+	if !tokens.Valid() || tokens.NDim() != 2 || tokens.DType() != tensor.Int32 {
+		panic(fmt.Sprintf("%s: Forward wants int32 tokens [B, S], got %v", family, tokens))
+	}
+	if tokens.Graph() != g {
+		panic(family + ": Forward: tokens are on another graph than the model")
+	}
+	if caches != nil && len(caches) != layers {
+		panic(fmt.Sprintf("%s: Forward: %d caches for %d layers", family, len(caches), layers))
+	}
+}

@@ -96,15 +96,7 @@ func (m *Model) ForwardHidden(tokens tensor.Array, caches []cache.Cache) (logits
 }
 
 func (m *Model) forward(tokens tensor.Array, caches []cache.Cache, keep bool) (tensor.Array, []tensor.Array) {
-	if !tokens.Valid() || tokens.NDim() != 2 || tokens.DType() != tensor.Int32 {
-		panic(fmt.Sprintf("qwen35: Forward wants int32 tokens [B, S], got %v", tokens))
-	}
-	if tokens.Graph() != m.g {
-		panic("qwen35: Forward: tokens are on another graph than the model")
-	}
-	if caches != nil && len(caches) != len(m.layers) {
-		panic(fmt.Sprintf("qwen35: Forward: %d caches for %d layers", len(caches), len(m.layers)))
-	}
+	nn.CheckForward("qwen35", m.g, tokens, caches, len(m.layers))
 	s := tokens.Dim(1)
 	x := m.embed.Forward(tokens)
 	var hidden []tensor.Array
