@@ -1,4 +1,5 @@
 #include "textflag.h"
+#include "red16_amd64.h"
 
 // The half-weight linear's rows (linear16.go defines the order): rows rows of k16*16
 // + tail half-precision weights (ldw bytes apart) dotted with x (float32), four rows
@@ -9,16 +10,6 @@
 // k16, R8 out, R12 the byte offset into the rows (x at twice it), R14 the step count;
 // Z0-Z3 the rows' 16 lanes.
 
-// RED16 folds a row's lanes (zmm z, its ymm y and xmm x) by halves into x's lane 0.
-#define RED16(z, y, x) \
-	VEXTRACTF64X4 $1, z, Y6; \
-	VADDPS        Y6, y, y; \
-	VEXTRACTF128  $1, y, X6; \
-	VADDPS        X6, x, x; \
-	VMOVHLPS      x, x, X6; \
-	VADDPS        X6, x, x; \
-	VMOVSHDUP     x, X6; \
-	VADDSS        X6, x, x
 
 // GEMV16 is a kernel's body, WIDEN(addr) / WIDENZ(addr) (masked by K1) loading 16
 // weights from addr as float32 into Z4: four rows a pass, LEAQ'ing the next four rows'

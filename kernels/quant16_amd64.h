@@ -1,3 +1,5 @@
+#include "red16_amd64.h"
+
 // The 16-lane quantized row dots (quant16.go defines the order; rows16p in
 // quant_simd.go calls them through qmv16). One call computes rows consecutive packed
 // rows (back to back, so one pointer walks them all) dotted with x, permuted by
@@ -161,14 +163,7 @@ main: \
 gend: \
 	VADDPS Z10, Z0, Z0; \
 	VADDPS Z1, Z0, Z0; \
-	VEXTRACTF64X4 $1, Z0, Y2; \
-	VADDPS Y2, Y0, Y0; \
-	VEXTRACTF128 $1, Y0, X2; \
-	VADDPS X2, X0, X0; \
-	VMOVHLPS X0, X0, X2; \
-	VADDPS X2, X0, X0; \
-	VMOVSHDUP X0, X2; \
-	VADDSS X2, X0, X0; \
+	RED16(Z0, Y0, X0); \
 	VMOVSS X0, (R11); \
 	ADDQ $4, R11; \
 	ADDQ sstride+80(FP), R9; \
