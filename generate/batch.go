@@ -43,6 +43,9 @@ type BatchGenerator struct {
 	rows   []row
 	y      tensor.Array // int32 [B]: each row's newest token, not yet emitted, fed to the next step
 	failed bool         // the last decode step failed: Next drops the batch first
+	// settle counts the decode steps until a prompt's scratch is all released (see
+	// clearPromptScratch): 2 after an admit, 0 when nothing is pending.
+	settle int
 }
 
 // NewBatchGenerator makes a generator whose generation batch holds up to maxBatch rows
@@ -188,6 +191,10 @@ func (b *BatchGenerator) admit() ([]Token, error) {
 	if err := tensor.AsyncEval(y); err != nil {
 		return nil, admitFailed(reqs, err)
 	}
+	if err := b.clearPromptScratch(); err != nil {
+		return nil, admitFailed(reqs, err)
+	}
+	b.settle = 2
 	// The cache surgery in a scope, as a step is: what it builds and drops goes with it.
 	tensor.WithScope(b.g, func() {
 		if b.caches == nil {
@@ -218,9 +225,27 @@ func (b *BatchGenerator) admit() ([]Token, error) {
 	return nil, nil
 }
 
+// clearPromptScratch empties the allocator's buffer cache once a prompt is through,
+// as mlx-lm's generator does after its prefill (mx.clear_cache()): the prompt's
+// buffers are sized for the whole prompt and most fit no decode step, so the cache
+// would hold them (about 100 MB at Qwen3.5-0.8B's size) for the rest of the batch.
+// It runs twice per admit, each time once the work in flight is done (Graph.ClearCache
+// waits for it), so what it drops is the same in every run: after the prompt forward,
+// and before the second decode step is scheduled, once the first has replaced the
+// prompt's recurrent states (whose buffers also hold the prompt's outputs). Live
+// counts are unchanged; the cached count drops as a clear_cache's does.
+func (b *BatchGenerator) clearPromptScratch() error { return b.g.ClearCache() }
+
 // decode runs one generation step for every row.
 func (b *BatchGenerator) decode() ([]Token, error) {
 	prev := b.y
+	if b.settle > 0 {
+		if b.settle--; b.settle == 0 {
+			if err := b.clearPromptScratch(); err != nil {
+				return nil, err
+			}
+		}
+	}
 	var next tensor.Array
 	bsz := len(b.rows)
 	tensor.WithScope(b.g, func() {

@@ -100,13 +100,18 @@ func (p *PlainGenerator) Next() (int32, error) {
 
 // prefillChunks runs the prompt through the model PrefillStep tokens at a time while
 // more than a chunk is left, evaluating the caches after each chunk (its logits are
-// not needed), and returns the rest, which the first step prefills (mlx-lm's loop).
+// not needed) and clearing the buffer cache, and returns the rest, which the first step prefills (mlx-lm's loop).
 func (p *PlainGenerator) prefillChunks() ([]int32, error) {
 	rest := p.prompt
 	for p.PrefillStep > 0 && len(rest) > p.PrefillStep {
 		chunk := rest[:p.PrefillStep]
 		tensor.WithScope(p.g, func() { p.m.Forward(tokensArray(p.g, [][]int32{chunk}), p.caches) })
 		if err := cache.EvalState(p.caches); err != nil {
+			return nil, err
+		}
+		// mlx-lm clears its buffer cache after each chunk: the chunk's scratch fits
+		// the next chunk but no decode step.
+		if err := p.g.ClearCache(); err != nil {
 			return nil, err
 		}
 		rest = rest[p.PrefillStep:]

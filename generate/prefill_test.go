@@ -55,13 +55,40 @@ func TestChunkedPrefill(t *testing.T) {
 	}
 }
 
+// TestChunkedPrefillClearsCache: after each prefill chunk the buffer cache is emptied,
+// as mlx-lm's loop does (mx.clear_cache()), so every later forward starts with nothing
+// cached; a decode step's forward finds what the step before it freed.
+func TestChunkedPrefillClearsCache(t *testing.T) {
+	_, m := tinyModel(t, 6)
+	prompt := make([]int32, 45)
+	for i := range prompt {
+		prompt[i] = int32(1 + i)
+	}
+	var widths, cached []int
+	spy := &forwardSpy{Model: m, widths: &widths, cached: &cached}
+	p, err := generate.NewPlain(spy, cache.Eager, prompt)
+	require.NoError(t, err)
+	p.PrefillStep = 16
+	for range 3 {
+		_, err := p.Next()
+		require.NoError(t, err)
+	}
+	require.Equal(t, []int{16, 16, 13, 1, 1}, widths[:5])
+	require.Equal(t, []int{0, 0, 0}, cached[:3], "cached buffers as each prompt forward starts")
+	require.Positive(t, cached[4], "cached buffers as the second decode step's forward starts")
+}
+
 // forwardSpy records the width of every forward.
 type forwardSpy struct {
 	nn.Model
 	widths *[]int
+	cached *[]int // the allocator's cached buffers as each forward starts, if set
 }
 
 func (s *forwardSpy) Forward(tokens tensor.Array, caches []cache.Cache) tensor.Array {
 	*s.widths = append(*s.widths, tokens.Dim(1))
+	if s.cached != nil {
+		*s.cached = append(*s.cached, s.Graph().Allocator().CacheBufferCount())
+	}
 	return s.Model.Forward(tokens, caches)
 }

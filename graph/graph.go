@@ -461,6 +461,33 @@ func (g *Graph) Synchronize() error {
 	return g.takeErr()
 }
 
+// ClearCache is MLX's clear_cache for this graph: it waits for the scheduled work and
+// frees the buffers that work no longer needs (the graph frees a batch's buffers only
+// once it has waited for the batch, where MLX frees them as a command buffer
+// completes), then releases every buffer in the allocator's cache. Live buffers and
+// handles are untouched, so live counts do not change; the cached count drops to 0.
+// A released CPU buffer is Go memory that the next collection reclaims: when the cache
+// held clearCollectBytes or more, ClearCache collects at once, so the heap reuses that
+// memory instead of growing past it. It returns any error of the
+// device.
+func (g *Graph) ClearCache() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.exec.flushWait()
+	g.waitFor(g.exec.submitted)
+	g.freeDeferred()
+	cached := g.alloc.CacheMemory()
+	g.alloc.ClearCache()
+	if cached >= clearCollectBytes {
+		runtime.GC()
+	}
+	return g.takeErr()
+}
+
+// clearCollectBytes is the cache size from which ClearCache collects: a real-size
+// prompt's scratch (about 100 MB at Qwen3.5-0.8B's size), not a toy's.
+const clearCollectBytes = 16 << 20
+
 // syncFailures learns of the batches that failed since the last look (cheap when
 // none did: one atomic load).
 func (g *Graph) syncFailures() {

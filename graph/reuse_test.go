@@ -57,3 +57,26 @@ func TestBufferReuseIndependentOfWorkerSpeed(t *testing.T) {
 	slow := run(30*time.Millisecond, 0)
 	require.Equal(t, fast, slow, "active and cached buffer counts after each step, fast worker against slow")
 }
+
+// TestClearCacheWaitsAndKeepsLive: ClearCache waits for the batch in flight, so a
+// buffer released while that batch may still run is freed and dropped too, whatever
+// the worker's speed; live buffers stay, and nothing is cached afterwards.
+func TestClearCacheWaitsAndKeepsLive(t *testing.T) {
+	for _, delay := range []time.Duration{0, 30 * time.Millisecond} {
+		g := graph.New(&slowDevice{Device: graph.CPU(), delay: delay}, graph.Options{ExplicitRelease: true})
+		a := g.Allocator()
+		x := tensor.FromFloat32(g, []float32{1, 2, 3, 4, 5, 6, 7, 8}, 8)
+		tmp := tensor.AddScalar(x, 1)
+		y := tensor.MulScalar(tmp, 2)
+		require.NoError(t, tensor.AsyncEval(y))
+		tensor.Release(tmp) // freed once its batch is done
+		live := a.ActiveBufferCount() - 1
+		require.NoError(t, g.ClearCache())
+		require.Equal(t, live, a.ActiveBufferCount(), "live buffers after ClearCache (delay %v)", delay)
+		require.Zero(t, a.CacheBufferCount(), "cached buffers after ClearCache (delay %v)", delay)
+		require.Zero(t, a.CacheMemory())
+		v, err := y.Float32s()
+		require.NoError(t, err)
+		require.Equal(t, float32(4), v[0])
+	}
+}

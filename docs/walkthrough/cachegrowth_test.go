@@ -71,12 +71,12 @@ func Example_cacheGrowth() {
 	decodeEager(3072, 256)
 	// Output:
 	// eager, cache never cleared:
-	//   tok  512: live 23, active 0.53 MiB, cached  0 MiB
-	//   tok 1024: live 23, active 0.65 MiB, cached  1 MiB
-	//   tok 1536: live 23, active 0.78 MiB, cached  4 MiB
-	//   tok 2048: live 23, active 0.90 MiB, cached  8 MiB
-	//   tok 2560: live 23, active 1.03 MiB, cached 14 MiB
-	//   tok 3072: live 23, active 1.15 MiB, cached 21 MiB
+	//   tok  512: live 23, active 0.53 MiB, cached  1 MiB
+	//   tok 1024: live 23, active 0.65 MiB, cached  3 MiB
+	//   tok 1536: live 23, active 0.78 MiB, cached  6 MiB
+	//   tok 2048: live 23, active 0.90 MiB, cached 10 MiB
+	//   tok 2560: live 23, active 1.03 MiB, cached 16 MiB
+	//   tok 3072: live 23, active 1.15 MiB, cached 23 MiB
 	// eager, cache cleared every 256 tokens:
 	//   tok  512: live 23, active 0.53 MiB, cached  1 MiB
 	//   tok 1024: live 23, active 0.65 MiB, cached  2 MiB
