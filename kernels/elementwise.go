@@ -228,6 +228,8 @@ func binAVXCode(op *BinaryOp) (int, bool) {
 		return 1, true
 	case OpMul:
 		return 2, true
+	case OpDiv:
+		return 3, true
 	}
 	return 0, false
 }
@@ -334,6 +336,14 @@ func unaryCPU(op *UnaryOp, l *Launch) {
 	})
 }
 
+// ones is a block of 1s, the numerator or addend of unaryF32's blocks.
+var ones = func() (b [256]float32) {
+	for i := range b {
+		b[i] = 1
+	}
+	return
+}()
+
 // unaryF32 is the dense float32 path: silu and sigmoid take exp32 (float32, vectorised
 // by expArray) in blocks; out may be the input (each element is read before written).
 func unaryF32(op *UnaryOp, av, ov []float32) {
@@ -344,15 +354,13 @@ func unaryF32(op *UnaryOp, av, ov []float32) {
 			a := av[c:min(c+len(buf), len(av))]
 			o, e := ov[c:c+len(a)], buf[:len(a)]
 			expArray(e, a, -1, 0)
-			if op == OpSilu {
-				for i, x := range a {
-					o[i] = x / (1 + e[i])
-				}
-			} else {
-				for i := range a {
-					o[i] = 1 / (1 + e[i])
-				}
+			// o = a / (1 + e) or 1 / (1 + e), each operation rounded as Go rounds it.
+			binaryF32(OpAdd, ones[:len(a)], e, e)
+			num := a
+			if op == OpSigmoid {
+				num = ones[:len(a)]
 			}
+			binaryF32(OpDiv, num, e, o)
 		}
 	case OpExp:
 		for i, x := range av {
@@ -426,6 +434,9 @@ func copyArgs(a, o *Arg) {
 		sz := a.DType.Size()
 		n := o.Size() * sz
 		copy(o.Data[o.Offset*sz:o.Offset*sz+n], a.Data[a.Offset*sz:a.Offset*sz+n])
+		return
+	}
+	if a.IsContiguous() && o.IsContiguous() && castDense(a, o) {
 		return
 	}
 	w := newRowWalk(&o.Layout, &a.Layout, &o.Layout)

@@ -1,5 +1,7 @@
 package kernels
 
+import "sync"
+
 // Float casts and half-precision elementwise math on the CPU: a bfloat16 model's
 // activations and a quantized model's bfloat16 norm and conv weights go through these
 // every step, so they take typed loops (or float32 blocks) instead of Load and Store
@@ -22,21 +24,37 @@ func halfViaF32(n int, ins []*Arg, o *Arg, f func(in [][]float32, out []float32)
 	if !any16 || (o.DType != Float32 && !half(o.DType)) || !o.IsContiguous() {
 		return false
 	}
-	const block = 256
-	var bufs [3][block]float32
-	in := make([][]float32, len(ins))
-	for c := 0; c < n; c += block {
-		m := min(block, n-c)
+	if len(ins) > len(halfBlocks{}.in) {
+		return false
+	}
+	bl := halfPool.Get().(*halfBlocks)
+	defer halfPool.Put(bl)
+	in := bl.in[:len(ins)]
+	for c := 0; c < n; c += halfBlock {
+		m := min(halfBlock, n-c)
 		for j, a := range ins {
-			in[j] = bufs[j][:m]
+			in[j] = bl.buf[j][:m]
 			widenF32(in[j], a, a.Offset+c)
 		}
-		out := bufs[2][:m]
+		out := bl.buf[2][:m]
 		f(in, out)
 		narrowF32(o, o.Offset+c, out)
 	}
 	return true
 }
+
+// halfBlock is halfViaF32's block: small enough for L1, large enough for the vector
+// loops.
+const halfBlock = 256
+
+// halfBlocks is halfViaF32's scratch (pooled: a step runs these ops hundreds of
+// times, and the closure it calls keeps the compiler from placing them on the stack).
+type halfBlocks struct {
+	buf [3][halfBlock]float32
+	in  [2][]float32
+}
+
+var halfPool = sync.Pool{New: func() any { return new(halfBlocks) }}
 
 // widenF32 writes len(dst) elements of a from element off on, as float32 (exact).
 func widenF32(dst []float32, a *Arg, off int) {
@@ -44,9 +62,7 @@ func widenF32(dst []float32, a *Arg, off int) {
 	case Float32:
 		copy(dst, F32(a.Data)[off:off+len(dst)])
 	case BFloat16:
-		for i, h := range U16(a.Data)[off : off+len(dst)] {
-			dst[i] = BF16ToF32(h)
-		}
+		widenBF16(dst, U16(a.Data)[off:off+len(dst)])
 	default:
 		for i, h := range U16(a.Data)[off : off+len(dst)] {
 			dst[i] = F16ToF32(h)
@@ -60,10 +76,7 @@ func narrowF32(o *Arg, off int, src []float32) {
 	case Float32:
 		copy(F32(o.Data)[off:off+len(src)], src)
 	case BFloat16:
-		ov := U16(o.Data)[off : off+len(src)]
-		for i, v := range src {
-			ov[i] = F32ToBF16(v)
-		}
+		narrowBF16(U16(o.Data)[off:off+len(src)], src)
 	default:
 		ov := U16(o.Data)[off : off+len(src)]
 		for i, v := range src {
@@ -88,6 +101,21 @@ func whereRow[E uint16 | uint32](cv []byte, av, bv, ov []E) func(n int, off, inc
 			io += inc[3]
 		}
 	}
+}
+
+// castDense casts contiguous a into contiguous o (of a's size) between float32 and
+// bfloat16 in one pass over the slices, and reports whether it could.
+func castDense(a, o *Arg) bool {
+	n := o.Size()
+	switch {
+	case a.DType == BFloat16 && o.DType == Float32:
+		widenBF16(F32(o.Data)[o.Offset:o.Offset+n], U16(a.Data)[a.Offset:a.Offset+n])
+	case a.DType == Float32 && o.DType == BFloat16:
+		narrowBF16(U16(o.Data)[o.Offset:o.Offset+n], F32(a.Data)[a.Offset:a.Offset+n])
+	default:
+		return false
+	}
+	return true
 }
 
 // castRow returns a row loop converting between float32, bfloat16 and float16 (a

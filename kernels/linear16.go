@@ -57,10 +57,7 @@ func linearHalf(l *Launch, p *MatmulParams) {
 		})
 		oo := o.Offset + b*p.M*p.N
 		if o.DType == BFloat16 {
-			os := U16(o.Data)[oo : oo+len(of)]
-			for i, v := range of {
-				os[i] = F32ToBF16(v)
-			}
+			narrowBF16(U16(o.Data)[oo:oo+len(of)], of)
 		} else {
 			for i, v := range of {
 				Store(o.DType, o.Data, oo+i, float64(v))

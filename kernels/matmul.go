@@ -88,6 +88,10 @@ func mmCheckDense(op string, args ...*Arg) {
 
 // mmWiden loads len(dst) elements of a starting at element off as float32.
 func mmWiden(dst []float32, a *Arg, off int) {
+	if a.DType == BFloat16 {
+		widenBF16(dst, U16(a.Data)[off:off+len(dst)])
+		return
+	}
 	for i := range dst {
 		dst[i] = float32(Load(a.DType, a.Data, off+i))
 	}

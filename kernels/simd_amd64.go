@@ -60,7 +60,7 @@ func gdStep16AVX(s, k, q, v, y *float32, n int, decay, beta float32)
 //go:noescape
 func gdRowsAVX(s, src, k, q, v, y *float32, n, dk4 int, decay, beta float32)
 
-// binF32AVX writes dst[i] = a[i] op b[i] for n8*8 elements (op 0 add, 1 sub, 2 mul).
+// binF32AVX writes dst[i] = a[i] op b[i] for n8*8 elements (op 0 add, 1 sub, 2 mul, 3 div).
 // The caller checks every bound.
 //
 //go:noescape

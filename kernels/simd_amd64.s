@@ -369,8 +369,8 @@ gddone:
 
 // func binF32AVX(op int, dst, a, b *float32, n8 int)
 //
-// dst[i] = a[i] op b[i] for n8*8 elements, op 0 add, 1 sub, 2 mul: one rounded IEEE
-// operation per element, as the Go loops. dst may be a or b (each element is read
+// dst[i] = a[i] op b[i] for n8*8 elements, op 0 add, 1 sub, 2 mul, 3 div: one rounded
+// IEEE operation per element, as the Go loops. dst may be a or b (each element is read
 // before it is written).
 TEXT ·binF32AVX(SB), NOSPLIT, $0-40
 	MOVQ op+0(FP), AX
@@ -384,6 +384,8 @@ TEXT ·binF32AVX(SB), NOSPLIT, $0-40
 	JEQ   binsub
 	CMPQ  AX, $2
 	JEQ   binmul
+	CMPQ  AX, $3
+	JEQ   bindiv
 
 binadd:
 	VMOVUPS (SI), Y0
@@ -416,6 +418,17 @@ binmul:
 	ADDQ    $32, DI
 	DECQ    CX
 	JNZ     binmul
+	JMP     bindone
+
+bindiv:
+	VMOVUPS (SI), Y0
+	VDIVPS  (DX), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DX
+	ADDQ    $32, DI
+	DECQ    CX
+	JNZ     bindiv
 
 bindone:
 	VZEROUPPER
