@@ -288,9 +288,8 @@ func gdnBlockCPU(l *Launch) {
 			s := rmsScale(yh, p.Eps)
 			for i, v := range yh {
 				yh[i] = v * s * gw[i]
-				gz := zh[i]
-				yh[i] *= float32(float64(gz) / (1 + expF64(-float64(gz))))
 			}
+			gateSilu(yh, zh)
 		}
 		gemvF32(y, wo, vd, rs[b*H:(b+1)*H])
 	}

@@ -78,9 +78,7 @@ func normCPU(l *Launch, gated bool) {
 			}
 		}
 		if z != nil {
-			for i, g := range z[r*cols : r*cols+cols] {
-				yr[i] *= float32(float64(g) / (1 + expF64(-float64(g))))
-			}
+			gateSilu(yr, z[r*cols:r*cols+cols])
 		}
 	}
 }

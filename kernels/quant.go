@@ -336,10 +336,8 @@ func (c *qswitchScratch) expert(gate, up, down *qMatrix, xr, gsums, usums []floa
 	I, H := len(c.act), len(out)
 	gate.dotRows(xr, gsums, e*I, c.gd, c.gq)
 	up.dotRows(xr, usums, e*I, c.ud, c.uq)
-	for i := range c.act {
-		g := float64(c.gd[i])
-		c.act[i] = float32(g/(1+expF64(-g))) * c.ud[i] // silu in float64, rounded, as switch_glu
-	}
+	copy(c.act, c.ud)
+	gateSilu(c.act, c.gd) // silu in float64, rounded, times up: as switch_glu
 	down.groupSums(c.act, c.asums)
 	down.dotRows(c.act, c.asums, e*H, c.dd, c.dq)
 	for h := range out {
