@@ -308,15 +308,22 @@ def case_qswitch(T, H, I, E, K, bits=4, group=64, sdt='float32', idxh=None):
     sch = NPR.uniform(0.05, 1, (T, K)).astype(np.float32)
     sch /= sch.sum(1, keepdims=True)
     idx, sc = cp.asarray(idxh), cp.asarray(sch)
-    ka, kd = Kern('quant', 'qswitch_act_' + sdt), Kern('quant', 'qswitch_down_' + sdt)
+    # qswitchEncode: 2-, 4- and 8-bit rows (kernels.qChunkBits) take the _chunks entries, a
+    # 32-code chunk a thread: qswitch_act_chunks DispatchThreadgroups((ceil(I / 8), T * k, 1),
+    # qmvThreads(H / 32, 1)), then qswitch_down_chunks DispatchThreadgroups((ceil(H / 8), T, 1),
+    # qmvThreads(k * I / 32, 1)); other widths the unit entries, qmvThreads(H / 8, 2) and
+    # qmvThreads(k * I / 8, 2). Buffers in index order.
+    chunks = bits in (2, 4, 8)
+    ent = 'chunks_' if chunks else ''
+    per, div = (1, 32) if chunks else (2, 8)
+    ka, kd = Kern('quant', 'qswitch_act_' + ent + sdt), Kern('quant', 'qswitch_down_' + ent + sdt)
     prm = P(T, H, K, E, I, bits, bits, bits, group, group, group)
     act = nan((T * K * I,))  # the launch's scratch
-    # qswitchEncode: qswitch_act DispatchThreadgroups((ceil(I / 8), T * k, 1), qmvThreads(H / 8, 2)), then
-    # qswitch_down DispatchThreadgroups((ceil(H / 8), T, 1), qmvThreads(k * I / 8, 2)); buffers in index order
     R = QMV_ROWS
     L = Seq(ka.groups([x, gate.w, gate.s, gate.b, up.w, up.s, up.b, idx, prm, act], ((I + R - 1) // R, T * K, 1),
-                      qmv_threads(H // 8, 2)),
-            kd.groups([down.w, down.s, down.b, idx, sc, out, prm, act], ((H + R - 1) // R, T, 1), qmv_threads(K * I // 8, 2)))
+                      qmv_threads(H // div, per)),
+            kd.groups([down.w, down.s, down.b, idx, sc, out, prm, act], ((H + R - 1) // R, T, 1),
+                      qmv_threads(K * I // div, per)))
 
     def check():
         xh = h64(x)
