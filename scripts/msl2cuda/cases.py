@@ -352,9 +352,15 @@ def case_switch_glu(T, H, I, E, K, idxh=None):
     sch = NPR.uniform(0.05, 1, (T, K)).astype(np.float32)
     sch /= sch.sum(1, keepdims=True)
     idx, sc = cp.asarray(idxh), cp.asarray(sch)
-    k = Kern('moe', 'switch_glu_float32')
-    # switchGLUEncode: DispatchThreadgroups((T, 1, 1), ClampGroup(256))
-    L = k.groups([x, gate, up, down, idx, sc, out, P(T, H, K, E, I)], (T, 1, 1), (256, 1, 1))
+    ka, kd = Kern('moe', 'switch_glu_act_float32'), Kern('moe', 'switch_glu_down_float32')
+    prm = P(T, H, K, E, I)
+    act = nan((T * K * I,))  # the launch's scratch
+    # switchGLUEncode: switch_glu_act DispatchThreadgroups((ceil(I / 8), T * k, 1), moeThreadsFor(H)),
+    # then switch_glu_down DispatchThreadgroups((ceil(H / 8), T, 1), moeThreadsFor(k * I)); buffers in
+    # index order
+    thr = lambda n: (32 * min(8, max(1, (n + 255) // 256)), 1, 1)
+    L = Seq(ka.groups([x, gate, up, idx, prm, act], ((I + 7) // 8, T * K, 1), thr(H)),
+            kd.groups([down, idx, sc, out, prm, act], ((H + 7) // 8, T, 1), thr(K * I)))
 
     def check():
         xh = h64(x)
