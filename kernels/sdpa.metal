@@ -142,14 +142,15 @@ inline void sdpa_step(int j, int j1, constant SDPAParams& p, thread float (*qv)[
     }
     float w = ok ? exp(s - sdpa_pick(m, h)) : 0.0f;
     lw = fma(lw, sdpa_pick(f, h), w);
-    // Each (key, head) weight to every lane, then the value rows; a masked key's weight
-    // is 0, and its value row (perhaps never written) must not reach acc.
+    // Each (key, head) weight to every lane, then the value rows. A weight of 0 (a masked
+    // key, uniform) adds nothing: its value row (perhaps never written) is skipped.
     for (int u = 0; u < SDPA_KB; u++) {
         for (int hh = 0; hh < SDPA_MAXG; hh++) {
             float wv = simd_shuffle(w, ushort((u * SDPA_MAXG + hh) * SDPA_DUP));
-            for (int c = 0; c < SDPA_MAXC; c++) {
-                float a = fma(wv, vv[u][c], acc[hh][c]);
-                acc[hh][c] = p.has_mask && wv == 0.0f ? acc[hh][c] : a;
+            if (wv != 0.0f) {
+                for (int c = 0; c < SDPA_MAXC; c++) {
+                    acc[hh][c] = fma(wv, vv[u][c], acc[hh][c]);
+                }
             }
         }
     }

@@ -44,6 +44,7 @@ QMV_TY = 4  # simdgroup slots of a staged qmv threadgroup (kernels.qmvStagedSlot
 QMV_BPT = 32  # row blocks of a staged qmv threadgroup (kernels.qmvStagedBlocks)
 SDPA_MAXG = 4  # query heads a threadgroup of sdpa (sdpa.metal's SDPA_MAXG; exp.py varies it)
 QMV_GEOM = None  # exp.py: (N, K, bits) -> (entry, threadgroups, threadgroup size) in place of qmv_geom
+QSWITCH = None  # exp.py: (chunks, act threadgroup size, down threadgroup size) in place of qswitchEncode's
 
 
 class Kern:
@@ -316,14 +317,16 @@ def case_qswitch(T, H, I, E, K, bits=4, group=64, sdt='float32', idxh=None):
     chunks = bits in (2, 4, 8)
     ent = 'chunks_' if chunks else ''
     per, div = (1, 32) if chunks else (2, 8)
+    ta, td = qmv_threads(H // div, per), qmv_threads(K * I // div, per)
+    if QSWITCH is not None:
+        chunks, ta, td = QSWITCH
+        ent = 'chunks_' if chunks else ''
     ka, kd = Kern('quant', 'qswitch_act_' + ent + sdt), Kern('quant', 'qswitch_down_' + ent + sdt)
     prm = P(T, H, K, E, I, bits, bits, bits, group, group, group)
     act = nan((T * K * I,))  # the launch's scratch
     R = QMV_ROWS
-    L = Seq(ka.groups([x, gate.w, gate.s, gate.b, up.w, up.s, up.b, idx, prm, act], ((I + R - 1) // R, T * K, 1),
-                      qmv_threads(H // div, per)),
-            kd.groups([down.w, down.s, down.b, idx, sc, out, prm, act], ((H + R - 1) // R, T, 1),
-                      qmv_threads(K * I // div, per)))
+    L = Seq(ka.groups([x, gate.w, gate.s, gate.b, up.w, up.s, up.b, idx, prm, act], ((I + R - 1) // R, T * K, 1), ta),
+            kd.groups([down.w, down.s, down.b, idx, sc, out, prm, act], ((H + R - 1) // R, T, 1), td))
 
     def check():
         xh = h64(x)

@@ -1,13 +1,14 @@
-# Issue 21 experiments: the staged qmv's threadgroup shape and sdpa's key split, against
-# the kernels of an earlier tree (OLD_KERNELS: its kernels folder), one call timing every
-# variant (median of 20, cold L2). docs/h200/run10-exp*.log hold the runs that set
-# kernels.qmvStaged*, sdpaGroups and the choice of the unit path for qswitch_glu.
+# Issue 21 experiments, one call timing every variant (median of 20, cold L2) against the
+# kernels of an earlier tree (OLD_KERNELS: its kernels folder): sdpa's keys a step and
+# key split, qswitch_glu's entries and threadgroup widths, the staged qmv with 16-byte
+# weight loads. docs/h200/run12-exp*.log hold the runs.
 import os
 
 import cases as C
 import msl2cuda as M
 
 OLD = os.environ.get('OLD_KERNELS')
+ONLY = os.environ.get('EXP', 'sdpa,qswitch,qmv,moe').split(',')
 
 
 def text(fam, kdir):
@@ -19,50 +20,105 @@ def run(name, c, L):
     C.sync()
     (err, nn), _ = c.check()
     t, _ = C.timed(L, reps=20, warm=3)
-    print('%-60s %9.1f us  err %.1e NaN %d  %s  %s' % (name, t, err, nn, L.geom(), L.attrs()), flush=True)
+    print('%-56s %9.1f us  err %.1e NaN %d  %s  %s' % (name, t, err, nn, L.geom(), L.attrs()), flush=True)
     return t
 
 
-def qmv(tag, N, K, bits, sdt, geom=None):
-    C.QMV_GEOM = geom
-    c = C.case_qmv(N, K, bits, 64, sdt)
-    run('%s qmv %d-bit %s %d -> %d' % (tag, bits, sdt, K, N), c, c.launch)
-    C.QMV_GEOM = None
-    C.free_all()
-
-
-def unit(N, K, bits):
-    """The earlier tree's qmvEncode (no staged entry)."""
-    blocks = (N + 7) // 8
-    return 'qmv', blocks, C.qmv_threads(K // 8, 4 if blocks >= 4096 else 1)
-
-
-def staged(ty, bpt):
-    return lambda N, K, bits: ('qmv_staged', ((N + 7) // 8 + bpt - 1) // bpt, (32, ty, 1))
-
-
-if OLD:
-    C.TEXT['quant'] = text('quant', OLD)
-    for bits, sdt in ((4, 'float32'), (8, 'float32'), (4, 'bfloat16')):
-        qmv('old', 248320, 1024, bits, sdt, unit)
-    C.TEXT.pop('quant')
-for ty, bpt in ((4, 32), (2, 32), (4, 64), (8, 32), (2, 16)):
-    qmv('staged %d slots, %d blocks' % (ty, bpt), 248320, 1024, 4, 'float32', staged(ty, bpt))
-for N, K in ((3584, 1024), (1024, 3584)):
-    qmv('unit (default)', N, K, 4, 'float32')
-    qmv('staged 4 slots, 4 blocks', N, K, 4, 'float32', staged(4, 4))
-
-split = C.sdpa_split
-variants = [('new', text('sdpa', M.KDIR), 256)]
-variants.append(('new KB 1', variants[0][1].replace('#define SDPA_KB 2', '#define SDPA_KB 1'), 256))
-if OLD:
-    variants.insert(0, ('old', text('sdpa', OLD), 512))
-for name, t, groups in variants:
+def sdpa(tag, t, groups):
+    split = C.sdpa_split
     C.TEXT['sdpa'] = t
     C.sdpa_split = lambda tgs, skv, min_chunk=32, groups=groups: split(tgs, skv, min_chunk, groups)
     for skv in (4096, 32768):
         c = C.case_sdpa(1, 8, 2, 1, skv, 256, 256)
-        run('%s sdpa %d keys, %d groups' % (name, skv, groups), c, c.launch)
+        run('%s sdpa %d keys, %d groups' % (tag, skv, groups), c, c.launch)
         C.free_all()
-C.sdpa_split = split
-C.TEXT.pop('sdpa', None)
+    C.sdpa_split = split
+    C.TEXT.pop('sdpa')
+
+
+def qswitch(tag, geom=None, k=10):
+    C.QSWITCH = geom
+    c = C.case_qswitch(1, 2048, 512, 512, k, 4, 64, 'float32')
+    run('%s qswitch_glu k=%d' % (tag, k), c, c.launch)
+    C.QSWITCH = None
+    C.free_all()
+
+
+def qmv(tag, N, K, bits, sdt):
+    c = C.case_qmv(N, K, bits, 64, sdt)
+    run('%s qmv %d-bit %s %d -> %d' % (tag, bits, sdt, K, N), c, c.launch)
+    C.free_all()
+
+
+WIDE_OLD = '''        for (int i = 0; i < B; i++) {
+            wd[r][i] = wp[o * rw + i];
+        }
+'''
+WIDE_NEW = '''        for (int i = 0; i < B; i += 4) {
+            uint4 v4 = *((const device uint4*)(wp + o * rw + i));
+            wd[r][i % B] = v4.x;
+            wd[r][(i + 1) % B] = v4.y;
+            wd[r][(i + 2) % B] = v4.z;
+            wd[r][(i + 3) % B] = v4.w;
+        }
+'''
+
+LOOP_OLD = '''    for (int j = j0 + int(sg) * SDPA_KB; j < j1; j += SDPA_SG * SDPA_KB) {
+        float kv[SDPA_KB][SDPA_MAXC];
+        float vv[SDPA_KB][SDPA_MAXC];
+        sdpa_load_keys(kb, vb, j, j1, p, lane, kv, vv);
+        sdpa_step(j, j1, p, qv, acc, m, lw, mr, nh, lane, kv, vv);
+    }
+'''
+LOOP_NEW = '''    int step = SDPA_SG * SDPA_KB;
+    float ka[SDPA_KB][SDPA_MAXC];
+    float va[SDPA_KB][SDPA_MAXC];
+    float kn[SDPA_KB][SDPA_MAXC];
+    float vn[SDPA_KB][SDPA_MAXC];
+    sdpa_load_keys(kb, vb, j0 + int(sg) * SDPA_KB, j1, p, lane, ka, va);
+    for (int j = j0 + int(sg) * SDPA_KB; j < j1; j += 2 * step) {
+        sdpa_load_keys(kb, vb, j + step, j1, p, lane, kn, vn);
+        sdpa_step(j, j1, p, qv, acc, m, lw, mr, nh, lane, ka, va);
+        if (j + step >= j1) {
+            break;
+        }
+        sdpa_load_keys(kb, vb, j + 2 * step, j1, p, lane, ka, va);
+        sdpa_step(j + step, j1, p, qv, acc, m, lw, mr, nh, lane, kn, vn);
+    }
+'''
+
+if 'sdpa' in ONLY:
+    new = text('sdpa', M.KDIR)
+    if OLD:
+        sdpa('old', text('sdpa', OLD), 256)
+    for kb in (4, 2, 8):
+        sdpa('new KB %d' % kb, new.replace('#define SDPA_KB 4', '#define SDPA_KB %d' % kb), 256)
+    sdpa('new KB 4', new, 512)
+    sdpa('new KB 4', new, 128)
+    assert LOOP_OLD in new
+    pre = new.replace(LOOP_OLD, LOOP_NEW)
+    for kb in (2, 4):
+        sdpa('new KB %d prefetch' % kb, pre.replace('#define SDPA_KB 4', '#define SDPA_KB %d' % kb), 256)
+if 'qswitch' in ONLY:
+    if OLD:
+        C.TEXT['quant'] = text('quant', OLD)
+        qswitch('old', (False, (128, 1, 1), (256, 1, 1)))
+        C.TEXT.pop('quant')
+    qswitch('new (default)')
+    qswitch('new (default)', k=1)
+    for ta, td in ((32, 160), (64, 64), (64, 256), (128, 160)):
+        qswitch('new act %d, down %d threads' % (ta, td), (True, (ta, 1, 1), (td, 1, 1)))
+    qswitch('new, unit entries', (False, (128, 1, 1), (256, 1, 1)))
+if 'qmv' in ONLY:
+    q = text('quant', M.KDIR)
+    assert WIDE_OLD in q
+    for tag, t in (('staged', q), ('staged, 16-byte loads', q.replace(WIDE_OLD, WIDE_NEW))):
+        C.TEXT['quant'] = t
+        for bits, sdt in ((4, 'float32'), (8, 'float32'), (4, 'bfloat16')):
+            qmv(tag, 248320, 1024, bits, sdt)
+        C.TEXT.pop('quant')
+if 'moe' in ONLY:
+    for k in (1, 10):
+        c = C.case_switch_glu(1, 2048, 512, 512, k)
+        run('new switch_glu k=%d' % k, c, c.launch)
+        C.free_all()
