@@ -65,13 +65,14 @@ kernel void switch_glu_act_float32(const device float* x [[buffer(0)]],
         a[r] = 0.0f;
     }
     if (e >= 0) {  // uniform: an expert out of range contributes nothing (down skips it)
-        const device float* xr = x + size_t(tj / p.K) * size_t(p.H);
+        int H = p.H;  // in a register, read from the constant buffer once
+        const device float* xr = x + size_t(tj / p.K) * size_t(H);
         // 64-bit offsets: all experts' weights can pass 2^31 elements.
-        size_t base = (size_t(e) * size_t(p.I) + size_t(i0)) * size_t(p.H);
-        for (int k = int(tid); k < p.H; k += int(tpg.x)) {
+        size_t base = (size_t(e) * size_t(p.I) + size_t(i0)) * size_t(H);
+        for (int k = int(tid); k < H; k += int(tpg.x)) {
             float xv = xr[k];
             for (int r = 0; r < MOE_ROWS; r++) {
-                size_t o = base + size_t(min(r, rows - 1)) * size_t(p.H) + size_t(k);
+                size_t o = base + size_t(min(r, rows - 1)) * size_t(H) + size_t(k);
                 a[r] = fma(xv, gate[o], a[r]);
                 a[MOE_ROWS + r] = fma(xv, up[o], a[MOE_ROWS + r]);
             }
@@ -112,18 +113,22 @@ kernel void switch_glu_down_float32(const device float* down [[buffer(3)]],
     for (int r = 0; r < MOE_ROWS; r++) {
         a[r] = 0.0f;
     }
-    for (int it = int(tid); it < p.K * p.I; it += int(tpg.x)) {
-        int j = it / p.I;
-        int k = it % p.I;
-        int e = moe_expert(idx[t * p.K + j], p.E);
+    int K = p.K;  // the sizes in registers, read from the constant buffer once
+    int I = p.I;
+    int E = p.E;
+    int H = p.H;
+    for (int it = int(tid); it < K * I; it += int(tpg.x)) {
+        int j = it / I;
+        int k = it % I;
+        int e = moe_expert(idx[t * K + j], E);
         if (e < 0) {
             continue;
         }
-        size_t tj = size_t(t) * size_t(p.K) + size_t(j);
-        float av = act[tj * size_t(p.I) + size_t(k)] * scores[tj];
-        size_t base = (size_t(e) * size_t(p.H) + size_t(h0)) * size_t(p.I) + size_t(k);
+        size_t tj = size_t(t) * size_t(K) + size_t(j);
+        float av = act[tj * size_t(I) + size_t(k)] * scores[tj];
+        size_t base = (size_t(e) * size_t(H) + size_t(h0)) * size_t(I) + size_t(k);
         for (int r = 0; r < MOE_ROWS; r++) {
-            a[r] = fma(av, down[base + size_t(min(r, rows - 1)) * size_t(p.I)], a[r]);
+            a[r] = fma(av, down[base + size_t(min(r, rows - 1)) * size_t(I)], a[r]);
         }
     }
     float y = moe_reduce(a, MOE_ROWS, part, tid, lane, sg, tpg.x / 32);

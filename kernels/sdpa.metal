@@ -43,21 +43,40 @@ inline device float* sdpa_acc(device float* part, size_t row, int split, constan
     return part + 2 * rows * size_t(p.splits) + (row * size_t(p.splits) + size_t(split)) * size_t(p.Dv);
 }
 
+// SDPAKeys is what a simdgroup's key steps read: the key and value rows of the
+// threadgroup's key/value head, the mask row of its first query head, and the
+// parameters the steps use, read from the constant buffer once (so the inner loops
+// keep them in registers).
+struct SDPAKeys {
+    const device float* k;
+    const device float* v;
+    const device uchar* mr;
+    size_t ks;  // key and value row strides
+    size_t vs;
+    size_t mh;  // mask strides: query head, key
+    size_t mk;
+    int D;
+    int Dv;
+    int j1;  // the end of the split's keys
+    int nh;  // query heads of the threadgroup; the rest repeat the last
+    float scale;
+    bool masked;
+};
+
 // sdpa_load_keys loads the key and value rows j .. j + SDPA_KB - 1, zeros from j1 on:
 // lane l holds elements l, l + 32, ... of each, zeros past D and Dv (q is zero there
 // too, so the dot needs no select). One row pointer a key; each element a load at a
 // constant offset from it.
-inline void sdpa_load_keys(const device float* kb, const device float* vb, int j, int j1,
-                           constant SDPAParams& p, uint lane, thread float (*kv)[SDPA_MAXC],
+inline void sdpa_load_keys(thread const SDPAKeys& s, int j, uint lane, thread float (*kv)[SDPA_MAXC],
                            thread float (*vv)[SDPA_MAXC]) {
     for (int u = 0; u < SDPA_KB; u++) {
-        bool in = j + u < j1;  // uniform
+        bool in = j + u < s.j1;  // uniform
         int jc = in ? j + u : 0;
-        const device float* kr = kb + size_t(jc) * size_t(p.k_strides[2]) + lane;
-        const device float* vr = vb + size_t(jc) * size_t(p.v_strides[2]) + lane;
+        const device float* kr = s.k + size_t(jc) * s.ks + lane;
+        const device float* vr = s.v + size_t(jc) * s.vs + lane;
         for (int c = 0; c < SDPA_MAXC; c++) {
-            kv[u][c] = in && int(lane) + 32 * c < p.D ? kr[32 * c] : 0.0f;
-            vv[u][c] = in && int(lane) + 32 * c < p.Dv ? vr[32 * c] : 0.0f;
+            kv[u][c] = in && int(lane) + 32 * c < s.D ? kr[32 * c] : 0.0f;
+            vv[u][c] = in && int(lane) + 32 * c < s.Dv ? vr[32 * c] : 0.0f;
         }
     }
 }
@@ -77,30 +96,19 @@ inline float sdpa_scores(thread float* d, uint lane) {
             d[i] = keep + simd_shuffle_xor(send, w);
         }
     }
-    float s = d[0];
+    float t = d[0];
     for (; w > 0; w /= 2) {
-        s += simd_shuffle_xor(s, w);
+        t += simd_shuffle_xor(t, w);
     }
-    return s;
-}
-
-// sdpa_pick is a[h] for a lane's own head h (selects: no indexed register array).
-inline float sdpa_pick(thread const float* a, int h) {
-    float r = a[0];
-    for (int hh = 1; hh < SDPA_MAXG; hh++) {
-        r = h == hh ? a[hh] : r;
-    }
-    return r;
+    return t;
 }
 
 // sdpa_step folds keys j .. j + SDPA_KB - 1 (kv, vv) into each head's online softmax:
-// the running maxes m (uniform), the lane's partial sum lw of its head's weights, the
-// value rows acc. mr is the mask row of the first head, the others at m_strides[1]
-// from it (heads past nh repeat the last).
-inline void sdpa_step(int j, int j1, constant SDPAParams& p, thread float (*qv)[SDPA_MAXC],
-                      thread float (*acc)[SDPA_MAXC], thread float* m, thread float& lw,
-                      const device uchar* mr, int nh, uint lane, thread float (*kv)[SDPA_MAXC],
-                      thread float (*vv)[SDPA_MAXC]) {
+// the lane's head's running max ml and its partial sum lw of that head's weights (the
+// lanes of a head hold the same ml), and the value rows acc of every head.
+inline void sdpa_step(thread const SDPAKeys& s, int j, thread float (*qv)[SDPA_MAXC],
+                      thread float (*acc)[SDPA_MAXC], thread float& ml, thread float& lw, uint lane,
+                      thread float (*kv)[SDPA_MAXC], thread float (*vv)[SDPA_MAXC]) {
     float d[SDPA_NV];
     for (int u = 0; u < SDPA_KB; u++) {
         for (int hh = 0; hh < SDPA_MAXG; hh++) {
@@ -115,33 +123,31 @@ inline void sdpa_step(int j, int j1, constant SDPAParams& p, thread float (*qv)[
     int vi = int(lane) / SDPA_DUP;
     int h = vi % SDPA_MAXG;
     int ju = j + vi / SDPA_MAXG;
-    float s = sdpa_scores(d, lane) * p.scale;
-    bool ok = ju < j1;
-    if (p.has_mask && ok) {
-        const device uchar* mh = mr + size_t(min(h, nh - 1)) * size_t(p.m_strides[1]);
-        ok = mh[size_t(ju) * size_t(p.m_strides[3])] != 0;
+    float sc = sdpa_scores(d, lane) * s.scale;
+    bool ok = ju < s.j1;
+    if (s.masked && ok) {
+        ok = s.mr[size_t(min(h, s.nh - 1)) * s.mh + size_t(ju) * s.mk] != 0;
     }
-    s = ok ? s : -INFINITY;
-    // Each head's largest score of the step, on every lane (the lanes of a head differ
-    // in the key bits of the lane index and in the SDPA_DUP copies).
-    float bm = s;
+    sc = ok ? sc : -INFINITY;
+    // The head's largest score of the step (its lanes differ in the key bits of the lane
+    // index and in the SDPA_DUP copies); the max moves only past ml + SDPA_LAZY.
+    float bm = sc;
     for (ushort w = 16; w >= SDPA_DUP * SDPA_MAXG; w /= 2) {
         bm = max(bm, simd_shuffle_xor(bm, w));
     }
-    float f[SDPA_MAXG];
+    bool up = bm > ml + SDPA_LAZY;
+    float f = up ? exp(ml - bm) : 1.0f;
+    ml = up ? bm : ml;
+    float w = ok ? exp(sc - ml) : 0.0f;
+    lw = fma(lw, f, w);
     for (int hh = 0; hh < SDPA_MAXG; hh++) {
-        float mh = simd_shuffle(bm, ushort(hh * SDPA_DUP));
-        f[hh] = 1.0f;
-        if (mh > m[hh] + SDPA_LAZY) {  // uniform
-            f[hh] = exp(m[hh] - mh);
-            m[hh] = mh;
+        float fh = simd_shuffle(f, ushort(hh * SDPA_DUP));
+        if (fh != 1.0f) {  // uniform: head hh's max moved
             for (int c = 0; c < SDPA_MAXC; c++) {
-                acc[hh][c] *= f[hh];
+                acc[hh][c] *= fh;
             }
         }
     }
-    float w = ok ? exp(s - sdpa_pick(m, h)) : 0.0f;
-    lw = fma(lw, sdpa_pick(f, h), w);
     // Each (key, head) weight to every lane, then the value rows. A weight of 0 (a masked
     // key, uniform) adds nothing: its value row (perhaps never written) is skipped.
     for (int u = 0; u < SDPA_KB; u++) {
@@ -179,35 +185,45 @@ kernel void sdpa_float32(const device float* q [[buffer(0)]], const device float
     }
     int h0 = kvh * G + hc * SDPA_MAXG;
     int nh = min(SDPA_MAXG, G - hc * SDPA_MAXG);  // heads of this threadgroup; the rest repeat the last
-    const device float* kb = k + size_t(b) * size_t(p.k_strides[0]) + size_t(kvh) * size_t(p.k_strides[1]);
-    const device float* vb = v + size_t(b) * size_t(p.v_strides[0]) + size_t(kvh) * size_t(p.v_strides[1]);
     int j0 = split * p.chunk;
-    int j1 = min(j0 + p.chunk, p.Skv);
+    SDPAKeys s;
+    s.k = k + size_t(b) * size_t(p.k_strides[0]) + size_t(kvh) * size_t(p.k_strides[1]);
+    s.v = v + size_t(b) * size_t(p.v_strides[0]) + size_t(kvh) * size_t(p.v_strides[1]);
+    s.mr = mask + size_t(b) * size_t(p.m_strides[0]) + size_t(h0) * size_t(p.m_strides[1]) +
+           size_t(i) * size_t(p.m_strides[2]);
+    s.ks = size_t(p.k_strides[2]);
+    s.vs = size_t(p.v_strides[2]);
+    s.mh = size_t(p.m_strides[1]);
+    s.mk = size_t(p.m_strides[3]);
+    s.D = p.D;
+    s.Dv = p.Dv;
+    s.j1 = min(j0 + p.chunk, p.Skv);
+    s.nh = nh;
+    s.scale = p.scale;
+    s.masked = p.has_mask != 0;
 
     float qv[SDPA_MAXG][SDPA_MAXC];
     float acc[SDPA_MAXG][SDPA_MAXC];
-    float m[SDPA_MAXG];
     for (int hh = 0; hh < SDPA_MAXG; hh++) {
         int h = h0 + min(hh, nh - 1);
         size_t row = (size_t(b) * size_t(p.Hq) + size_t(h)) * size_t(p.Sq) + size_t(i);
         for (int c = 0; c < SDPA_MAXC; c++) {
             int d = int(lane) + 32 * c;
-            qv[hh][c] = d < p.D ? q[row * size_t(p.D) + size_t(d)] : 0.0f;
+            qv[hh][c] = d < s.D ? q[row * size_t(s.D) + size_t(d)] : 0.0f;
             acc[hh][c] = 0.0f;
         }
-        m[hh] = -INFINITY;
     }
+    float ml = -INFINITY;
     float lw = 0.0f;
-    const device uchar* mr = mask + size_t(b) * size_t(p.m_strides[0]) + size_t(h0) * size_t(p.m_strides[1]) +
-                             size_t(i) * size_t(p.m_strides[2]);
     // j is the same for every lane of a simdgroup, so the branches are uniform.
-    for (int j = j0 + int(sg) * SDPA_KB; j < j1; j += SDPA_SG * SDPA_KB) {
+    for (int j = j0 + int(sg) * SDPA_KB; j < s.j1; j += SDPA_SG * SDPA_KB) {
         float kv[SDPA_KB][SDPA_MAXC];
         float vv[SDPA_KB][SDPA_MAXC];
-        sdpa_load_keys(kb, vb, j, j1, p, lane, kv, vv);
-        sdpa_step(j, j1, p, qv, acc, m, lw, mr, nh, lane, kv, vv);
+        sdpa_load_keys(s, j, lane, kv, vv);
+        sdpa_step(s, j, qv, acc, ml, lw, lane, kv, vv);
     }
-    // Each head's sum: its lanes' partials, one copy of each (key, head) lane.
+    // Each head's max and sum (of its lanes' partials, one copy of each (key, head)).
+    float m[SDPA_MAXG];
     float l[SDPA_MAXG];
     float ls = lane % SDPA_DUP == 0 ? lw : 0.0f;
     for (ushort w = 16; w > 0; w /= 2) {
@@ -216,6 +232,7 @@ kernel void sdpa_float32(const device float* q [[buffer(0)]], const device float
         }
     }
     for (int hh = 0; hh < SDPA_MAXG; hh++) {
+        m[hh] = simd_shuffle(ml, ushort(hh * SDPA_DUP));
         l[hh] = simd_shuffle(ls, ushort(hh * SDPA_DUP));
     }
 

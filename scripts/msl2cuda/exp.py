@@ -63,11 +63,11 @@ WIDE_NEW = '''        for (int i = 0; i < B; i += 4) {
         }
 '''
 
-LOOP_OLD = '''    for (int j = j0 + int(sg) * SDPA_KB; j < j1; j += SDPA_SG * SDPA_KB) {
+LOOP_OLD = '''    for (int j = j0 + int(sg) * SDPA_KB; j < s.j1; j += SDPA_SG * SDPA_KB) {
         float kv[SDPA_KB][SDPA_MAXC];
         float vv[SDPA_KB][SDPA_MAXC];
-        sdpa_load_keys(kb, vb, j, j1, p, lane, kv, vv);
-        sdpa_step(j, j1, p, qv, acc, m, lw, mr, nh, lane, kv, vv);
+        sdpa_load_keys(s, j, lane, kv, vv);
+        sdpa_step(s, j, qv, acc, ml, lw, lane, kv, vv);
     }
 '''
 LOOP_NEW = '''    int step = SDPA_SG * SDPA_KB;
@@ -75,15 +75,15 @@ LOOP_NEW = '''    int step = SDPA_SG * SDPA_KB;
     float va[SDPA_KB][SDPA_MAXC];
     float kn[SDPA_KB][SDPA_MAXC];
     float vn[SDPA_KB][SDPA_MAXC];
-    sdpa_load_keys(kb, vb, j0 + int(sg) * SDPA_KB, j1, p, lane, ka, va);
-    for (int j = j0 + int(sg) * SDPA_KB; j < j1; j += 2 * step) {
-        sdpa_load_keys(kb, vb, j + step, j1, p, lane, kn, vn);
-        sdpa_step(j, j1, p, qv, acc, m, lw, mr, nh, lane, ka, va);
-        if (j + step >= j1) {
+    sdpa_load_keys(s, j0 + int(sg) * SDPA_KB, lane, ka, va);
+    for (int j = j0 + int(sg) * SDPA_KB; j < s.j1; j += 2 * step) {
+        sdpa_load_keys(s, j + step, lane, kn, vn);
+        sdpa_step(s, j, qv, acc, ml, lw, lane, ka, va);
+        if (j + step >= s.j1) {
             break;
         }
-        sdpa_load_keys(kb, vb, j + 2 * step, j1, p, lane, ka, va);
-        sdpa_step(j + step, j1, p, qv, acc, m, lw, mr, nh, lane, kn, vn);
+        sdpa_load_keys(s, j + 2 * step, lane, ka, va);
+        sdpa_step(s, j + step, qv, acc, ml, lw, lane, kn, vn);
     }
 '''
 
@@ -91,14 +91,14 @@ if 'sdpa' in ONLY:
     new = text('sdpa', M.KDIR)
     if OLD:
         sdpa('old', text('sdpa', OLD), 256)
-    for kb in (4, 2, 8):
+    for kb in (4, 8, 2):
         sdpa('new KB %d' % kb, new.replace('#define SDPA_KB 4', '#define SDPA_KB %d' % kb), 256)
     sdpa('new KB 4', new, 512)
-    sdpa('new KB 4', new, 128)
     assert LOOP_OLD in new
     pre = new.replace(LOOP_OLD, LOOP_NEW)
     for kb in (2, 4):
         sdpa('new KB %d prefetch' % kb, pre.replace('#define SDPA_KB 4', '#define SDPA_KB %d' % kb), 256)
+    sdpa('new KB 4 prefetch', pre, 512)
 if 'qswitch' in ONLY:
     if OLD:
         C.TEXT['quant'] = text('quant', OLD)
@@ -106,13 +106,16 @@ if 'qswitch' in ONLY:
         C.TEXT.pop('quant')
     qswitch('new (default)')
     qswitch('new (default)', k=1)
-    for ta, td in ((32, 160), (64, 64), (64, 256), (128, 160)):
+    for ta, td in ((64, 160), (32, 128), (32, 256), (32, 96)):
         qswitch('new act %d, down %d threads' % (ta, td), (True, (ta, 1, 1), (td, 1, 1)))
     qswitch('new, unit entries', (False, (128, 1, 1), (256, 1, 1)))
 if 'qmv' in ONLY:
     q = text('quant', M.KDIR)
     assert WIDE_OLD in q
-    for tag, t in (('staged', q), ('staged, 16-byte loads', q.replace(WIDE_OLD, WIDE_NEW))):
+    vs = [('new staged', q), ('new staged, 16-byte loads', q.replace(WIDE_OLD, WIDE_NEW))]
+    if OLD:
+        vs.insert(0, ('old staged', text('quant', OLD)))
+    for tag, t in vs:
         C.TEXT['quant'] = t
         for bits, sdt in ((4, 'float32'), (8, 'float32'), (4, 'bfloat16')):
             qmv(tag, 248320, 1024, bits, sdt)
