@@ -377,11 +377,7 @@ inline void qmv_rows(const device float* x, const device uchar* w, const device 
                      const device S* b, device float* out, constant QuantParams& p,
                      threadgroup float* part, threadgroup float* xs, threadgroup float* cs, uint tg, uint ntg,
                      uint tid, uint lane, uint sg, uint tx, uint ty) {
-    // The sizes in registers, read from the constant buffer once.
-    int N = p.N;
-    int K = p.K;
-    int M = p.M;
-    int blocks = (N + QMV_ROWS - 1) / QMV_ROWS;
+    int blocks = (p.N + QMV_ROWS - 1) / QMV_ROWS;
     int bpt = (blocks + int(ntg) - 1) / int(ntg);  // row blocks a threadgroup
     if (int(tg) * bpt >= blocks) {
         return;  // an empty launch still dispatches one group; uniform, before any barrier
@@ -390,33 +386,33 @@ inline void qmv_rows(const device float* x, const device uchar* w, const device 
     uint ry = tid / tx;  // this thread's row slot
     uint bt = tid % tx;  // its index in the slot
     uint nsg = tx / 32;
-    bool staged = STAGED && K <= QMV_XMAX;  // uniform; Encode picks the staged entry only then
-    QMat<S> m = {w, s, b, K, B, p.group};
-    for (int i = 0; i < M; i++) {
-        const device float* xr = x + size_t(i) * size_t(K);
+    bool staged = STAGED && p.K <= QMV_XMAX;  // uniform; Encode picks the staged entry only then
+    QMat<S> m = {w, s, b, p.K, B, p.group};
+    for (int i = 0; i < p.M; i++) {
+        const device float* xr = x + size_t(i) * size_t(p.K);
         if (staged) {  // uniform
-            q_stage_x<B>(xr, K, xs, cs, tid, lane, nthr);
+            q_stage_x<B>(xr, p.K, xs, cs, tid, lane, nthr);
             threadgroup_barrier(mem_flags::mem_threadgroup);
         }
         // The same trip count for every thread (q_rows_reduce may hold barriers).
         for (int b0 = 0; b0 < bpt; b0 += int(ty)) {
             int n0 = (int(tg) * bpt + b0 + int(ry)) * QMV_ROWS;
-            bool live = b0 + int(ry) < bpt && n0 < N;
-            int rows = live ? min(QMV_ROWS, N - n0) : 0;
-            size_t nb = size_t(live ? n0 : N - 1);  // a dead slot reads row N - 1
+            bool live = b0 + int(ry) < bpt && n0 < p.N;
+            int rows = live ? min(QMV_ROWS, p.N - n0) : 0;
+            size_t nb = size_t(live ? n0 : p.N - 1);  // a dead slot reads row N - 1
             int last = max(rows, 1) - 1;
             float acc[QMV_ROWS];
             for (int r = 0; r < QMV_ROWS; r++) {
                 acc[r] = 0.0f;
             }
             if (staged) {
-                for (int c = int(bt); c < K / 32; c += int(tx)) {
+                for (int c = int(bt); c < p.K / 32; c += int(tx)) {
                     float xc[32];
                     float xsum = q_chunk_x(xs, cs, c, xc);
                     q_rows_chunk<S, B>(m, nb, last, c, xc, xsum, 1.0f, acc);
                 }
             } else {
-                for (int u = int(bt); u < K / 8; u += int(tx)) {
+                for (int u = int(bt); u < p.K / 8; u += int(tx)) {
                     float xv[8];
                     float xsu = q_load8(xr, u, xv);
                     q_rows_unit<S, B>(m, nb, last, u, xv, xsu, 1.0f, acc);
@@ -425,7 +421,7 @@ inline void qmv_rows(const device float* x, const device uchar* w, const device 
             int row;
             float y = q_rows_reduce(acc, part, rows, bt, lane, sg, ry * nsg, nsg, row);
             if (row >= 0) {
-                out[size_t(i) * size_t(N) + size_t(n0 + row)] = y;
+                out[size_t(i) * size_t(p.N) + size_t(n0 + row)] = y;
             }
         }
         if (staged) {

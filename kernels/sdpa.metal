@@ -5,7 +5,8 @@
 // ng = ceil(G / SDPA_MAXG) for G = Hq / Hkv. The heads share every key and value row
 // the threadgroup loads (grouped-query attention reads the cache once). The split takes
 // keys [split * chunk, (split + 1) * chunk); simdgroup g takes SDPA_KB keys at a time
-// (g * SDPA_KB, then SDPA_SG * SDPA_KB further on). Lane l holds elements l, l + 32,
+// (g * SDPA_KB, then SDPA_SG * SDPA_KB further on), the next step's rows loaded before
+// this step's are used (two buffers). Lane l holds elements l, l + 32,
 // ... of the rows (D, Dv <= 256); the SDPA_KB * SDPA_MAXG (key, head) dot partials are
 // added over the simdgroup by one transposing butterfly, so that each lane ends with
 // one (key, head) score (sdpa_scores: one shuffle a score, not five) and takes its
@@ -22,6 +23,8 @@
 
 #define SDPA_SG 4
 // Keys a simdgroup step: SDPA_KB * SDPA_MAXG (key, head) scores, at most 32 (one a lane).
+// At 32,768 keys on the H200 translation: 52 us at 4 keys a step with two buffers,
+// against 58 at 2 keys, and 64 / 55 at 4 / 8 keys with one (docs/h200/run12-exp2.log).
 #define SDPA_KB 4
 #define SDPA_MAXG 4
 #define SDPA_MAXD 256
@@ -216,11 +219,22 @@ kernel void sdpa_float32(const device float* q [[buffer(0)]], const device float
     float ml = -INFINITY;
     float lw = 0.0f;
     // j is the same for every lane of a simdgroup, so the branches are uniform.
-    for (int j = j0 + int(sg) * SDPA_KB; j < s.j1; j += SDPA_SG * SDPA_KB) {
-        float kv[SDPA_KB][SDPA_MAXC];
-        float vv[SDPA_KB][SDPA_MAXC];
-        sdpa_load_keys(s, j, lane, kv, vv);
-        sdpa_step(s, j, qv, acc, ml, lw, lane, kv, vv);
+    // Two buffers of keys: the next step's are loaded before this step's are used, so a
+    // simdgroup always has a step's loads in flight while it computes.
+    int step = SDPA_SG * SDPA_KB;
+    float ka[SDPA_KB][SDPA_MAXC];
+    float va[SDPA_KB][SDPA_MAXC];
+    float kn[SDPA_KB][SDPA_MAXC];
+    float vn[SDPA_KB][SDPA_MAXC];
+    sdpa_load_keys(s, j0 + int(sg) * SDPA_KB, lane, ka, va);
+    for (int j = j0 + int(sg) * SDPA_KB; j < s.j1; j += 2 * step) {
+        sdpa_load_keys(s, j + step, lane, kn, vn);
+        sdpa_step(s, j, qv, acc, ml, lw, lane, ka, va);
+        if (j + step >= s.j1) {
+            break;
+        }
+        sdpa_load_keys(s, j + 2 * step, lane, ka, va);
+        sdpa_step(s, j + step, qv, acc, ml, lw, lane, kn, vn);
     }
     // Each head's max and sum (of its lanes' partials, one copy of each (key, head)).
     float m[SDPA_MAXG];

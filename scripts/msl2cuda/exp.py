@@ -1,7 +1,8 @@
 # Issue 21 experiments, one call timing every variant (median of 20, cold L2) against the
 # kernels of an earlier tree (OLD_KERNELS: its kernels folder): sdpa's keys a step and
 # key split, qswitch_glu's entries and threadgroup widths, the staged qmv with 16-byte
-# weight loads. docs/h200/run12-exp*.log hold the runs.
+# weight loads. docs/h200/run12-exp*.log hold the runs (exp1: before the parameters were
+# read into registers; exp2: after).
 import os
 
 import cases as C
@@ -70,7 +71,9 @@ LOOP_OLD = '''    for (int j = j0 + int(sg) * SDPA_KB; j < s.j1; j += SDPA_SG * 
         sdpa_step(s, j, qv, acc, ml, lw, lane, kv, vv);
     }
 '''
-LOOP_NEW = '''    int step = SDPA_SG * SDPA_KB;
+LOOP_NEW = '''    // Two buffers of keys: the next step's are loaded before this step's are used, so a
+    // simdgroup always has a step's loads in flight while it computes.
+    int step = SDPA_SG * SDPA_KB;
     float ka[SDPA_KB][SDPA_MAXC];
     float va[SDPA_KB][SDPA_MAXC];
     float kn[SDPA_KB][SDPA_MAXC];
@@ -88,14 +91,15 @@ LOOP_NEW = '''    int step = SDPA_SG * SDPA_KB;
 '''
 
 if 'sdpa' in ONLY:
-    new = text('sdpa', M.KDIR)
+    # The kernel's loop is LOOP_NEW (two buffers, docs/h200/run12-exp2.log); LOOP_OLD, one.
+    pre = text('sdpa', M.KDIR)
+    assert LOOP_NEW in pre
+    one = pre.replace(LOOP_NEW, LOOP_OLD)
     if OLD:
         sdpa('old', text('sdpa', OLD), 256)
     for kb in (4, 8, 2):
-        sdpa('new KB %d' % kb, new.replace('#define SDPA_KB 4', '#define SDPA_KB %d' % kb), 256)
-    sdpa('new KB 4', new, 512)
-    assert LOOP_OLD in new
-    pre = new.replace(LOOP_OLD, LOOP_NEW)
+        sdpa('new KB %d' % kb, one.replace('#define SDPA_KB 4', '#define SDPA_KB %d' % kb), 256)
+    sdpa('new KB 4', one, 512)
     for kb in (2, 4):
         sdpa('new KB %d prefetch' % kb, pre.replace('#define SDPA_KB 4', '#define SDPA_KB %d' % kb), 256)
     sdpa('new KB 4 prefetch', pre, 512)
