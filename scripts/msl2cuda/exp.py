@@ -110,7 +110,7 @@ if 'qswitch' in ONLY:
         C.TEXT.pop('quant')
     qswitch('new (default)')
     qswitch('new (default)', k=1)
-    for ta, td in ((64, 160), (32, 128), (32, 256), (32, 96)):
+    for ta, td in ((64, 256), (64, 128)):  # qswitch_act_chunks takes two simdgroups
         qswitch('new act %d, down %d threads' % (ta, td), (True, (ta, 1, 1), (td, 1, 1)))
     qswitch('new, unit entries', (False, (128, 1, 1), (256, 1, 1)))
 if 'qmv' in ONLY:
