@@ -90,6 +90,28 @@ LOOP_NEW = '''    // Two buffers of keys: the next step's are loaded before this
     }
 '''
 
+# The staged qmv with each lane's x chunk read from threadgroup memory once per x row
+# (K <= 32 * tx: one chunk a lane), not once per row block.
+HOIST = [('''            q_stage_x<B>(xr, p.K, xs, cs, tid, lane, nthr);
+            threadgroup_barrier(mem_flags::mem_threadgroup);
+        }
+''', '''            q_stage_x<B>(xr, p.K, xs, cs, tid, lane, nthr);
+            threadgroup_barrier(mem_flags::mem_threadgroup);
+        }
+        bool one = staged && p.K / 32 <= int(tx);  // uniform
+        float xc1[32];
+        float xsum1 = 0.0f;
+        if (one && int(bt) < p.K / 32) {
+            xsum1 = q_chunk_x(xs, cs, int(bt), xc1);
+        }
+'''), ('''            if (staged) {
+                for (int c = int(bt); c < p.K / 32; c += int(tx)) {''', '''            if (one) {
+                if (int(bt) < p.K / 32) {
+                    q_rows_chunk<S, B>(m, nb, last, int(bt), xc1, xsum1, 1.0f, acc);
+                }
+            } else if (staged) {
+                for (int c = int(bt); c < p.K / 32; c += int(tx)) {''')]
+
 if 'sdpa' in ONLY:
     # The kernel's loop is LOOP_NEW (two buffers, docs/h200/run12-exp2.log); LOOP_OLD, one.
     pre = text('sdpa', M.KDIR)
@@ -116,7 +138,12 @@ if 'qswitch' in ONLY:
 if 'qmv' in ONLY:
     q = text('quant', M.KDIR)
     assert WIDE_OLD in q
-    vs = [('new staged', q), ('new staged, 16-byte loads', q.replace(WIDE_OLD, WIDE_NEW))]
+    h = q
+    for a, b in HOIST:
+        assert a in h
+        h = h.replace(a, b)
+    vs = [('new staged', q), ('new staged, 16-byte loads', q.replace(WIDE_OLD, WIDE_NEW)),
+          ('new staged, x chunk once a row', h)]
     if OLD:
         vs.insert(0, ('old staged', text('quant', OLD)))
     for tag, t in vs:
