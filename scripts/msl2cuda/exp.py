@@ -142,10 +142,9 @@ if 'qmv' in ONLY:
     for a, b in HOIST:
         assert a in h
         h = h.replace(a, b)
-    vs = [('new staged', q), ('new staged, 16-byte loads', q.replace(WIDE_OLD, WIDE_NEW)),
-          ('new staged, x chunk once a row', h)]
-    if OLD:
-        vs.insert(0, ('old staged', text('quant', OLD)))
+    vs = [('new staged', q), ('new staged, x chunk once a row', h)]
+    if os.environ.get('EXP_WIDE'):
+        vs.append(('new staged, 16-byte loads', q.replace(WIDE_OLD, WIDE_NEW)))
     for tag, t in vs:
         C.TEXT['quant'] = t
         for bits, sdt in ((4, 'float32'), (8, 'float32'), (4, 'bfloat16')):
