@@ -447,12 +447,13 @@ func qswitchEncode(l *Launch, e Encoder) {
 	act := 4 * max(1, p.T*p.K*p.I) // the activations [T, k, I]
 	dt := l.Args[2].DType
 	// Pass 1: every routed expert's activations, qmvRows of them per threadgroup: by
-	// chunks where gate and up share a width of 2, 4 or 8 bits (a simdgroup for the
-	// gate rows, one for the up rows), else by units.
+	// chunks (two a lane: one simdgroup at H 2048, so a whole launch fits in one wave
+	// at the kernel's registers) where gate and up share a width of 2, 4 or 8 bits,
+	// else by units.
 	tpg := qmvThreads(p.H/8, 2)
 	if p.GateBits == p.UpBits && qChunkBits(p.GateBits) {
 		e.Entry(qEntry("qswitch_act_chunks", dt))
-		tpg = [3]int{64, 1, 1}
+		tpg = qmvThreads(p.H/32, 2)
 	} else {
 		e.Entry(qEntry("qswitch_act", dt))
 	}

@@ -501,10 +501,9 @@ inline void qembed_impl(const device int* ids, const device uchar* w, const devi
 // tolerance). The _chunks entries (2-, 4- and 8-bit rows; Encode picks them) take
 // 32-code chunks as the staged qmv does (one scale and bias a chunk, a code an and, a
 // subtraction and an fma), each thread loading its x or act chunk from device memory
-// and scaling it in registers (q_chunk_xd; with 8 rows a chunk, staging x in
-// threadgroup memory does not pay); qswitch_act_chunks gives the gate rows and the up
-// rows each a simdgroup. The other entries take units of 8 codes (every width, widths
-// known at run time).
+// and scaling it in registers (q_chunk_xd): a chunk of x serves 8 gate and 8 up rows,
+// so staging it in threadgroup memory does not pay. The other entries take units of 8
+// codes (every width, widths known at run time).
 
 // q_chunk_xd loads chunk c (32 values) of the row xr into xc, staged as q_stage_x
 // stages it (value j times 2^-(B * (j mod 16/B))), and returns the chunk's sum.
@@ -562,15 +561,15 @@ inline void qswitch_down_loop(QMat<S> down, const device int* idx, const device 
     }
 }
 
-// qswitch_rows_chunks adds lane's chunks (lane, lane + 32, ...) of rows n0 + r of m,
-// of width B, to a.
+// qswitch_act_chunks is qswitch_act_loop by chunks, gate and up both of width B.
 template <typename S, int B>
-inline void qswitch_rows_chunks(const device float* xr, QMat<S> m, size_t n0, int last, uint lane,
-                                thread float* a) {
-    for (int c = int(lane); c < m.cols / 32; c += 32) {
+inline void qswitch_act_chunks(const device float* xr, QMat<S> gate, QMat<S> up, size_t n0, int last,
+                               uint tid, uint nthr, thread float* ga, thread float* ua) {
+    for (int c = int(tid); c < gate.cols / 32; c += int(nthr)) {
         float xc[32];
         float xs = q_chunk_xd<B>(xr, c, xc);
-        q_rows_chunk<S, B>(m, n0, last, c, xc, xs, 1.0f, a);
+        q_rows_chunk<S, B>(gate, n0, last, c, xc, xs, 1.0f, ga);
+        q_rows_chunk<S, B>(up, n0, last, c, xc, xs, 1.0f, ua);
     }
 }
 
@@ -598,7 +597,7 @@ inline void qswitch_down_chunks(QMat<S> down, const device int* idx, const devic
     }
 }
 
-template <typename S>
+template <typename S, bool CHUNKS>
 inline void qswitch_act_impl(const device float* x, QMat<S> gate, QMat<S> up, const device int* idx,
                              device float* act, constant QSwitchGLUParams& p, threadgroup float* part,
                              uint3 tg, uint tid, uint lane, uint sg, uint nthr) {
@@ -619,7 +618,14 @@ inline void qswitch_act_impl(const device float* x, QMat<S> gate, QMat<S> up, co
         ga[r] = 0.0f;
         ua[r] = 0.0f;
     }
-    if (e >= 0) {  // uniform: an expert out of range contributes nothing (down skips it)
+    if (e >= 0 && CHUNKS) {  // uniform: Encode picks the chunks entry for gate and up of one width 2, 4 or 8
+        size_t n0 = size_t(e) * size_t(p.I) + size_t(i0);
+        switch (gate.bits) {
+        case 2: qswitch_act_chunks<S, 2>(xr, gate, up, n0, rows - 1, tid, nthr, ga, ua); break;
+        case 4: qswitch_act_chunks<S, 4>(xr, gate, up, n0, rows - 1, tid, nthr, ga, ua); break;
+        default: qswitch_act_chunks<S, 8>(xr, gate, up, n0, rows - 1, tid, nthr, ga, ua); break;
+        }
+    } else if (e >= 0) {  // uniform: an expert out of range contributes nothing (down skips it)
         size_t n0 = size_t(e) * size_t(p.I) + size_t(i0);
         // One width for both (the usual case) takes the loop compiled for it.
         switch (gate.bits == up.bits ? gate.bits : 0) {
@@ -637,47 +643,6 @@ inline void qswitch_act_impl(const device float* x, QMat<S> gate, QMat<S> up, co
     float u = q_rows_reduce(ua, part, rows, tid, lane, sg, 0, nthr / 32, row);
     if (row >= 0) {
         act[size_t(tj) * size_t(p.I) + size_t(i0 + row)] = (g / (1.0f + exp(-g))) * u;
-    }
-}
-
-// qswitch_act_chunks_impl is qswitch_act's _chunks entry: a threadgroup of two
-// simdgroups, the first taking the QMV_ROWS gate rows, the second the up rows (each
-// lane its chunks of them), so a thread holds one matrix's rows in flight (fewer
-// registers, more threadgroups a multiprocessor); the up sums reach the gate lanes
-// through part.
-template <typename S>
-inline void qswitch_act_chunks_impl(const device float* x, QMat<S> gate, QMat<S> up, const device int* idx,
-                                    device float* act, constant QSwitchGLUParams& p, threadgroup float* part,
-                                    uint3 tg, uint lane, uint sg) {
-    int i0 = int(tg.x) * QMV_ROWS;
-    int tj = int(tg.y);  // t * K + j
-    int rows = min(QMV_ROWS, p.I - i0);
-    if (tj >= p.T * p.K || rows <= 0) {
-        return;  // uniform, before the barrier
-    }
-    int e = q_index(idx[tj], p.E);
-    float a[QMV_ROWS];
-    for (int r = 0; r < QMV_ROWS; r++) {
-        a[r] = 0.0f;
-    }
-    QMat<S> m = sg == 0 ? gate : up;
-    if (e >= 0) {  // uniform: an expert out of range contributes nothing (down skips it)
-        const device float* xr = x + size_t(tj / p.K) * size_t(p.H);
-        size_t n0 = size_t(e) * size_t(p.I) + size_t(i0);
-        switch (m.bits) {  // gate and up share it (Encode picks this entry only then)
-        case 2: qswitch_rows_chunks<S, 2>(xr, m, n0, rows - 1, lane, a); break;
-        case 4: qswitch_rows_chunks<S, 4>(xr, m, n0, rows - 1, lane, a); break;
-        default: qswitch_rows_chunks<S, 8>(xr, m, n0, rows - 1, lane, a); break;
-        }
-    }
-    float v = q_rows_simd(a, lane);  // lanes 4r to 4r + 3: row r's total
-    int r = int(lane >> 2);
-    if (sg == 1 && (lane & 3) == 0) {
-        part[r] = v;
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-    if (sg == 0 && (lane & 3) == 0 && r < rows) {
-        act[size_t(tj) * size_t(p.I) + size_t(i0 + r)] = (v / (1.0f + exp(-v))) * part[r];
     }
 }
 
@@ -773,7 +738,7 @@ kernel void qswitch_act_float32(const device float* x [[buffer(0)]],
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
     QMat<float> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<float> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
-    qswitch_act_impl<float>(x, gate, up, idx, act, p, part, tg, tid, lane, sg, tpg.x);
+    qswitch_act_impl<float, false>(x, gate, up, idx, act, p, part, tg, tid, lane, sg, tpg.x);
 }
 
 kernel void qswitch_act_chunks_float32(const device float* x [[buffer(0)]],
@@ -788,7 +753,7 @@ kernel void qswitch_act_chunks_float32(const device float* x [[buffer(0)]],
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
     QMat<float> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<float> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
-    qswitch_act_chunks_impl<float>(x, gate, up, idx, act, p, part, tg, lane, sg);
+    qswitch_act_impl<float, true>(x, gate, up, idx, act, p, part, tg, tid, lane, sg, tpg.x);
 }
 
 kernel void qswitch_down_float32(const device uchar* dw [[buffer(7)]], const device float* ds [[buffer(8)]],
@@ -864,7 +829,7 @@ kernel void qswitch_act_float16(const device float* x [[buffer(0)]],
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
     QMat<half> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<half> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
-    qswitch_act_impl<half>(x, gate, up, idx, act, p, part, tg, tid, lane, sg, tpg.x);
+    qswitch_act_impl<half, false>(x, gate, up, idx, act, p, part, tg, tid, lane, sg, tpg.x);
 }
 
 kernel void qswitch_act_chunks_float16(const device float* x [[buffer(0)]],
@@ -879,7 +844,7 @@ kernel void qswitch_act_chunks_float16(const device float* x [[buffer(0)]],
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
     QMat<half> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<half> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
-    qswitch_act_chunks_impl<half>(x, gate, up, idx, act, p, part, tg, lane, sg);
+    qswitch_act_impl<half, true>(x, gate, up, idx, act, p, part, tg, tid, lane, sg, tpg.x);
 }
 
 kernel void qswitch_down_float16(const device uchar* dw [[buffer(7)]], const device half* ds [[buffer(8)]],
@@ -955,7 +920,7 @@ kernel void qswitch_act_bfloat16(const device float* x [[buffer(0)]],
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
     QMat<bfloat> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<bfloat> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
-    qswitch_act_impl<bfloat>(x, gate, up, idx, act, p, part, tg, tid, lane, sg, tpg.x);
+    qswitch_act_impl<bfloat, false>(x, gate, up, idx, act, p, part, tg, tid, lane, sg, tpg.x);
 }
 
 kernel void qswitch_act_chunks_bfloat16(const device float* x [[buffer(0)]],
@@ -970,7 +935,7 @@ kernel void qswitch_act_chunks_bfloat16(const device float* x [[buffer(0)]],
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
     QMat<bfloat> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<bfloat> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
-    qswitch_act_chunks_impl<bfloat>(x, gate, up, idx, act, p, part, tg, lane, sg);
+    qswitch_act_impl<bfloat, true>(x, gate, up, idx, act, p, part, tg, tid, lane, sg, tpg.x);
 }
 
 kernel void qswitch_down_bfloat16(const device uchar* dw [[buffer(7)]], const device bfloat* ds [[buffer(8)]],

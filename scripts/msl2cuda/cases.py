@@ -311,12 +311,12 @@ def case_qswitch(T, H, I, E, K, bits=4, group=64, sdt='float32', idxh=None):
     idx, sc = cp.asarray(idxh), cp.asarray(sch)
     # qswitchEncode: 2-, 4- and 8-bit rows (kernels.qChunkBits) take the _chunks entries, a
     # 32-code chunk a thread: qswitch_act_chunks DispatchThreadgroups((ceil(I / 8), T * k, 1),
-    # (64, 1, 1): gate rows, up rows), then qswitch_down_chunks DispatchThreadgroups((ceil(H / 8), T, 1),
+    # qmvThreads(H / 32, 2)), then qswitch_down_chunks DispatchThreadgroups((ceil(H / 8), T, 1),
     # qmvThreads(k * I / 32, 1)); other widths the unit entries, qmvThreads(H / 8, 2) and
     # qmvThreads(k * I / 8, 2). Buffers in index order.
     chunks = bits in (2, 4, 8)
     ent = 'chunks_' if chunks else ''
-    ta = (64, 1, 1) if chunks else qmv_threads(H // 8, 2)
+    ta = qmv_threads(H // 32, 2) if chunks else qmv_threads(H // 8, 2)
     td = qmv_threads(K * I // 32, 1) if chunks else qmv_threads(K * I // 8, 2)
     if QSWITCH is not None:
         chunks, ta, td = QSWITCH
