@@ -1,8 +1,9 @@
 # Issue 21 experiments, one call timing every variant (median of 20, cold L2) against the
 # kernels of an earlier tree (OLD_KERNELS: its kernels folder): sdpa's keys a step and
 # key split, qswitch_glu's entries and threadgroup widths, the staged qmv with 16-byte
-# weight loads. docs/h200/run12-exp*.log hold the runs (exp1: before the parameters were
-# read into registers; exp2: after).
+# weight loads, each lane's x chunk read once a row. docs/h200/run12-exp*.log hold the
+# runs (exp1: before the parameters were read into registers; exp2: after; exp3: with
+# qswitch_act_chunks's gate and up rows in two simdgroups, since reverted).
 import os
 
 import cases as C
@@ -132,7 +133,7 @@ if 'qswitch' in ONLY:
         C.TEXT.pop('quant')
     qswitch('new (default)')
     qswitch('new (default)', k=1)
-    for ta, td in ((64, 256), (64, 128)):  # qswitch_act_chunks takes two simdgroups
+    for ta, td in ((64, 160), (32, 256), (32, 128)):
         qswitch('new act %d, down %d threads' % (ta, td), (True, (ta, 1, 1), (td, 1, 1)))
     qswitch('new, unit entries', (False, (128, 1, 1), (256, 1, 1)))
 if 'qmv' in ONLY:
