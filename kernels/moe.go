@@ -1,9 +1,6 @@
 package kernels
 
-import (
-	"fmt"
-	"math/rand"
-)
+import "math/rand"
 
 // SwitchGLUParams is the parameter struct of KSwitchGLU: T token rows of width H, k
 // experts per token out of E, expert width I.
@@ -81,24 +78,37 @@ func switchGLURow(xr, yr, gs, us, ds []float32, idx []int32, ss []float32, E, I 
 
 func switchGLUEncode(l *Launch, e Encoder) {
 	p := l.Params.(*SwitchGLUParams)
-	e.Entry("switch_glu_float32")
-	for i := 0; i < 7; i++ {
+	prm := mslPack(p)
+	act := 4 * max(1, p.T*p.K*p.I) // the activations [T, k, I]
+	// Pass 1: every routed expert's activations, moeRows of them per threadgroup.
+	e.Entry("switch_glu_act_float32")
+	for _, i := range []int{0, 1, 2, 4} {
 		e.SetArg(i, &l.Args[i])
 	}
-	if p.I > moeMaxI {
-		panic(fmt.Sprintf("switch_glu: expert width %d exceeds the Metal twin's %d", p.I, moeMaxI))
+	e.SetBytes(7, prm)
+	e.Scratch(8, act)
+	e.DispatchThreadgroups([3]int{max((p.I+moeRows-1)/moeRows, 1), max(p.T*p.K, 1), 1}, moeThreadsFor(p.H))
+	// Pass 2: the outputs, moeRows per threadgroup, each down row read once a token.
+	e.Entry("switch_glu_down_float32")
+	for _, i := range []int{3, 4, 5, 6} {
+		e.SetArg(i, &l.Args[i])
 	}
-	e.SetBytes(7, mslPack(p))
-	// One threadgroup per token; any width works (threads stride over I and H).
-	e.DispatchThreadgroups([3]int{max(p.T, 1), 1, 1}, ClampGroup(moeThreads, e))
+	e.SetBytes(7, prm)
+	e.Scratch(8, act)
+	e.DispatchThreadgroups([3]int{max((p.H+moeRows-1)/moeRows, 1), max(p.T, 1), 1}, moeThreadsFor(p.K*p.I))
 }
 
-// moeMaxI is MOE_MAX_I of moe.metal: the widest expert the Metal twin holds in
-// threadgroup memory.
-const moeMaxI = 4096
+// moeRows and moeMaxSimdgroups are moe.metal's MOE_ROWS and MOE_MAXSG.
+const (
+	moeRows          = 8
+	moeMaxSimdgroups = 8
+)
 
-// moeThreads is the Metal twin's threadgroup width (before the pipeline's limit).
-const moeThreads = 256
+// moeThreadsFor is the threadgroup width of a switch_glu pass whose rows have n
+// elements: about 8 a lane, at most moeMaxSimdgroups simdgroups.
+func moeThreadsFor(n int) [3]int {
+	return [3]int{32 * min(moeMaxSimdgroups, max(1, (n+255)/256)), 1, 1}
+}
 
 func init() { RegisterSamples("moe", sampleSwitchGLU) }
 

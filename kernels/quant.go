@@ -397,7 +397,7 @@ const (
 
 // qmvStaged is whether a qmv launch takes the staged entry.
 func qmvStaged(p *QuantParams) bool {
-	return (p.Bits == 2 || p.Bits == 4 || p.Bits == 8) && p.K <= qmvXMax && p.N >= qmvStagedMinRows
+	return qChunkBits(p.Bits) && p.K <= qmvXMax && p.N >= qmvStagedMinRows
 }
 
 func qmvEncode(l *Launch, e Encoder) {
@@ -444,20 +444,41 @@ func qswitchEncode(l *Launch, e Encoder) {
 	prm := mslPack(p)
 	act := 4 * max(1, p.T*p.K*p.I) // the activations [T, k, I]
 	dt := l.Args[2].DType
-	// Pass 1: every routed expert's activations, qmvRows of them per threadgroup.
-	e.Entry(qEntry("qswitch_act", dt))
+	// Pass 1: every routed expert's activations, qmvRows of them per threadgroup: by
+	// chunks (two a lane: one simdgroup at H 2048, so a whole launch fits in one wave
+	// at the kernel's registers) where gate and up share a width of 2, 4 or 8 bits,
+	// else by units.
+	tpg := qmvThreads(p.H/8, 2)
+	if p.GateBits == p.UpBits && qChunkBits(p.GateBits) {
+		e.Entry(qEntry("qswitch_act_chunks", dt))
+		tpg = qmvThreads(p.H/32, 2)
+	} else {
+		e.Entry(qEntry("qswitch_act", dt))
+	}
 	for _, i := range []int{0, 1, 2, 3, 4, 5, 6, 10} {
 		e.SetArg(i, &l.Args[i])
 	}
 	e.SetBytes(13, prm)
 	e.Scratch(14, act)
-	e.DispatchThreadgroups([3]int{max((p.I+qmvRows-1)/qmvRows, 1), max(p.T*p.K, 1), 1}, qmvThreads(p.H/8, 2))
-	// Pass 2: the outputs, qmvRows per threadgroup, each down row read once a token.
-	e.Entry(qEntry("qswitch_down", dt))
+	e.DispatchThreadgroups([3]int{max((p.I+qmvRows-1)/qmvRows, 1), max(p.T*p.K, 1), 1}, tpg)
+	// Pass 2: the outputs, qmvRows per threadgroup, each down row read once a token;
+	// an (expert, chunk) pair a thread for down rows of 2, 4 or 8 bits.
+	tpg = qmvThreads(p.K*p.I/8, 2)
+	if qChunkBits(p.DownBits) {
+		e.Entry(qEntry("qswitch_down_chunks", dt))
+		tpg = qmvThreads(p.K*p.I/32, 1)
+	} else {
+		e.Entry(qEntry("qswitch_down", dt))
+	}
 	for _, i := range []int{7, 8, 9, 10, 11, 12} {
 		e.SetArg(i, &l.Args[i])
 	}
 	e.SetBytes(13, prm)
 	e.Scratch(14, act)
-	e.DispatchThreadgroups([3]int{max((p.H+qmvRows-1)/qmvRows, 1), max(p.T, 1), 1}, qmvThreads(p.K*p.I/8, 2))
+	e.DispatchThreadgroups([3]int{max((p.H+qmvRows-1)/qmvRows, 1), max(p.T, 1), 1}, tpg)
 }
+
+// qChunkBits is whether rows of bits-bit codes can be taken by 32-code chunks (the
+// staged qmv's and qswitch_glu's _chunks entries): 32 codes are bits whole words, 16 /
+// bits codes a half word.
+func qChunkBits(bits int) bool { return bits == 2 || bits == 4 || bits == 8 }

@@ -496,9 +496,27 @@ inline void qembed_impl(const device int* ids, const device uchar* w, const devi
 // chunks or units shared by the gate and up rows; grid (I / QMV_ROWS, T * k).
 // qswitch_down: a threadgroup computes QMV_ROWS outputs h of token t, the sum over the
 // experts j of score_j * (down_e[h] . act_j); its threads share the (expert, chunk or
-// unit) pairs (staged: the act rows of up to QMV_XMAX / I experts at a time); grid
-// (H / QMV_ROWS, T). Each weight is read once per token, as the Go twin does; the sums
-// are the Go twin's in another order (within the catalog's tolerance).
+// unit) pairs; grid (H / QMV_ROWS, T). Each weight is read once per token, as the Go
+// twin does; the sums are the Go twin's in another order (within the catalog's
+// tolerance). The _chunks entries (2-, 4- and 8-bit rows; Encode picks them) take
+// 32-code chunks as the staged qmv does (one scale and bias a chunk, a code an and, a
+// subtraction and an fma), each thread loading its x or act chunk from device memory
+// and scaling it in registers (q_chunk_xd): a chunk of x serves 8 gate and 8 up rows,
+// so staging it in threadgroup memory does not pay. The other entries take units of 8
+// codes (every width, widths known at run time).
+
+// q_chunk_xd loads chunk c (32 values) of the row xr into xc, staged as q_stage_x
+// stages it (value j times 2^-(B * (j mod 16/B))), and returns the chunk's sum.
+template <int B>
+inline float q_chunk_xd(const device float* xr, int c, thread float* xc) {
+    float s[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (int j = 0; j < 32; j++) {
+        float v = xr[c * 32 + j];
+        s[j & 3] += v;
+        xc[j] = v * as_type<float>(uint(127 - B * (j % (16 / B))) << 23);
+    }
+    return (s[0] + s[1]) + (s[2] + s[3]);
+}
 
 // qswitch_act_loop adds thread tid's units of the gate and up rows n0 + r to ga and
 // ua: both of width B, or B = 0 for widths known at run time.
@@ -524,22 +542,62 @@ template <typename S, int B>
 inline void qswitch_down_loop(QMat<S> down, const device int* idx, const device float* scores,
                               const device float* act, constant QSwitchGLUParams& p, int t, int h0,
                               int last, uint tid, uint nthr, thread float* acc) {
-    int units = p.I / 8;
-    for (int it = int(tid); it < p.K * units; it += int(nthr)) {
+    int K = p.K;  // the sizes in registers, read from the constant buffer once
+    int I = p.I;
+    int E = p.E;
+    int H = p.H;
+    int units = I / 8;
+    for (int it = int(tid); it < K * units; it += int(nthr)) {
         int j = it / units;
         int c = it % units;
-        int e = q_index(idx[t * p.K + j], p.E);
+        int e = q_index(idx[t * K + j], E);
         if (e < 0) {
             continue;
         }
-        float sc = scores[t * p.K + j];
+        float sc = scores[t * K + j];
         float xv[8];
-        float xs = q_load8(act + (size_t(t) * size_t(p.K) + size_t(j)) * size_t(p.I), c, xv);
-        q_rows_unit<S, B>(down, size_t(e) * size_t(p.H) + size_t(h0), last, c, xv, xs, sc, acc);
+        float xs = q_load8(act + (size_t(t) * size_t(K) + size_t(j)) * size_t(I), c, xv);
+        q_rows_unit<S, B>(down, size_t(e) * size_t(H) + size_t(h0), last, c, xv, xs, sc, acc);
     }
 }
 
-template <typename S>
+// qswitch_act_chunks is qswitch_act_loop by chunks, gate and up both of width B.
+template <typename S, int B>
+inline void qswitch_act_chunks(const device float* xr, QMat<S> gate, QMat<S> up, size_t n0, int last,
+                               uint tid, uint nthr, thread float* ga, thread float* ua) {
+    for (int c = int(tid); c < gate.cols / 32; c += int(nthr)) {
+        float xc[32];
+        float xs = q_chunk_xd<B>(xr, c, xc);
+        q_rows_chunk<S, B>(gate, n0, last, c, xc, xs, 1.0f, ga);
+        q_rows_chunk<S, B>(up, n0, last, c, xc, xs, 1.0f, ua);
+    }
+}
+
+// qswitch_down_chunks is qswitch_down_loop by (expert, chunk) pairs.
+template <typename S, int B>
+inline void qswitch_down_chunks(QMat<S> down, const device int* idx, const device float* scores,
+                                const device float* act, constant QSwitchGLUParams& p, int t, int h0,
+                                int last, uint tid, uint nthr, thread float* acc) {
+    int K = p.K;  // the sizes in registers, read from the constant buffer once
+    int I = p.I;
+    int E = p.E;
+    int H = p.H;
+    int chunks = I / 32;
+    for (int it = int(tid); it < K * chunks; it += int(nthr)) {
+        int j = it / chunks;
+        int c = it % chunks;
+        int e = q_index(idx[t * K + j], E);
+        if (e < 0) {
+            continue;
+        }
+        float sc = scores[t * K + j];
+        float xc[32];
+        float xs = q_chunk_xd<B>(act + (size_t(t) * size_t(K) + size_t(j)) * size_t(I), c, xc);
+        q_rows_chunk<S, B>(down, size_t(e) * size_t(H) + size_t(h0), last, c, xc, xs, sc, acc);
+    }
+}
+
+template <typename S, bool CHUNKS>
 inline void qswitch_act_impl(const device float* x, QMat<S> gate, QMat<S> up, const device int* idx,
                              device float* act, constant QSwitchGLUParams& p, threadgroup float* part,
                              uint3 tg, uint tid, uint lane, uint sg, uint nthr) {
@@ -560,7 +618,14 @@ inline void qswitch_act_impl(const device float* x, QMat<S> gate, QMat<S> up, co
         ga[r] = 0.0f;
         ua[r] = 0.0f;
     }
-    if (e >= 0) {  // uniform: an expert out of range contributes nothing (down skips it)
+    if (e >= 0 && CHUNKS) {  // uniform: Encode picks the chunks entry for gate and up of one width 2, 4 or 8
+        size_t n0 = size_t(e) * size_t(p.I) + size_t(i0);
+        switch (gate.bits) {
+        case 2: qswitch_act_chunks<S, 2>(xr, gate, up, n0, rows - 1, tid, nthr, ga, ua); break;
+        case 4: qswitch_act_chunks<S, 4>(xr, gate, up, n0, rows - 1, tid, nthr, ga, ua); break;
+        default: qswitch_act_chunks<S, 8>(xr, gate, up, n0, rows - 1, tid, nthr, ga, ua); break;
+        }
+    } else if (e >= 0) {  // uniform: an expert out of range contributes nothing (down skips it)
         size_t n0 = size_t(e) * size_t(p.I) + size_t(i0);
         // One width for both (the usual case) takes the loop compiled for it.
         switch (gate.bits == up.bits ? gate.bits : 0) {
@@ -581,7 +646,7 @@ inline void qswitch_act_impl(const device float* x, QMat<S> gate, QMat<S> up, co
     }
 }
 
-template <typename S>
+template <typename S, bool CHUNKS>
 inline void qswitch_down_impl(QMat<S> down, const device int* idx, const device float* scores,
                               const device float* act, device float* out, constant QSwitchGLUParams& p,
                               threadgroup float* part, uint3 tg, uint tid, uint lane, uint sg, uint nthr) {
@@ -598,13 +663,21 @@ inline void qswitch_down_impl(QMat<S> down, const device int* idx, const device 
     for (int r = 0; r < QMV_ROWS; r++) {
         acc[r] = 0.0f;
     }
-    switch (down.bits) {
-    case 2: qswitch_down_loop<S, 2>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
-    case 3: qswitch_down_loop<S, 3>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
-    case 4: qswitch_down_loop<S, 4>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
-    case 5: qswitch_down_loop<S, 5>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
-    case 6: qswitch_down_loop<S, 6>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
-    default: qswitch_down_loop<S, 8>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
+    if (CHUNKS) {  // Encode picks the chunks entry for down rows of 2, 4 or 8 bits
+        switch (down.bits) {
+        case 2: qswitch_down_chunks<S, 2>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
+        case 4: qswitch_down_chunks<S, 4>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
+        default: qswitch_down_chunks<S, 8>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
+        }
+    } else {
+        switch (down.bits) {
+        case 2: qswitch_down_loop<S, 2>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
+        case 3: qswitch_down_loop<S, 3>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
+        case 4: qswitch_down_loop<S, 4>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
+        case 5: qswitch_down_loop<S, 5>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
+        case 6: qswitch_down_loop<S, 6>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
+        default: qswitch_down_loop<S, 8>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
+        }
     }
     int row;
     float y = q_rows_reduce(acc, part, rows, tid, lane, sg, 0, nthr / 32, row);
@@ -665,7 +738,22 @@ kernel void qswitch_act_float32(const device float* x [[buffer(0)]],
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
     QMat<float> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<float> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
-    qswitch_act_impl<float>(x, gate, up, idx, act, p, part, tg, tid, lane, sg, tpg.x);
+    qswitch_act_impl<float, false>(x, gate, up, idx, act, p, part, tg, tid, lane, sg, tpg.x);
+}
+
+kernel void qswitch_act_chunks_float32(const device float* x [[buffer(0)]],
+                               const device uchar* gw [[buffer(1)]], const device float* gs [[buffer(2)]],
+                               const device float* gb [[buffer(3)]], const device uchar* uw [[buffer(4)]],
+                               const device float* us [[buffer(5)]], const device float* ub [[buffer(6)]],
+                               const device int* idx [[buffer(10)]],
+                               constant QSwitchGLUParams& p [[buffer(13)]], device float* act [[buffer(14)]],
+                               uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
+                               uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
+                       uint3 tpg [[threads_per_threadgroup]]) {
+    threadgroup float part[QMV_MAXSG * QMV_ROWS];
+    QMat<float> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
+    QMat<float> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
+    qswitch_act_impl<float, true>(x, gate, up, idx, act, p, part, tg, tid, lane, sg, tpg.x);
 }
 
 kernel void qswitch_down_float32(const device uchar* dw [[buffer(7)]], const device float* ds [[buffer(8)]],
@@ -677,7 +765,19 @@ kernel void qswitch_down_float32(const device uchar* dw [[buffer(7)]], const dev
                        uint3 tpg [[threads_per_threadgroup]]) {
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
     QMat<float> down = {dw, ds, db, p.I, p.down_bits, p.down_group};
-    qswitch_down_impl<float>(down, idx, scores, act, out, p, part, tg, tid, lane, sg, tpg.x);
+    qswitch_down_impl<float, false>(down, idx, scores, act, out, p, part, tg, tid, lane, sg, tpg.x);
+}
+
+kernel void qswitch_down_chunks_float32(const device uchar* dw [[buffer(7)]], const device float* ds [[buffer(8)]],
+                               const device float* db [[buffer(9)]], const device int* idx [[buffer(10)]],
+                               const device float* scores [[buffer(11)]], device float* out [[buffer(12)]],
+                               constant QSwitchGLUParams& p [[buffer(13)]], const device float* act [[buffer(14)]],
+                               uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
+                               uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
+                       uint3 tpg [[threads_per_threadgroup]]) {
+    threadgroup float part[QMV_MAXSG * QMV_ROWS];
+    QMat<float> down = {dw, ds, db, p.I, p.down_bits, p.down_group};
+    qswitch_down_impl<float, true>(down, idx, scores, act, out, p, part, tg, tid, lane, sg, tpg.x);
 }
 
 kernel void qmv_float16(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
@@ -729,7 +829,22 @@ kernel void qswitch_act_float16(const device float* x [[buffer(0)]],
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
     QMat<half> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<half> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
-    qswitch_act_impl<half>(x, gate, up, idx, act, p, part, tg, tid, lane, sg, tpg.x);
+    qswitch_act_impl<half, false>(x, gate, up, idx, act, p, part, tg, tid, lane, sg, tpg.x);
+}
+
+kernel void qswitch_act_chunks_float16(const device float* x [[buffer(0)]],
+                               const device uchar* gw [[buffer(1)]], const device half* gs [[buffer(2)]],
+                               const device half* gb [[buffer(3)]], const device uchar* uw [[buffer(4)]],
+                               const device half* us [[buffer(5)]], const device half* ub [[buffer(6)]],
+                               const device int* idx [[buffer(10)]],
+                               constant QSwitchGLUParams& p [[buffer(13)]], device float* act [[buffer(14)]],
+                               uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
+                               uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
+                       uint3 tpg [[threads_per_threadgroup]]) {
+    threadgroup float part[QMV_MAXSG * QMV_ROWS];
+    QMat<half> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
+    QMat<half> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
+    qswitch_act_impl<half, true>(x, gate, up, idx, act, p, part, tg, tid, lane, sg, tpg.x);
 }
 
 kernel void qswitch_down_float16(const device uchar* dw [[buffer(7)]], const device half* ds [[buffer(8)]],
@@ -741,7 +856,19 @@ kernel void qswitch_down_float16(const device uchar* dw [[buffer(7)]], const dev
                        uint3 tpg [[threads_per_threadgroup]]) {
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
     QMat<half> down = {dw, ds, db, p.I, p.down_bits, p.down_group};
-    qswitch_down_impl<half>(down, idx, scores, act, out, p, part, tg, tid, lane, sg, tpg.x);
+    qswitch_down_impl<half, false>(down, idx, scores, act, out, p, part, tg, tid, lane, sg, tpg.x);
+}
+
+kernel void qswitch_down_chunks_float16(const device uchar* dw [[buffer(7)]], const device half* ds [[buffer(8)]],
+                               const device half* db [[buffer(9)]], const device int* idx [[buffer(10)]],
+                               const device float* scores [[buffer(11)]], device float* out [[buffer(12)]],
+                               constant QSwitchGLUParams& p [[buffer(13)]], const device float* act [[buffer(14)]],
+                               uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
+                               uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
+                       uint3 tpg [[threads_per_threadgroup]]) {
+    threadgroup float part[QMV_MAXSG * QMV_ROWS];
+    QMat<half> down = {dw, ds, db, p.I, p.down_bits, p.down_group};
+    qswitch_down_impl<half, true>(down, idx, scores, act, out, p, part, tg, tid, lane, sg, tpg.x);
 }
 
 kernel void qmv_bfloat16(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
@@ -793,7 +920,22 @@ kernel void qswitch_act_bfloat16(const device float* x [[buffer(0)]],
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
     QMat<bfloat> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<bfloat> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
-    qswitch_act_impl<bfloat>(x, gate, up, idx, act, p, part, tg, tid, lane, sg, tpg.x);
+    qswitch_act_impl<bfloat, false>(x, gate, up, idx, act, p, part, tg, tid, lane, sg, tpg.x);
+}
+
+kernel void qswitch_act_chunks_bfloat16(const device float* x [[buffer(0)]],
+                               const device uchar* gw [[buffer(1)]], const device bfloat* gs [[buffer(2)]],
+                               const device bfloat* gb [[buffer(3)]], const device uchar* uw [[buffer(4)]],
+                               const device bfloat* us [[buffer(5)]], const device bfloat* ub [[buffer(6)]],
+                               const device int* idx [[buffer(10)]],
+                               constant QSwitchGLUParams& p [[buffer(13)]], device float* act [[buffer(14)]],
+                               uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
+                               uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
+                       uint3 tpg [[threads_per_threadgroup]]) {
+    threadgroup float part[QMV_MAXSG * QMV_ROWS];
+    QMat<bfloat> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
+    QMat<bfloat> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
+    qswitch_act_impl<bfloat, true>(x, gate, up, idx, act, p, part, tg, tid, lane, sg, tpg.x);
 }
 
 kernel void qswitch_down_bfloat16(const device uchar* dw [[buffer(7)]], const device bfloat* ds [[buffer(8)]],
@@ -805,5 +947,17 @@ kernel void qswitch_down_bfloat16(const device uchar* dw [[buffer(7)]], const de
                        uint3 tpg [[threads_per_threadgroup]]) {
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
     QMat<bfloat> down = {dw, ds, db, p.I, p.down_bits, p.down_group};
-    qswitch_down_impl<bfloat>(down, idx, scores, act, out, p, part, tg, tid, lane, sg, tpg.x);
+    qswitch_down_impl<bfloat, false>(down, idx, scores, act, out, p, part, tg, tid, lane, sg, tpg.x);
+}
+
+kernel void qswitch_down_chunks_bfloat16(const device uchar* dw [[buffer(7)]], const device bfloat* ds [[buffer(8)]],
+                               const device bfloat* db [[buffer(9)]], const device int* idx [[buffer(10)]],
+                               const device float* scores [[buffer(11)]], device float* out [[buffer(12)]],
+                               constant QSwitchGLUParams& p [[buffer(13)]], const device float* act [[buffer(14)]],
+                               uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
+                               uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
+                       uint3 tpg [[threads_per_threadgroup]]) {
+    threadgroup float part[QMV_MAXSG * QMV_ROWS];
+    QMat<bfloat> down = {dw, ds, db, p.I, p.down_bits, p.down_group};
+    qswitch_down_impl<bfloat, true>(down, idx, scores, act, out, p, part, tg, tid, lane, sg, tpg.x);
 }

@@ -191,7 +191,8 @@ const (
 // translation, decode over 4,096 keys ran best with 32 keys a split
 // (docs/h200/run6-exp.log); over 32,768, 256 threadgroups (one wave at the kernel's
 // two a multiprocessor) took 91 us against 97 with 512 and 155 with 128
-// (docs/h200/run10-exp3.log).
+// (docs/h200/run10-exp3.log), and with the current kernel 52 us against 59 with 512
+// (docs/h200/run12-exp2.log).
 const (
 	sdpaMinChunk = 32
 	sdpaGroups   = 256

@@ -44,6 +44,7 @@ QMV_TY = 4  # simdgroup slots of a staged qmv threadgroup (kernels.qmvStagedSlot
 QMV_BPT = 32  # row blocks of a staged qmv threadgroup (kernels.qmvStagedBlocks)
 SDPA_MAXG = 4  # query heads a threadgroup of sdpa (sdpa.metal's SDPA_MAXG; exp.py varies it)
 QMV_GEOM = None  # exp.py: (N, K, bits) -> (entry, threadgroups, threadgroup size) in place of qmv_geom
+QSWITCH = None  # exp.py: (chunks, act threadgroup size, down threadgroup size) in place of qswitchEncode's
 
 
 class Kern:
@@ -308,15 +309,24 @@ def case_qswitch(T, H, I, E, K, bits=4, group=64, sdt='float32', idxh=None):
     sch = NPR.uniform(0.05, 1, (T, K)).astype(np.float32)
     sch /= sch.sum(1, keepdims=True)
     idx, sc = cp.asarray(idxh), cp.asarray(sch)
-    ka, kd = Kern('quant', 'qswitch_act_' + sdt), Kern('quant', 'qswitch_down_' + sdt)
+    # qswitchEncode: 2-, 4- and 8-bit rows (kernels.qChunkBits) take the _chunks entries, a
+    # 32-code chunk a thread: qswitch_act_chunks DispatchThreadgroups((ceil(I / 8), T * k, 1),
+    # qmvThreads(H / 32, 2)), then qswitch_down_chunks DispatchThreadgroups((ceil(H / 8), T, 1),
+    # qmvThreads(k * I / 32, 1)); other widths the unit entries, qmvThreads(H / 8, 2) and
+    # qmvThreads(k * I / 8, 2). Buffers in index order.
+    chunks = bits in (2, 4, 8)
+    ent = 'chunks_' if chunks else ''
+    ta = qmv_threads(H // 32, 2) if chunks else qmv_threads(H // 8, 2)
+    td = qmv_threads(K * I // 32, 1) if chunks else qmv_threads(K * I // 8, 2)
+    if QSWITCH is not None:
+        chunks, ta, td = QSWITCH
+        ent = 'chunks_' if chunks else ''
+    ka, kd = Kern('quant', 'qswitch_act_' + ent + sdt), Kern('quant', 'qswitch_down_' + ent + sdt)
     prm = P(T, H, K, E, I, bits, bits, bits, group, group, group)
     act = nan((T * K * I,))  # the launch's scratch
-    # qswitchEncode: qswitch_act DispatchThreadgroups((ceil(I / 8), T * k, 1), qmvThreads(H / 8, 2)), then
-    # qswitch_down DispatchThreadgroups((ceil(H / 8), T, 1), qmvThreads(k * I / 8, 2)); buffers in index order
     R = QMV_ROWS
-    L = Seq(ka.groups([x, gate.w, gate.s, gate.b, up.w, up.s, up.b, idx, prm, act], ((I + R - 1) // R, T * K, 1),
-                      qmv_threads(H // 8, 2)),
-            kd.groups([down.w, down.s, down.b, idx, sc, out, prm, act], ((H + R - 1) // R, T, 1), qmv_threads(K * I // 8, 2)))
+    L = Seq(ka.groups([x, gate.w, gate.s, gate.b, up.w, up.s, up.b, idx, prm, act], ((I + R - 1) // R, T * K, 1), ta),
+            kd.groups([down.w, down.s, down.b, idx, sc, out, prm, act], ((H + R - 1) // R, T, 1), td))
 
     def check():
         xh = h64(x)
@@ -345,9 +355,15 @@ def case_switch_glu(T, H, I, E, K, idxh=None):
     sch = NPR.uniform(0.05, 1, (T, K)).astype(np.float32)
     sch /= sch.sum(1, keepdims=True)
     idx, sc = cp.asarray(idxh), cp.asarray(sch)
-    k = Kern('moe', 'switch_glu_float32')
-    # switchGLUEncode: DispatchThreadgroups((T, 1, 1), ClampGroup(256))
-    L = k.groups([x, gate, up, down, idx, sc, out, P(T, H, K, E, I)], (T, 1, 1), (256, 1, 1))
+    ka, kd = Kern('moe', 'switch_glu_act_float32'), Kern('moe', 'switch_glu_down_float32')
+    prm = P(T, H, K, E, I)
+    act = nan((T * K * I,))  # the launch's scratch
+    # switchGLUEncode: switch_glu_act DispatchThreadgroups((ceil(I / 8), T * k, 1), moeThreadsFor(H)),
+    # then switch_glu_down DispatchThreadgroups((ceil(H / 8), T, 1), moeThreadsFor(k * I)); buffers in
+    # index order
+    thr = lambda n: (32 * min(8, max(1, (n + 255) // 256)), 1, 1)
+    L = Seq(ka.groups([x, gate, up, idx, prm, act], ((I + 7) // 8, T * K, 1), thr(H)),
+            kd.groups([down, idx, sc, out, prm, act], ((H + 7) // 8, T, 1), thr(K * I)))
 
     def check():
         xh = h64(x)
