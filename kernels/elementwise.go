@@ -464,6 +464,10 @@ func copyStrided(w *rowWalk, a, o *Arg) {
 		as, os := U32(a.Data), U32(o.Data)
 		w.rows(func(n int, off, inc [4]int) {
 			ia, io := off[0], off[1]
+			if inc[0] == 1 && inc[1] == 1 { // a dense row of a strided view (a slice)
+				copy(os[io:io+n], as[ia:ia+n])
+				return
+			}
 			for i := 0; i < n; i++ {
 				os[io] = as[ia]
 				ia += inc[0]
@@ -475,6 +479,10 @@ func copyStrided(w *rowWalk, a, o *Arg) {
 	as, os := U16(a.Data), U16(o.Data)
 	w.rows(func(n int, off, inc [4]int) {
 		ia, io := off[0], off[1]
+		if inc[0] == 1 && inc[1] == 1 {
+			copy(os[io:io+n], as[ia:ia+n])
+			return
+		}
 		for i := 0; i < n; i++ {
 			os[io] = as[ia]
 			ia += inc[0]

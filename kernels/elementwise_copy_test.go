@@ -36,6 +36,9 @@ func TestEWWhereMatchesReference(t *testing.T) {
 		{[]int{2, 3}, nil, []int{3}, ewTransposed, ewDense, ewSliced},
 		{[]int{2, 1, 3, 1}, []int{1, 4, 1, 5}, []int{2, 4, 3, 5}, ewSliced, ewDense, ewTransposed},
 		{[]int{9, 11}, []int{9, 11}, []int{9, 11}, ewDense, ewDense, ewDense},
+		{[]int{7, 33}, []int{7, 33}, nil, ewDense, ewDense, ewDense}, // a mask against a fill
+		{[]int{7, 33}, nil, []int{7, 33}, ewDense, ewDense, ewDense},
+		{[]int{7, 33}, []int{7, 33}, []int{1, 33}, ewDense, ewDense, ewDense},
 	}
 	for _, dt := range ewAllDTypes {
 		for ci, c := range cases {

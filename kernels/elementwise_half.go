@@ -85,10 +85,37 @@ func narrowF32(o *Arg, off int, src []float32) {
 	}
 }
 
-// whereRow is where's row loop over elements of one size, copied as bits.
+// whereRow is where's row loop over elements of one size, copied as bits. A row whose
+// condition and output are dense and whose operands are each dense or one value (a
+// mask against a fill, the common case) takes a loop over slices.
 func whereRow[E uint16 | uint32](cv []byte, av, bv, ov []E) func(n int, off, inc [4]int) {
 	return func(n int, off, inc [4]int) {
 		ic, ia, ib, io := off[0], off[1], off[2], off[3]
+		if inc[0] == 1 && inc[3] == 1 && inc[1]|inc[2] <= 1 && inc[1] >= 0 && inc[2] >= 0 {
+			c, o := cv[ic:ic+n], ov[io:io+n]
+			switch {
+			case inc[1] == 1 && inc[2] == 0:
+				a, b := av[ia:ia+n], bv[ib]
+				for i := range o {
+					if c[i] != 0 {
+						o[i] = a[i]
+					} else {
+						o[i] = b
+					}
+				}
+				return
+			case inc[1] == 0 && inc[2] == 1:
+				a, b := av[ia], bv[ib:ib+n]
+				for i := range o {
+					if c[i] != 0 {
+						o[i] = a
+					} else {
+						o[i] = b[i]
+					}
+				}
+				return
+			}
+		}
 		for i := 0; i < n; i++ {
 			if cv[ic] != 0 {
 				ov[io] = av[ia]
