@@ -437,9 +437,7 @@ func (g *Graph) collect() {
 // work in flight (buffers it binds are freed when it completes), and if live buffers
 // still reach the limit, collect dead handles (a full garbage collection).
 func (g *Graph) reclaim() {
-	g.exec.flushWait()
-	g.waitFor(g.exec.submitted)
-	g.freeDeferred()
+	g.drain()
 	if g.alloc.LiveBufferCount() < g.alloc.ResourceLimit() {
 		return // the allocator's purge of the cache is now enough: no collection needed
 	}
@@ -448,14 +446,19 @@ func (g *Graph) reclaim() {
 	g.freeDeferred()
 }
 
+// drain waits for all scheduled work and frees the buffers it no longer binds.
+func (g *Graph) drain() {
+	g.exec.flushWait()
+	g.waitFor(g.exec.submitted)
+	g.freeDeferred()
+}
+
 // Synchronize waits for all scheduled work, then collects dead handles: afterwards the
 // allocator's counts are exact and deterministic. It returns any error of the device.
 func (g *Graph) Synchronize() error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.exec.flushWait()
-	g.waitFor(g.exec.submitted)
-	g.freeDeferred()
+	g.drain()
 	g.collect()
 	g.freeDeferred()
 	return g.takeErr()
@@ -468,14 +471,11 @@ func (g *Graph) Synchronize() error {
 // handles are untouched, so live counts do not change; the cached count drops to 0.
 // A released CPU buffer is Go memory that the next collection reclaims: when the cache
 // held clearCollectBytes or more, ClearCache collects at once, so the heap reuses that
-// memory instead of growing past it. It returns any error of the
-// device.
+// memory instead of growing past it. It returns any error of the device.
 func (g *Graph) ClearCache() error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.exec.flushWait()
-	g.waitFor(g.exec.submitted)
-	g.freeDeferred()
+	g.drain()
 	cached := g.alloc.CacheMemory()
 	g.alloc.ClearCache()
 	if cached >= clearCollectBytes {
