@@ -29,13 +29,15 @@ func tokensArray(g *graph.Graph, rows [][]int32) tensor.Array {
 // PrefillStepSize is how many prompt tokens one prefill forward takes at most
 // (mlx-lm's prefill_step_size): a longer prompt is prefilled in chunks, the caches
 // evaluated after each, so a prefill's scratch memory is bounded by the chunk, not
-// the prompt.
+// the prompt (PlainGenerator; the BatchGenerator prefills a prompt batch in one
+// forward).
 const PrefillStepSize = 2048
 
 // PlainGenerator decodes one sequence greedily over fresh caches (mlx-lm generate_step
-// with make_prompt_cache): the first Next prefills the prompt, in chunks of
-// PrefillStep tokens; every Next returns one token while the device already computes
-// the one after it.
+// with make_prompt_cache): the first Next prefills the prompt as generate_step does,
+// every token but the last in chunks of at most PrefillStep tokens (only the caches
+// are evaluated: no logits), then the last token as the first step; every Next
+// returns one token while the device already computes the one after it.
 type PlainGenerator struct {
 	m       nn.Model
 	g       *graph.Graph
@@ -44,7 +46,7 @@ type PlainGenerator struct {
 	y       tensor.Array // newest token, not yet returned
 	started bool
 	// PrefillStep is the prefill chunk (PrefillStepSize unless changed before the
-	// first Next; <= 0 prefills the whole prompt at once).
+	// first Next; <= 0 runs the whole prompt in the first step, logits and all).
 	PrefillStep int
 }
 
@@ -98,23 +100,23 @@ func (p *PlainGenerator) Next() (int32, error) {
 	return v[0], nil
 }
 
-// prefillChunks runs the prompt through the model PrefillStep tokens at a time while
-// more than a chunk is left, evaluating the caches after each chunk (its logits are
-// not needed) and clearing the buffer cache, and returns the rest, which the first step prefills (mlx-lm's loop).
+// prefillChunks runs the prompt through the model as mlx-lm's generate_step does:
+// while more than one token is left, a chunk of min(PrefillStep, left-1) tokens,
+// evaluating only the caches (the chunk's logits are never computed) and clearing the
+// buffer cache after each (the chunk's scratch fits no decode step). It returns the
+// rest, the last token, which the first step runs.
 func (p *PlainGenerator) prefillChunks() ([]int32, error) {
 	rest := p.prompt
-	for p.PrefillStep > 0 && len(rest) > p.PrefillStep {
-		chunk := rest[:p.PrefillStep]
+	for p.PrefillStep > 0 && len(rest) > 1 {
+		chunk := rest[:min(p.PrefillStep, len(rest)-1)]
 		tensor.WithScope(p.g, func() { p.m.Forward(tokensArray(p.g, [][]int32{chunk}), p.caches) })
 		if err := cache.EvalState(p.caches); err != nil {
 			return nil, err
 		}
-		// mlx-lm clears its buffer cache after each chunk: the chunk's scratch fits
-		// the next chunk but no decode step.
 		if err := p.g.ClearCache(); err != nil {
 			return nil, err
 		}
-		rest = rest[p.PrefillStep:]
+		rest = rest[len(chunk):]
 	}
 	return rest, nil
 }

@@ -12,10 +12,11 @@ import (
 	"github.com/ingotml/ingot/tensor"
 )
 
-// TestChunkedPrefill: a prompt longer than the prefill step is prefilled in chunks
-// (mlx-lm's prefill_step_size) and generates the tokens a one-shot prefill does, for
-// chunk sizes that divide the prompt and ones that leave a remainder, on a model with
-// GDN and attention layers.
+// TestChunkedPrefill: a prompt is prefilled as mlx-lm's generate_step does, every token
+// but the last in chunks of at most the prefill step (prefill_step_size), then the
+// last token, and generates the tokens a one-shot prefill does, for chunk sizes that
+// divide the prompt and ones that leave a remainder, on a model with GDN and attention
+// layers.
 func TestChunkedPrefill(t *testing.T) {
 	_, m := tinyModel(t, 6)
 	rng := rand.New(rand.NewSource(7))
@@ -42,15 +43,15 @@ func TestChunkedPrefill(t *testing.T) {
 	require.Equal(t, 45, widths[0])
 	for _, step := range []int{1, 8, 15, 16, 44, 45, 2048} {
 		require.Equal(t, whole, run(step), "prefill step %d", step)
-		// Forwards of step tokens while more than a step is left, then the rest.
+		// As mlx-lm's generate_step: forwards of min(step, left-1) tokens while more
+		// than one is left, then the last token alone.
 		var want []int
-		for left := 45; ; left -= step {
-			if left <= step {
-				want = append(want, left)
-				break
-			}
-			want = append(want, step)
+		for left := 45; left > 1; {
+			n := min(step, left-1)
+			want = append(want, n)
+			left -= n
 		}
+		want = append(want, 1)
 		require.Equal(t, want, widths[:len(want)], "prefill step %d", step)
 	}
 }
@@ -73,9 +74,9 @@ func TestChunkedPrefillClearsCache(t *testing.T) {
 		_, err := p.Next()
 		require.NoError(t, err)
 	}
-	require.Equal(t, []int{16, 16, 13, 1, 1}, widths[:5])
-	require.Equal(t, []int{0, 0, 0}, cached[:3], "cached buffers as each prompt forward starts")
-	require.Positive(t, cached[4], "cached buffers as the second decode step's forward starts")
+	require.Equal(t, []int{16, 16, 12, 1, 1, 1}, widths[:6])
+	require.Equal(t, []int{0, 0, 0, 0}, cached[:4], "cached buffers as each prompt forward starts")
+	require.Positive(t, cached[5], "cached buffers as the second decode step's forward starts")
 }
 
 // forwardSpy records the width of every forward.
