@@ -46,12 +46,15 @@ type BatchGenerator struct {
 	// settle counts the decode steps until a prompt's scratch is all released (see
 	// clearPromptScratch): 2 after an admit, 0 when nothing is pending.
 	settle int
+	// PrefillStep is the prefill chunk for a prompt batch longer than it whose prompts
+	// are all one length (PrefillStepSize unless changed; see prefillLong).
+	PrefillStep int
 }
 
 // NewBatchGenerator makes a generator whose generation batch holds up to maxBatch rows
 // (<= 0: unbounded).
 func NewBatchGenerator(m nn.Model, policy cache.Policy, maxBatch int) *BatchGenerator {
-	return &BatchGenerator{m: m, g: m.Graph(), policy: policy, maxBatch: maxBatch}
+	return &BatchGenerator{m: m, g: m.Graph(), policy: policy, maxBatch: maxBatch, PrefillStep: PrefillStepSize}
 }
 
 // Insert queues requests; they join the generation batch at the next step.
@@ -124,6 +127,37 @@ func (b *BatchGenerator) Next() ([]Token, error) {
 	return toks, nil
 }
 
+// prefillLong prefills a prompt batch of one length longer than PrefillStep as mlx-lm's
+// generator does (_process_prompts): every position but the last in chunks of at most
+// PrefillStep, evaluating only the caches (no chunk computes logits) and clearing the
+// buffer cache after each. It returns how many positions it ran; the admit's forward
+// runs the rest (the last position). A batch that fits one chunk takes the admit's one
+// forward, as before (the repro's counts rest on it), and so does a batch of unequal
+// lengths (right-padded, its rows end at different positions).
+func (b *BatchGenerator) prefillLong(padded [][]int32, caches []cache.Cache) (int, error) {
+	total := len(padded[0])
+	if b.PrefillStep <= 0 || total <= b.PrefillStep {
+		return 0, nil
+	}
+	pos := 0
+	for total-pos > 1 {
+		n := min(b.PrefillStep, total-pos-1)
+		chunk := make([][]int32, len(padded))
+		for i, p := range padded {
+			chunk[i] = p[pos : pos+n]
+		}
+		tensor.WithScope(b.g, func() { b.m.Forward(tokensArray(b.g, chunk), caches) })
+		if err := cache.EvalState(caches); err != nil {
+			return 0, err
+		}
+		if err := b.g.ClearCache(); err != nil {
+			return 0, err
+		}
+		pos += n
+	}
+	return pos, nil
+}
+
 // admitFailed drops the requests of a failed prefill.
 func admitFailed(reqs []Request, err error) error {
 	ids := make([]int, len(reqs))
@@ -165,6 +199,16 @@ func (b *BatchGenerator) admit() ([]Token, error) {
 		padded[i] = make([]int32, maxLen) // right padding with token 0
 		copy(padded[i], r.Prompt)
 		ragged = ragged || len(r.Prompt) != maxLen
+	}
+	pos := 0
+	if !ragged {
+		if pos, err = b.prefillLong(padded, merged); err != nil {
+			return nil, admitFailed(reqs, err)
+		}
+		for i := range padded {
+			padded[i] = padded[i][pos:]
+			lengths[i] -= pos
+		}
 	}
 	var y tensor.Array
 	tensor.WithScope(b.g, func() {

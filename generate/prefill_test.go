@@ -93,3 +93,42 @@ func (s *forwardSpy) Forward(tokens tensor.Array, caches []cache.Cache) tensor.A
 	}
 	return s.Model.Forward(tokens, caches)
 }
+
+// TestBatchChunkedPrefill: a prompt batch of one length longer than the prefill step is
+// prefilled as mlx-lm's generator does (every position but the last in chunks, then
+// the last), and generates the tokens one forward does; a batch of unequal lengths, and
+// one that fits a chunk, still take one forward.
+func TestBatchChunkedPrefill(t *testing.T) {
+	_, m := tinyModel(t, 6)
+	rng := rand.New(rand.NewSource(9))
+	prompt := func(n int) []int32 {
+		p := make([]int32, n)
+		for i := range p {
+			p[i] = int32(rng.Intn(m.VocabSize()))
+		}
+		return p
+	}
+	a, b, c := prompt(45), prompt(45), prompt(30)
+	var widths []int
+	spy := &forwardSpy{Model: m, widths: &widths}
+	run := func(step int, prompts ...[]int32) map[int][]int32 {
+		widths = nil
+		g := generate.NewBatchGenerator(spy, cache.Eager, 0)
+		require.Equal(t, generate.PrefillStepSize, g.PrefillStep)
+		g.PrefillStep = step
+		for i, p := range prompts {
+			require.NoError(t, g.Insert(generate.Request{ID: i, Prompt: p, MaxTokens: 6}))
+		}
+		return drain(t, g, nil)
+	}
+	whole := run(0, a, b)
+	require.Equal(t, 45, widths[0])
+	chunked := run(16, a, b)
+	require.Equal(t, []int{16, 16, 12, 1, 1}, widths[:5])
+	require.Equal(t, whole, chunked)
+
+	run(16, a, c) // unequal lengths: one right-padded forward
+	require.Equal(t, 45, widths[0])
+	run(64, a) // fits one chunk
+	require.Equal(t, 45, widths[0])
+}
