@@ -4,7 +4,9 @@
 // The half-weight linear's rows (linear16.go defines the order): rows rows of k16*16
 // + tail half-precision weights (ldw bytes apart) dotted with x (float32), four rows
 // per pass (independent chains of fused multiply-adds), then one at a time; K1 masks
-// the tail.
+// the tail. With stream set every row is taken one at a time: the rows are then one
+// sequential stream from memory, prefetched 8 KB ahead, which reads DRAM faster
+// than four interleaved rows do (a decode's products, read once a step).
 //
 // Registers: SI x, R15 the pass's first row, BX ldw, R9 3*ldw, CX rows left, DX
 // k16, R8 out, R12 the byte offset into the rows (x at twice it), R14 the step count;
@@ -23,6 +25,8 @@
 	KMOVW mask+40(FP), K1; \
 	MOVQ out+48(FP), R8; \
 	LEAQ (BX)(BX*2), R9; \
+	CMPB stream+42(FP), $0; \
+	JNE  one; \
 	CMPQ CX, $4; \
 	JLT  one; \
 four: \
@@ -89,6 +93,7 @@ onerow: \
 	TESTQ R14, R14; \
 	JZ onet; \
 onek: \
+	PREFETCHT0 8192(R15)(R12*1); \
 	WIDEN((R15)(R12*1)); \
 	VFMADD231PS (SI)(R12*2), Z4, Z0; \
 	ADDQ $32, R12; \
@@ -111,7 +116,7 @@ done: \
 	VZEROUPPER; \
 	RET
 
-// func gemv16bf16(x *float32, w *uint16, ldw uintptr, rows, k16 int, mask uint16, out *float32)
+// func gemv16bf16(x *float32, w *uint16, ldw uintptr, rows, k16 int, mask uint16, stream bool, out *float32)
 TEXT ·gemv16bf16(SB), NOSPLIT, $0-56
 #define WIDEN(a) VPMOVZXWD a, Z4; VPSLLD $16, Z4, Z4
 #define WIDENZ(a) VPMOVZXWD.Z a, K1, Z4; VPSLLD $16, Z4, Z4
@@ -119,7 +124,7 @@ TEXT ·gemv16bf16(SB), NOSPLIT, $0-56
 #undef WIDEN
 #undef WIDENZ
 
-// func gemv16f16(x *float32, w *uint16, ldw uintptr, rows, k16 int, mask uint16, out *float32)
+// func gemv16f16(x *float32, w *uint16, ldw uintptr, rows, k16 int, mask uint16, stream bool, out *float32)
 TEXT ·gemv16f16(SB), NOSPLIT, $0-56
 #define WIDEN(a) VCVTPH2PS a, Z4
 #define WIDENZ(a) VCVTPH2PS.Z a, K1, Z4

@@ -60,10 +60,11 @@ func qmv16b8c2(x *float32, p *byte, rows, groups, dt int, sums, sc, bi, scr, out
 //go:noescape
 func qmv16b8c4(x *float32, p *byte, rows, groups, dt int, sums, sc, bi, scr, out *float32, sstride, blocks int, mask uint16)
 
-// gemv16bf16 and gemv16f16 are the half-weight linear's rows (linear16_amd64.s).
+// gemv16bf16 and gemv16f16 are the half-weight linear's rows (linear16_amd64.s);
+// stream takes them one at a time, as one prefetched stream.
 //
 //go:noescape
-func gemv16bf16(x *float32, w *uint16, ldw uintptr, rows, k16 int, mask uint16, out *float32)
+func gemv16bf16(x *float32, w *uint16, ldw uintptr, rows, k16 int, mask uint16, stream bool, out *float32)
 
 //go:noescape
-func gemv16f16(x *float32, w *uint16, ldw uintptr, rows, k16 int, mask uint16, out *float32)
+func gemv16f16(x *float32, w *uint16, ldw uintptr, rows, k16 int, mask uint16, stream bool, out *float32)

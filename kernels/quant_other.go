@@ -33,6 +33,6 @@ func qmv16(bits, chunks int, x *float32, p *byte, rows, groups, dt int, sums, sc
 
 const useAVX512 = false
 
-func gemv16(dt DType, x []float32, ws []uint16, out []float32) {
+func gemv16(dt DType, x []float32, ws []uint16, out []float32, stream bool) {
 	panic("kernels: gemv16 without assembly")
 }
