@@ -7,8 +7,9 @@ package kernels
 // takes a = fma(x[k], w[k], a) for k = l, l+16, l+32, ... in order (fused, rounded
 // once: fma32), then the lanes fold by halves as qReduce16 folds them; the result is
 // rounded to the output dtype once. mmDot16 is the definition; gemv16 (AVX-512) the
-// fast path, a row at a time for one x row, four rows per pass for several; GEMM (many x rows) uses the same per-row dot on
-// tiles of w, so a row's value does not depend on how many rows are computed.
+// fast path, a row at a time for one x row, four rows per pass for several; GEMM
+// (many x rows) uses the same per-row dot on tiles of w, so a row's value does not
+// depend on how many rows are computed.
 
 // mmDot16 is the half-weight linear's dot product (x and w widened to float32).
 func mmDot16(x, w []float32) float32 {
