@@ -445,13 +445,12 @@ func qswitchEncode(l *Launch, e Encoder) {
 	act := 4 * max(1, p.T*p.K*p.I) // the activations [T, k, I]
 	dt := l.Args[2].DType
 	// Pass 1: every routed expert's activations, qmvRows of them per threadgroup: by
-	// chunks (two a lane: one simdgroup at H 2048, so a whole launch fits in one wave
-	// at the kernel's registers) where gate and up share a width of 2, 4 or 8 bits,
-	// else by units.
+	// chunks where gate and up share a width of 2, 4 or 8 bits (qswitchSGRows rows a
+	// simdgroup, its lanes over the whole row), else by units.
 	tpg := qmvThreads(p.H/8, 2)
 	if p.GateBits == p.UpBits && qChunkBits(p.GateBits) {
 		e.Entry(qEntry("qswitch_act_chunks", dt))
-		tpg = qmvThreads(p.H/32, 2)
+		tpg = [3]int{32 * qmvRows / qswitchSGRows, 1, 1}
 	} else {
 		e.Entry(qEntry("qswitch_act", dt))
 	}
@@ -477,6 +476,13 @@ func qswitchEncode(l *Launch, e Encoder) {
 	e.Scratch(14, act)
 	e.DispatchThreadgroups([3]int{max((p.H+qmvRows-1)/qmvRows, 1), max(p.T, 1), 1}, tpg)
 }
+
+// qswitchSGRows is quant.metal's QSW_RS: the act rows each simdgroup of
+// qswitch_act_chunks takes, so a threadgroup's qmvRows rows are spread over 4
+// simdgroups (at Qwen3-Next's top-10, 2,560 warps, each lane 2 chunks of 2 gate and 2
+// up rows; one simdgroup a block of 8 rows took 30.4 us for the launch pair on the H200
+// translation, its warps doing 4x the serial work at 255 registers).
+const qswitchSGRows = 2
 
 // qChunkBits is whether rows of bits-bit codes can be taken by 32-code chunks (the
 // staged qmv's and qswitch_glu's _chunks entries): 32 codes are bits whole words, 16 /

@@ -333,31 +333,47 @@ inline float q_chunk_dot(thread const uint* wd, thread const float* xc) {
     return d0 + d1;
 }
 
-// q_rows_chunk adds f * (s * (x . q) + b * sum(x)) for chunk c of rows n0 + r of m to
-// acc[r], r < QMV_ROWS (rows past last repeat row n0 + last), every load first.
-template <typename S, int B>
-inline void q_rows_chunk(QMat<S> m, size_t n0, int last, int c, thread const float* xc, float xsum, float f,
-                         thread float* acc) {
-    uint wd[QMV_ROWS][B];
-    float sc[QMV_ROWS];
-    float bi[QMV_ROWS];
+// q_chunk_load loads chunk c of rows n0 + r of m, r < R (rows past last repeat row n0 +
+// last): B words, a scale and a bias a row, into wd[r * B + i], sc[r], bi[r].
+template <typename S, int B, int R>
+inline void q_chunk_load(QMat<S> m, size_t n0, int last, int c, thread uint* wd, thread float* sc,
+                         thread float* bi) {
     int rw = m.cols * B / 32;  // words a row
     int gsh = 5 + (m.group >> 6);  // log2(group): groups are 32, 64 or 128 (CheckQuant)
     int gs = m.cols >> gsh;       // groups a row
     // One 64-bit base a call; the rows at 32-bit offsets from it (a block's rows are close).
     const device uint* wp = (const device uint*)m.w + n0 * size_t(rw) + size_t(c * B);
     size_t g0 = n0 * size_t(gs) + size_t((c * 32) >> gsh);
-    for (int r = 0; r < QMV_ROWS; r++) {
+    for (int r = 0; r < R; r++) {
         int o = min(r, last);
         for (int i = 0; i < B; i++) {
-            wd[r][i] = wp[o * rw + i];
+            wd[r * B + i] = wp[o * rw + i];
         }
         sc[r] = float(m.s[g0 + size_t(o * gs)]);
         bi[r] = float(m.b[g0 + size_t(o * gs)]);
     }
-    for (int r = 0; r < QMV_ROWS; r++) {
-        acc[r] += f * fma(sc[r], q_chunk_dot<B>(wd[r], xc), bi[r] * xsum);
+}
+
+// q_chunk_add adds f * (s * (x . q) + b * sum(x)) for R rows loaded by q_chunk_load to
+// acc[r].
+template <int B, int R>
+inline void q_chunk_add(thread const uint* wd, thread const float* sc, thread const float* bi,
+                        thread const float* xc, float xsum, float f, thread float* acc) {
+    for (int r = 0; r < R; r++) {
+        acc[r] += f * fma(sc[r], q_chunk_dot<B>(wd + r * B, xc), bi[r] * xsum);
     }
+}
+
+// q_rows_chunk adds f * (s * (x . q) + b * sum(x)) for chunk c of rows n0 + r of m to
+// acc[r], r < QMV_ROWS (rows past last repeat row n0 + last), every load first.
+template <typename S, int B>
+inline void q_rows_chunk(QMat<S> m, size_t n0, int last, int c, thread const float* xc, float xsum, float f,
+                         thread float* acc) {
+    uint wd[QMV_ROWS * B];
+    float sc[QMV_ROWS];
+    float bi[QMV_ROWS];
+    q_chunk_load<S, B, QMV_ROWS>(m, n0, last, c, wd, sc, bi);
+    q_chunk_add<B, QMV_ROWS>(wd, sc, bi, xc, xsum, f, acc);
 }
 
 // q_chunk_x loads staged chunk c into registers and returns its sum.
@@ -561,15 +577,79 @@ inline void qswitch_down_loop(QMat<S> down, const device int* idx, const device 
     }
 }
 
-// qswitch_act_chunks is qswitch_act_loop by chunks, gate and up both of width B.
+// The _chunks act pass: each simdgroup of a threadgroup takes QSW_RS of the block's
+// QMV_ROWS rows (Encode's qswitchSGRows: QMV_ROWS / QSW_RS simdgroups), gate and up, and
+// its lanes take chunks lane, lane + 32, ... of them, QSW_CH chunks in flight a lane; the
+// simdgroup adds its rows with simd_sum (no threadgroup memory, no barrier). A lane's x
+// chunks are loaded before the routed index is known (their latency overlaps its), and
+// an expert out of range reads expert 0's rows and writes zeros.
+#define QSW_RS 2
+#define QSW_CH 2
+
+// qswitch_act_chunks adds lane's chunks of the gate and up rows n0 + r, r < QSW_RS (rows
+// past last repeat row n0 + last), to ga and ua: both of width B.
 template <typename S, int B>
 inline void qswitch_act_chunks(const device float* xr, QMat<S> gate, QMat<S> up, size_t n0, int last,
-                               uint tid, uint nthr, thread float* ga, thread float* ua) {
-    for (int c = int(tid); c < gate.cols / 32; c += int(nthr)) {
-        float xc[32];
-        float xs = q_chunk_xd<B>(xr, c, xc);
-        q_rows_chunk<S, B>(gate, n0, last, c, xc, xs, 1.0f, ga);
-        q_rows_chunk<S, B>(up, n0, last, c, xc, xs, 1.0f, ua);
+                               uint lane, thread float* ga, thread float* ua) {
+    int nch = gate.cols / 32;
+    for (int c0 = int(lane); c0 < nch; c0 += 32 * QSW_CH) {
+        float xc[QSW_CH * 32];
+        float xs[QSW_CH];
+        uint gw[QSW_CH * QSW_RS * B];
+        uint uw[QSW_CH * QSW_RS * B];
+        float gsc[QSW_CH * QSW_RS], gbi[QSW_CH * QSW_RS], usc[QSW_CH * QSW_RS], ubi[QSW_CH * QSW_RS];
+        for (int k = 0; k < QSW_CH; k++) {
+            int c = min(c0 + 32 * k, nch - 1);  // a chunk past the row repeats the last, times 0
+            xs[k] = q_chunk_xd<B>(xr, c, xc + 32 * k);
+        }
+        for (int k = 0; k < QSW_CH; k++) {
+            int c = min(c0 + 32 * k, nch - 1);
+            int o = k * QSW_RS;
+            q_chunk_load<S, B, QSW_RS>(gate, n0, last, c, gw + o * B, gsc + o, gbi + o);
+            q_chunk_load<S, B, QSW_RS>(up, n0, last, c, uw + o * B, usc + o, ubi + o);
+        }
+        for (int k = 0; k < QSW_CH; k++) {
+            float f = c0 + 32 * k < nch ? 1.0f : 0.0f;
+            int o = k * QSW_RS;
+            q_chunk_add<B, QSW_RS>(gw + o * B, gsc + o, gbi + o, xc + 32 * k, xs[k], f, ga);
+            q_chunk_add<B, QSW_RS>(uw + o * B, usc + o, ubi + o, xc + 32 * k, xs[k], f, ua);
+        }
+    }
+}
+
+// qswitch_act_chunks_impl: simdgroup sg of threadgroup (x, tj) computes the act rows
+// x * QMV_ROWS + sg * QSW_RS + r, r < QSW_RS, of routed expert tj = t * K + j.
+template <typename S>
+inline void qswitch_act_chunks_impl(const device float* x, QMat<S> gate, QMat<S> up, const device int* idx,
+                                    device float* act, constant QSwitchGLUParams& p, uint3 tg, uint lane,
+                                    uint sg) {
+    int i0 = int(tg.x) * QMV_ROWS + int(sg) * QSW_RS;
+    int tj = int(tg.y);  // t * K + j
+    int rows = min(QSW_RS, p.I - i0);
+    if (tj >= p.T * p.K || rows <= 0) {
+        return;  // uniform in the simdgroup; no barrier follows
+    }
+    int e = q_index(idx[tj], p.E);
+    const device float* xr = x + size_t(tj / p.K) * size_t(p.H);
+    float ga[QSW_RS];
+    float ua[QSW_RS];
+    for (int r = 0; r < QSW_RS; r++) {
+        ga[r] = 0.0f;
+        ua[r] = 0.0f;
+    }
+    size_t n0 = size_t(max(e, 0)) * size_t(p.I) + size_t(i0);
+    switch (gate.bits) {  // Encode picks the chunks entry for gate and up of one width 2, 4 or 8
+    case 2: qswitch_act_chunks<S, 2>(xr, gate, up, n0, rows - 1, lane, ga, ua); break;
+    case 4: qswitch_act_chunks<S, 4>(xr, gate, up, n0, rows - 1, lane, ga, ua); break;
+    default: qswitch_act_chunks<S, 8>(xr, gate, up, n0, rows - 1, lane, ga, ua); break;
+    }
+    for (int r = 0; r < QSW_RS; r++) {
+        float g = simd_sum(ga[r]);
+        float u = simd_sum(ua[r]);
+        if (int(lane) == r && r < rows) {
+            // An expert out of range contributes nothing (down skips it).
+            act[size_t(tj) * size_t(p.I) + size_t(i0 + r)] = e < 0 ? 0.0f : (g / (1.0f + exp(-g))) * u;
+        }
     }
 }
 
@@ -586,18 +666,28 @@ inline void qswitch_down_chunks(QMat<S> down, const device int* idx, const devic
     for (int it = int(tid); it < K * chunks; it += int(nthr)) {
         int j = it / chunks;
         int c = it % chunks;
-        int e = q_index(idx[t * K + j], E);
-        if (e < 0) {
-            continue;
-        }
+        // The act chunk and the score are loaded while the routed index is (no branch on
+        // it before the loads); an expert out of range reads expert 0's rows, adds nothing.
         float sc = scores[t * K + j];
         float xc[32];
         float xs = q_chunk_xd<B>(act + (size_t(t) * size_t(K) + size_t(j)) * size_t(I), c, xc);
-        q_rows_chunk<S, B>(down, size_t(e) * size_t(H) + size_t(h0), last, c, xc, xs, sc, acc);
+        int e = q_index(idx[t * K + j], E);
+        uint wd[QMV_ROWS * B];
+        float ws[QMV_ROWS];
+        float wb[QMV_ROWS];
+        q_chunk_load<S, B, QMV_ROWS>(down, size_t(max(e, 0)) * size_t(H) + size_t(h0), last, c, wd, ws, wb);
+        float d[QMV_ROWS];
+        for (int r = 0; r < QMV_ROWS; r++) {
+            d[r] = 0.0f;
+        }
+        q_chunk_add<B, QMV_ROWS>(wd, ws, wb, xc, xs, sc, d);
+        for (int r = 0; r < QMV_ROWS; r++) {
+            acc[r] += e < 0 ? 0.0f : d[r];
+        }
     }
 }
 
-template <typename S, bool CHUNKS>
+template <typename S>
 inline void qswitch_act_impl(const device float* x, QMat<S> gate, QMat<S> up, const device int* idx,
                              device float* act, constant QSwitchGLUParams& p, threadgroup float* part,
                              uint3 tg, uint tid, uint lane, uint sg, uint nthr) {
@@ -618,14 +708,7 @@ inline void qswitch_act_impl(const device float* x, QMat<S> gate, QMat<S> up, co
         ga[r] = 0.0f;
         ua[r] = 0.0f;
     }
-    if (e >= 0 && CHUNKS) {  // uniform: Encode picks the chunks entry for gate and up of one width 2, 4 or 8
-        size_t n0 = size_t(e) * size_t(p.I) + size_t(i0);
-        switch (gate.bits) {
-        case 2: qswitch_act_chunks<S, 2>(xr, gate, up, n0, rows - 1, tid, nthr, ga, ua); break;
-        case 4: qswitch_act_chunks<S, 4>(xr, gate, up, n0, rows - 1, tid, nthr, ga, ua); break;
-        default: qswitch_act_chunks<S, 8>(xr, gate, up, n0, rows - 1, tid, nthr, ga, ua); break;
-        }
-    } else if (e >= 0) {  // uniform: an expert out of range contributes nothing (down skips it)
+    if (e >= 0) {  // uniform: an expert out of range contributes nothing (down skips it)
         size_t n0 = size_t(e) * size_t(p.I) + size_t(i0);
         // One width for both (the usual case) takes the loop compiled for it.
         switch (gate.bits == up.bits ? gate.bits : 0) {
@@ -738,7 +821,7 @@ kernel void qswitch_act_float32(const device float* x [[buffer(0)]],
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
     QMat<float> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<float> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
-    qswitch_act_impl<float, false>(x, gate, up, idx, act, p, part, tg, tid, lane, sg, tpg.x);
+    qswitch_act_impl<float>(x, gate, up, idx, act, p, part, tg, tid, lane, sg, tpg.x);
 }
 
 kernel void qswitch_act_chunks_float32(const device float* x [[buffer(0)]],
@@ -750,10 +833,9 @@ kernel void qswitch_act_chunks_float32(const device float* x [[buffer(0)]],
                                uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
                                uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
                        uint3 tpg [[threads_per_threadgroup]]) {
-    threadgroup float part[QMV_MAXSG * QMV_ROWS];
     QMat<float> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<float> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
-    qswitch_act_impl<float, true>(x, gate, up, idx, act, p, part, tg, tid, lane, sg, tpg.x);
+    qswitch_act_chunks_impl<float>(x, gate, up, idx, act, p, tg, lane, sg);
 }
 
 kernel void qswitch_down_float32(const device uchar* dw [[buffer(7)]], const device float* ds [[buffer(8)]],
@@ -829,7 +911,7 @@ kernel void qswitch_act_float16(const device float* x [[buffer(0)]],
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
     QMat<half> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<half> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
-    qswitch_act_impl<half, false>(x, gate, up, idx, act, p, part, tg, tid, lane, sg, tpg.x);
+    qswitch_act_impl<half>(x, gate, up, idx, act, p, part, tg, tid, lane, sg, tpg.x);
 }
 
 kernel void qswitch_act_chunks_float16(const device float* x [[buffer(0)]],
@@ -841,10 +923,9 @@ kernel void qswitch_act_chunks_float16(const device float* x [[buffer(0)]],
                                uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
                                uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
                        uint3 tpg [[threads_per_threadgroup]]) {
-    threadgroup float part[QMV_MAXSG * QMV_ROWS];
     QMat<half> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<half> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
-    qswitch_act_impl<half, true>(x, gate, up, idx, act, p, part, tg, tid, lane, sg, tpg.x);
+    qswitch_act_chunks_impl<half>(x, gate, up, idx, act, p, tg, lane, sg);
 }
 
 kernel void qswitch_down_float16(const device uchar* dw [[buffer(7)]], const device half* ds [[buffer(8)]],
@@ -920,7 +1001,7 @@ kernel void qswitch_act_bfloat16(const device float* x [[buffer(0)]],
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
     QMat<bfloat> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<bfloat> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
-    qswitch_act_impl<bfloat, false>(x, gate, up, idx, act, p, part, tg, tid, lane, sg, tpg.x);
+    qswitch_act_impl<bfloat>(x, gate, up, idx, act, p, part, tg, tid, lane, sg, tpg.x);
 }
 
 kernel void qswitch_act_chunks_bfloat16(const device float* x [[buffer(0)]],
@@ -932,10 +1013,9 @@ kernel void qswitch_act_chunks_bfloat16(const device float* x [[buffer(0)]],
                                uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
                                uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
                        uint3 tpg [[threads_per_threadgroup]]) {
-    threadgroup float part[QMV_MAXSG * QMV_ROWS];
     QMat<bfloat> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<bfloat> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
-    qswitch_act_impl<bfloat, true>(x, gate, up, idx, act, p, part, tg, tid, lane, sg, tpg.x);
+    qswitch_act_chunks_impl<bfloat>(x, gate, up, idx, act, p, tg, lane, sg);
 }
 
 kernel void qswitch_down_bfloat16(const device uchar* dw [[buffer(7)]], const device bfloat* ds [[buffer(8)]],

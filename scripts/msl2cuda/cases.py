@@ -45,6 +45,7 @@ QMV_BPT = 32  # row blocks of a staged qmv threadgroup (kernels.qmvStagedBlocks)
 SDPA_MAXG = 4  # query heads a threadgroup of sdpa (sdpa.metal's SDPA_MAXG; exp.py varies it)
 QMV_GEOM = None  # exp.py: (N, K, bits) -> (entry, threadgroups, threadgroup size) in place of qmv_geom
 QSWITCH = None  # exp.py: (chunks, act threadgroup size, down threadgroup size) in place of qswitchEncode's
+QSW_RS = 2  # act rows a simdgroup of qswitch_act_chunks (quant.metal's QSW_RS, kernels.qswitchSGRows)
 
 
 class Kern:
@@ -309,14 +310,14 @@ def case_qswitch(T, H, I, E, K, bits=4, group=64, sdt='float32', idxh=None):
     sch = NPR.uniform(0.05, 1, (T, K)).astype(np.float32)
     sch /= sch.sum(1, keepdims=True)
     idx, sc = cp.asarray(idxh), cp.asarray(sch)
-    # qswitchEncode: 2-, 4- and 8-bit rows (kernels.qChunkBits) take the _chunks entries, a
-    # 32-code chunk a thread: qswitch_act_chunks DispatchThreadgroups((ceil(I / 8), T * k, 1),
-    # qmvThreads(H / 32, 2)), then qswitch_down_chunks DispatchThreadgroups((ceil(H / 8), T, 1),
+    # qswitchEncode: 2-, 4- and 8-bit rows (kernels.qChunkBits) take the _chunks entries:
+    # qswitch_act_chunks DispatchThreadgroups((ceil(I / 8), T * k, 1), (32 * 8 / QSW_RS, 1, 1)),
+    # QSW_RS rows a simdgroup, then qswitch_down_chunks DispatchThreadgroups((ceil(H / 8), T, 1),
     # qmvThreads(k * I / 32, 1)); other widths the unit entries, qmvThreads(H / 8, 2) and
     # qmvThreads(k * I / 8, 2). Buffers in index order.
     chunks = bits in (2, 4, 8)
     ent = 'chunks_' if chunks else ''
-    ta = qmv_threads(H // 32, 2) if chunks else qmv_threads(H // 8, 2)
+    ta = (32 * QMV_ROWS // QSW_RS, 1, 1) if chunks else qmv_threads(H // 8, 2)
     td = qmv_threads(K * I // 32, 1) if chunks else qmv_threads(K * I // 8, 2)
     if QSWITCH is not None:
         chunks, ta, td = QSWITCH
