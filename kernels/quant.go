@@ -444,13 +444,14 @@ func qswitchEncode(l *Launch, e Encoder) {
 	prm := mslPack(p)
 	act := 4 * max(1, p.T*p.K*p.I) // the activations [T, k, I]
 	dt := l.Args[2].DType
-	// Pass 1: every routed expert's activations, qmvRows of them per threadgroup: by
-	// chunks where gate and up share a width of 2, 4 or 8 bits (qswitchSGRows rows a
-	// simdgroup, its lanes over the whole row), else by units.
+	// Pass 1: every routed expert's activations: by chunks where gate and up share a
+	// width of 2, 4 or 8 bits and x fits the staging (qswitchSGs simdgroups of
+	// qswitchSGRows rows a threadgroup), else by units, qmvRows rows a threadgroup.
 	tpg := qmvThreads(p.H/8, 2)
-	if p.GateBits == p.UpBits && qChunkBits(p.GateBits) {
+	rows := qmvRows // act rows a threadgroup
+	if p.GateBits == p.UpBits && qChunkBits(p.GateBits) && p.H <= qmvXMax {
 		e.Entry(qEntry("qswitch_act_chunks", dt))
-		tpg = [3]int{32 * qmvRows / qswitchSGRows, 1, 1}
+		tpg, rows = [3]int{32 * qswitchSGs, 1, 1}, qswitchSGs*qswitchSGRows
 	} else {
 		e.Entry(qEntry("qswitch_act", dt))
 	}
@@ -459,7 +460,7 @@ func qswitchEncode(l *Launch, e Encoder) {
 	}
 	e.SetBytes(13, prm)
 	e.Scratch(14, act)
-	e.DispatchThreadgroups([3]int{max((p.I+qmvRows-1)/qmvRows, 1), max(p.T*p.K, 1), 1}, tpg)
+	e.DispatchThreadgroups([3]int{max((p.I+rows-1)/rows, 1), max(p.T*p.K, 1), 1}, tpg)
 	// Pass 2: the outputs, qmvRows per threadgroup, each down row read once a token;
 	// an (expert, chunk) pair a thread for down rows of 2, 4 or 8 bits.
 	tpg = qmvThreads(p.K*p.I/8, 2)
@@ -477,12 +478,12 @@ func qswitchEncode(l *Launch, e Encoder) {
 	e.DispatchThreadgroups([3]int{max((p.H+qmvRows-1)/qmvRows, 1), max(p.T, 1), 1}, tpg)
 }
 
-// qswitchSGRows is quant.metal's QSW_RS: the act rows each simdgroup of
-// qswitch_act_chunks takes, so a threadgroup's qmvRows rows are spread over 4
-// simdgroups (at Qwen3-Next's top-10, 2,560 warps, each lane 2 chunks of 2 gate and 2
-// up rows; one simdgroup a block of 8 rows took 30.4 us for the launch pair on the H200
-// translation, its warps doing 4x the serial work at 255 registers).
-const qswitchSGRows = 2
+// qswitch_act_chunks's threadgroup: qswitchSGs simdgroups of qswitchSGRows rows each
+// (quant.metal's QSW_RS), x staged once in threadgroup memory for them (see quant.metal).
+const (
+	qswitchSGs    = 4
+	qswitchSGRows = 2
+)
 
 // qChunkBits is whether rows of bits-bit codes can be taken by 32-code chunks (the
 // staged qmv's and qswitch_glu's _chunks entries): 32 codes are bits whole words, 16 /

@@ -417,15 +417,23 @@ inline void qmv_rows(const device float* x, const device uchar* w, const device 
             int rows = live ? min(QMV_ROWS, p.N - n0) : 0;
             size_t nb = size_t(live ? n0 : p.N - 1);  // a dead slot reads row N - 1
             int last = max(rows, 1) - 1;
+            int skip = 0;  // the block's first rows, not written (an overlapping last block)
             float acc[QMV_ROWS];
             for (int r = 0; r < QMV_ROWS; r++) {
                 acc[r] = 0.0f;
             }
             if (staged) {
+                // Every block read whole (row offsets known at compile time): the last
+                // block starts QMV_ROWS rows before N (N >= QMV_ROWS here) and writes only
+                // its own rows; a dead slot reads that block.
+                int nf = min(live ? n0 : p.N, p.N - QMV_ROWS);
+                skip = n0 - nf;
+                rows = live ? QMV_ROWS : 0;
+                n0 = nf;
                 for (int c = int(bt); c < p.K / 32; c += int(tx)) {
                     float xc[32];
                     float xsum = q_chunk_x(xs, cs, c, xc);
-                    q_rows_chunk<S, B>(m, nb, last, c, xc, xsum, 1.0f, acc);
+                    q_rows_chunk<S, B>(m, size_t(nf), QMV_ROWS - 1, c, xc, xsum, 1.0f, acc);
                 }
             } else {
                 for (int u = int(bt); u < p.K / 8; u += int(tx)) {
@@ -436,7 +444,7 @@ inline void qmv_rows(const device float* x, const device uchar* w, const device 
             }
             int row;
             float y = q_rows_reduce(acc, part, rows, bt, lane, sg, ry * nsg, nsg, row);
-            if (row >= 0) {
+            if (row >= 0 && row >= skip) {
                 out[size_t(i) * size_t(p.N) + size_t(n0 + row)] = y;
             }
         }
@@ -526,8 +534,16 @@ inline void qembed_impl(const device int* ids, const device uchar* w, const devi
 template <int B>
 inline float q_chunk_xd(const device float* xr, int c, thread float* xc) {
     float s[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    const device float4* x4 = (const device float4*)(xr + c * 32);  // xr 16-byte aligned (the scratch)
+    for (int q = 0; q < 8; q++) {
+        float4 v = x4[q];
+        xc[4 * q] = v.x;
+        xc[4 * q + 1] = v.y;
+        xc[4 * q + 2] = v.z;
+        xc[4 * q + 3] = v.w;
+    }
     for (int j = 0; j < 32; j++) {
-        float v = xr[c * 32 + j];
+        float v = xc[j];
         s[j & 3] += v;
         xc[j] = v * as_type<float>(uint(127 - B * (j % (16 / B))) << 23);
     }
@@ -577,60 +593,67 @@ inline void qswitch_down_loop(QMat<S> down, const device int* idx, const device 
     }
 }
 
-// The _chunks act pass: each simdgroup of a threadgroup takes QSW_RS of the block's
-// QMV_ROWS rows (Encode's qswitchSGRows: QMV_ROWS / QSW_RS simdgroups), gate and up, and
-// its lanes take chunks lane, lane + 32, ... of them, QSW_CH chunks in flight a lane; the
-// simdgroup adds its rows with simd_sum (no threadgroup memory, no barrier). A lane's x
-// chunks are loaded before the routed index is known (their latency overlaps its), and
-// an expert out of range reads expert 0's rows and writes zeros.
+// The _chunks act pass: a threadgroup of nsg simdgroups takes nsg * QSW_RS rows of one
+// routed expert (Encode's qswitchSGs and qswitchSGRows), each simdgroup QSW_RS of them,
+// gate and up; the threadgroup stages x once in threadgroup memory as the staged qmv
+// does (coalesced loads; Encode takes this entry for H <= QMV_XMAX), then lanes take
+// chunks lane, lane + 32, ..., QSW_CH chunks' weights in flight a lane, and the simdgroup
+// adds its rows with simd_sum. An expert out of range reads expert 0's rows and writes
+// zeros (its weights are loaded with no branch on the routed index).
 #define QSW_RS 2
 #define QSW_CH 2
 
 // qswitch_act_chunks adds lane's chunks of the gate and up rows n0 + r, r < QSW_RS (rows
-// past last repeat row n0 + last), to ga and ua: both of width B.
+// past last repeat row n0 + last), to ga and ua: both of width B, x staged in xs and cs.
 template <typename S, int B>
-inline void qswitch_act_chunks(const device float* xr, QMat<S> gate, QMat<S> up, size_t n0, int last,
-                               uint lane, thread float* ga, thread float* ua) {
+inline void qswitch_act_chunks(threadgroup const float* xs, threadgroup const float* cs, QMat<S> gate,
+                               QMat<S> up, size_t n0, int last, uint lane, thread float* ga, thread float* ua) {
     int nch = gate.cols / 32;
     for (int c0 = int(lane); c0 < nch; c0 += 32 * QSW_CH) {
-        float xc[QSW_CH * 32];
-        float xs[QSW_CH];
         uint gw[QSW_CH * QSW_RS * B];
         uint uw[QSW_CH * QSW_RS * B];
         float gsc[QSW_CH * QSW_RS], gbi[QSW_CH * QSW_RS], usc[QSW_CH * QSW_RS], ubi[QSW_CH * QSW_RS];
         for (int k = 0; k < QSW_CH; k++) {
             int c = min(c0 + 32 * k, nch - 1);  // a chunk past the row repeats the last, times 0
-            xs[k] = q_chunk_xd<B>(xr, c, xc + 32 * k);
-        }
-        for (int k = 0; k < QSW_CH; k++) {
-            int c = min(c0 + 32 * k, nch - 1);
             int o = k * QSW_RS;
             q_chunk_load<S, B, QSW_RS>(gate, n0, last, c, gw + o * B, gsc + o, gbi + o);
             q_chunk_load<S, B, QSW_RS>(up, n0, last, c, uw + o * B, usc + o, ubi + o);
         }
         for (int k = 0; k < QSW_CH; k++) {
+            int c = min(c0 + 32 * k, nch - 1);
             float f = c0 + 32 * k < nch ? 1.0f : 0.0f;
             int o = k * QSW_RS;
-            q_chunk_add<B, QSW_RS>(gw + o * B, gsc + o, gbi + o, xc + 32 * k, xs[k], f, ga);
-            q_chunk_add<B, QSW_RS>(uw + o * B, usc + o, ubi + o, xc + 32 * k, xs[k], f, ua);
+            float xc[32];
+            float xsum = q_chunk_x(xs, cs, c, xc);
+            q_chunk_add<B, QSW_RS>(gw + o * B, gsc + o, gbi + o, xc, xsum, f, ga);
+            q_chunk_add<B, QSW_RS>(uw + o * B, usc + o, ubi + o, xc, xsum, f, ua);
         }
     }
 }
 
 // qswitch_act_chunks_impl: simdgroup sg of threadgroup (x, tj) computes the act rows
-// x * QMV_ROWS + sg * QSW_RS + r, r < QSW_RS, of routed expert tj = t * K + j.
+// (x * nsg + sg) * QSW_RS + r, r < QSW_RS, of routed expert tj = t * K + j.
 template <typename S>
 inline void qswitch_act_chunks_impl(const device float* x, QMat<S> gate, QMat<S> up, const device int* idx,
-                                    device float* act, constant QSwitchGLUParams& p, uint3 tg, uint lane,
-                                    uint sg) {
-    int i0 = int(tg.x) * QMV_ROWS + int(sg) * QSW_RS;
+                                    device float* act, constant QSwitchGLUParams& p, threadgroup float* xs,
+                                    threadgroup float* cs, uint3 tg, uint tid, uint lane, uint sg, uint nthr) {
     int tj = int(tg.y);  // t * K + j
+    if (tj >= p.T * p.K) {
+        return;  // an empty launch still dispatches one group; uniform, before any barrier
+    }
+    int e = q_index(idx[tj], p.E);  // its load is in flight while x is staged
+    const device float* xr = x + size_t(tj / p.K) * size_t(p.H);
+    switch (gate.bits) {  // Encode picks the chunks entry for gate and up of one width 2, 4 or 8
+    case 2: q_stage_x<2>(xr, p.H, xs, cs, tid, lane, nthr); break;
+    case 4: q_stage_x<4>(xr, p.H, xs, cs, tid, lane, nthr); break;
+    default: q_stage_x<8>(xr, p.H, xs, cs, tid, lane, nthr); break;
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    int i0 = (int(tg.x) * int(nthr / 32) + int(sg)) * QSW_RS;
     int rows = min(QSW_RS, p.I - i0);
-    if (tj >= p.T * p.K || rows <= 0) {
+    if (rows <= 0) {
         return;  // uniform in the simdgroup; no barrier follows
     }
-    int e = q_index(idx[tj], p.E);
-    const device float* xr = x + size_t(tj / p.K) * size_t(p.H);
     float ga[QSW_RS];
     float ua[QSW_RS];
     for (int r = 0; r < QSW_RS; r++) {
@@ -638,10 +661,10 @@ inline void qswitch_act_chunks_impl(const device float* x, QMat<S> gate, QMat<S>
         ua[r] = 0.0f;
     }
     size_t n0 = size_t(max(e, 0)) * size_t(p.I) + size_t(i0);
-    switch (gate.bits) {  // Encode picks the chunks entry for gate and up of one width 2, 4 or 8
-    case 2: qswitch_act_chunks<S, 2>(xr, gate, up, n0, rows - 1, lane, ga, ua); break;
-    case 4: qswitch_act_chunks<S, 4>(xr, gate, up, n0, rows - 1, lane, ga, ua); break;
-    default: qswitch_act_chunks<S, 8>(xr, gate, up, n0, rows - 1, lane, ga, ua); break;
+    switch (gate.bits) {
+    case 2: qswitch_act_chunks<S, 2>(xs, cs, gate, up, n0, rows - 1, lane, ga, ua); break;
+    case 4: qswitch_act_chunks<S, 4>(xs, cs, gate, up, n0, rows - 1, lane, ga, ua); break;
+    default: qswitch_act_chunks<S, 8>(xs, cs, gate, up, n0, rows - 1, lane, ga, ua); break;
     }
     for (int r = 0; r < QSW_RS; r++) {
         float g = simd_sum(ga[r]);
@@ -833,9 +856,11 @@ kernel void qswitch_act_chunks_float32(const device float* x [[buffer(0)]],
                                uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
                                uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
                        uint3 tpg [[threads_per_threadgroup]]) {
+    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD];
+    threadgroup float cs[QMV_XMAX / 32];
     QMat<float> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<float> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
-    qswitch_act_chunks_impl<float>(x, gate, up, idx, act, p, tg, lane, sg);
+    qswitch_act_chunks_impl<float>(x, gate, up, idx, act, p, xs, cs, tg, tid, lane, sg, tpg.x);
 }
 
 kernel void qswitch_down_float32(const device uchar* dw [[buffer(7)]], const device float* ds [[buffer(8)]],
@@ -923,9 +948,11 @@ kernel void qswitch_act_chunks_float16(const device float* x [[buffer(0)]],
                                uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
                                uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
                        uint3 tpg [[threads_per_threadgroup]]) {
+    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD];
+    threadgroup float cs[QMV_XMAX / 32];
     QMat<half> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<half> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
-    qswitch_act_chunks_impl<half>(x, gate, up, idx, act, p, tg, lane, sg);
+    qswitch_act_chunks_impl<half>(x, gate, up, idx, act, p, xs, cs, tg, tid, lane, sg, tpg.x);
 }
 
 kernel void qswitch_down_float16(const device uchar* dw [[buffer(7)]], const device half* ds [[buffer(8)]],
@@ -1013,9 +1040,11 @@ kernel void qswitch_act_chunks_bfloat16(const device float* x [[buffer(0)]],
                                uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
                                uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
                        uint3 tpg [[threads_per_threadgroup]]) {
+    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD];
+    threadgroup float cs[QMV_XMAX / 32];
     QMat<bfloat> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<bfloat> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
-    qswitch_act_chunks_impl<bfloat>(x, gate, up, idx, act, p, tg, lane, sg);
+    qswitch_act_chunks_impl<bfloat>(x, gate, up, idx, act, p, xs, cs, tg, tid, lane, sg, tpg.x);
 }
 
 kernel void qswitch_down_bfloat16(const device uchar* dw [[buffer(7)]], const device bfloat* ds [[buffer(8)]],

@@ -46,6 +46,7 @@ SDPA_MAXG = 4  # query heads a threadgroup of sdpa (sdpa.metal's SDPA_MAXG; exp.
 QMV_GEOM = None  # exp.py: (N, K, bits) -> (entry, threadgroups, threadgroup size) in place of qmv_geom
 QSWITCH = None  # exp.py: (chunks, act threadgroup size, down threadgroup size) in place of qswitchEncode's
 QSW_RS = 2  # act rows a simdgroup of qswitch_act_chunks (quant.metal's QSW_RS, kernels.qswitchSGRows)
+QSW_SG = 4  # simdgroups a threadgroup of qswitch_act_chunks (kernels.qswitchSGs)
 
 
 class Kern:
@@ -310,14 +311,14 @@ def case_qswitch(T, H, I, E, K, bits=4, group=64, sdt='float32', idxh=None):
     sch = NPR.uniform(0.05, 1, (T, K)).astype(np.float32)
     sch /= sch.sum(1, keepdims=True)
     idx, sc = cp.asarray(idxh), cp.asarray(sch)
-    # qswitchEncode: 2-, 4- and 8-bit rows (kernels.qChunkBits) take the _chunks entries:
-    # qswitch_act_chunks DispatchThreadgroups((ceil(I / 8), T * k, 1), (32 * 8 / QSW_RS, 1, 1)),
-    # QSW_RS rows a simdgroup, then qswitch_down_chunks DispatchThreadgroups((ceil(H / 8), T, 1),
-    # qmvThreads(k * I / 32, 1)); other widths the unit entries, qmvThreads(H / 8, 2) and
-    # qmvThreads(k * I / 8, 2). Buffers in index order.
-    chunks = bits in (2, 4, 8)
+    # qswitchEncode: 2-, 4- and 8-bit rows (kernels.qChunkBits, H <= 4096) take the _chunks
+    # entries: qswitch_act_chunks DispatchThreadgroups((ceil(I / (QSW_SG * QSW_RS)), T * k, 1),
+    # (32 * QSW_SG, 1, 1)), then qswitch_down_chunks DispatchThreadgroups((ceil(H / 8), T, 1),
+    # qmvThreads(k * I / 32, 1)); other widths the unit entries, 8 act rows a threadgroup,
+    # qmvThreads(H / 8, 2) and qmvThreads(k * I / 8, 2). Buffers in index order.
+    chunks = bits in (2, 4, 8) and H <= 4096
     ent = 'chunks_' if chunks else ''
-    ta = (32 * QMV_ROWS // QSW_RS, 1, 1) if chunks else qmv_threads(H // 8, 2)
+    ta = (32 * QSW_SG, 1, 1) if chunks else qmv_threads(H // 8, 2)
     td = qmv_threads(K * I // 32, 1) if chunks else qmv_threads(K * I // 8, 2)
     if QSWITCH is not None:
         chunks, ta, td = QSWITCH
@@ -326,7 +327,8 @@ def case_qswitch(T, H, I, E, K, bits=4, group=64, sdt='float32', idxh=None):
     prm = P(T, H, K, E, I, bits, bits, bits, group, group, group)
     act = nan((T * K * I,))  # the launch's scratch
     R = QMV_ROWS
-    L = Seq(ka.groups([x, gate.w, gate.s, gate.b, up.w, up.s, up.b, idx, prm, act], ((I + R - 1) // R, T * K, 1), ta),
+    ra = ta[0] // 32 * QSW_RS if ent else R  # act rows a threadgroup
+    L = Seq(ka.groups([x, gate.w, gate.s, gate.b, up.w, up.s, up.b, idx, prm, act], ((I + ra - 1) // ra, T * K, 1), ta),
             kd.groups([down.w, down.s, down.b, idx, sc, out, prm, act], ((H + R - 1) // R, T, 1), td))
 
     def check():

@@ -104,11 +104,12 @@ def seq_parts(tag, c):
 
 
 if 'qswitch' in ONLY:
-    # QSW_RS act rows a simdgroup (32 * 8 / QSW_RS threads a threadgroup), QSW_CH chunks a
-    # lane in flight; the kernels of OLD_KERNELS with their geometry (one simdgroup a block).
+    # qswitch_act_chunks with QSW_SG simdgroups of QSW_RS rows a threadgroup (x staged in
+    # threadgroup memory), QSW_CH chunks' weights in flight a lane; the kernels of
+    # OLD_KERNELS with their geometry (one simdgroup a block of 8 rows).
     q = text('quant', M.KDIR)
     if OLD:
-        C.TEXT['quant'] = text('quant', OLD)
+        C.TEXT['quant'], C.QSW_RS = text('quant', OLD), 8
         for k in (10, 1):
             C.QSWITCH = (True, (32, 1, 1), (32 * min(8, (k * 16 + 31) // 32), 1, 1))
             c = C.case_qswitch(1, 2048, 512, 512, k, 4, 64, 'float32')
@@ -117,47 +118,39 @@ if 'qswitch' in ONLY:
             C.free_all()
         C.QSWITCH = None
         C.TEXT.pop('quant')
-    for rs, ch in ((2, 2), (2, 1), (1, 2), (1, 1), (4, 1), (4, 2)):
+    for rs, sg, ch in ((2, 4, 2), (2, 4, 1), (4, 4, 1), (4, 4, 2), (2, 8, 2), (1, 8, 2), (4, 2, 1), (8, 1, 1), (8, 4, 1)):
         t = q.replace('#define QSW_RS 2', '#define QSW_RS %d' % rs).replace('#define QSW_CH 2', '#define QSW_CH %d' % ch)
-        C.TEXT['quant'], C.QSW_RS = t, rs
+        C.TEXT['quant'], C.QSW_RS, C.QSW_SG = t, rs, sg
         for k in (10, 1):
             c = C.case_qswitch(1, 2048, 512, 512, k, 4, 64, 'float32')
-            tag = 'new RS %d CH %d qswitch_glu k=%d' % (rs, ch, k)
+            tag = 'new RS %d SG %d CH %d qswitch_glu k=%d' % (rs, sg, ch, k)
             run(tag, c, c.launch)
-            if k == 10 or (rs, ch) == (2, 2):
+            if k == 10 or (rs, sg, ch) == (2, 4, 2):
                 seq_parts(tag, c)
             C.free_all()
     C.TEXT.pop('quant')
-    C.QSW_RS = 2
+    C.QSW_RS, C.QSW_SG = 2, 4
 if 'qmv' in ONLY:
-    # The staged qmv's grid: bpt row blocks a threadgroup of ty slots (the kernel splits the
-    # blocks evenly over the threadgroups), against OLD_KERNELS at Encode's geometry.
+    # The staged qmv (every block read whole) on grids of G threadgroups of ty slots (the
+    # kernel splits the row blocks evenly over them), against OLD_KERNELS.
+    def geom(G, ty):
+        C.QMV_GEOM = None if G is None else (lambda N, K, bits: ('qmv_staged', G, (32, ty, 1)))
+        return 'Encode' if G is None else '%d x %d slots' % (G, ty)
     if OLD:
         C.TEXT['quant'] = text('quant', OLD)
-        for bits, sdt in ((4, 'float32'), (8, 'float32'), (4, 'bfloat16')):
-            qmv('old staged', 248320, 1024, bits, sdt)
+        for G, ty in ((None, 4), (264, 8)):
+            g = geom(G, ty)
+            for bits, sdt in ((4, 'float32'), (8, 'float32'), (4, 'bfloat16')):
+                qmv('old staged, ' + g, 248320, 1024, bits, sdt)
         C.TEXT.pop('quant')
-    for bits, sdt in ((4, 'float32'), (8, 'float32'), (4, 'bfloat16')):
-        qmv('new staged (Encode)', 248320, 1024, bits, sdt)
-    for ty, bpt in ((4, 8), (4, 16), (4, 24), (4, 59), (4, 64), (8, 32), (8, 118), (2, 16), (2, 30)):
-        C.QMV_GEOM = lambda N, K, bits, ty=ty, bpt=bpt: ('qmv_staged', ((N + 7) // 8 + bpt - 1) // bpt, (32, ty, 1))
-        qmv('new staged, %d slots, %d blocks a threadgroup' % (ty, bpt), 248320, 1024, 4, 'float32')
+    for G, ty in ((None, 4), (264, 8), (528, 4), (132, 16), (256, 8), (396, 8), (1056, 2), (792, 4)):
+        g = geom(G, ty)
+        for bits, sdt in ((4, 'float32'), (8, 'float32'), (4, 'bfloat16')) if G in (None, 264, 528) else ((4, 'float32'),):
+            qmv('new staged, ' + g, 248320, 1024, bits, sdt)
+    for N, K in ((3584, 1024), (1024, 3584)):
+        geom(None, 4)
+        qmv('new (Encode)', N, K, 4, 'float32')
     C.QMV_GEOM = None
-    # The staged qmv's loads without its arithmetic (each chunk's words xor-ed, one fma):
-    # what the memory side of this access pattern takes alone (wrong results, timing only).
-    q = text('quant', M.KDIR)
-    a = q.index('inline float q_chunk_dot(')
-    b = q.index('    return d0 + d1;\n}\n', a) + len('    return d0 + d1;\n}\n')
-    C.TEXT['quant'] = q[:a] + '''inline float q_chunk_dot(thread const uint* wd, thread const float* xc) {
-    uint v = 0u;
-    for (int i = 0; i < B; i++) {
-        v ^= wd[i];
-    }
-    return float(v & 255u) * xc[0];
-}
-''' + q[b:]
-    qmv('loads only (timing, not a kernel)', 248320, 1024, 4, 'float32')
-    C.TEXT.pop('quant')
 if 'moe' in ONLY:
     for k in (1, 10):
         c = C.case_switch_glu(1, 2048, 512, 512, k)
