@@ -384,14 +384,20 @@ func qmvPerLane(groups int) int {
 
 // The staged qmv (quant.metal's qmv_staged entries): with many row blocks, 2-, 4- and
 // 8-bit rows of at most qmvXMax codes take threadgroups of qmvStagedSlots simdgroups
-// sharing qmvStagedBlocks row blocks, x staged once in threadgroup memory for all of
-// them (1024 -> 248320 at 4 bits: 66 us against 108 for the unit path, on the H200
+// sharing at least qmvStagedBlocks row blocks, x staged once in threadgroup memory for
+// all of them (1024 -> 248320 at 4 bits: 66 us against 108 for the unit path, on the H200
 // translation, docs/h200/run10-exp5.log; with few row blocks staging does not pay:
-// 3584 -> 1024 took 15.6 us against 7.3).
+// 3584 -> 1024 took 15.6 us against 7.3). At most qmvStagedGroups threadgroups, each
+// looping over its even share of the blocks: one wave, no ragged tail (264 = two 256-thread
+// threadgroups on each of the H200's 132 multiprocessors at the kernel's registers;
+// 1024 -> 248320 at 4 bits: 59.8 us against 66.4 for 970 threadgroups of 4 simdgroups,
+// 61.6 for 528 of 4, 69.7 for 396 of 8, docs/h200/run13-exp2.log). An Apple GPU's count
+// is still to be measured on a Mac.
 const (
 	qmvXMax          = 4096 // QMV_XMAX
-	qmvStagedSlots   = 4
+	qmvStagedSlots   = 8
 	qmvStagedBlocks  = 32
+	qmvStagedGroups  = 264
 	qmvStagedMinRows = qmvManyGroups * qmvRows
 )
 
@@ -414,7 +420,8 @@ func qmvEncode(l *Launch, e Encoder) {
 	// quant.metal): ceil(N / 8) blocks fill the GPU at decode sizes.
 	blocks := max((p.N+qmvRows-1)/qmvRows, 1)
 	if staged {
-		e.DispatchThreadgroups([3]int{(blocks + qmvStagedBlocks - 1) / qmvStagedBlocks, 1, 1}, [3]int{32, qmvStagedSlots, 1})
+		groups := min((blocks+qmvStagedBlocks-1)/qmvStagedBlocks, qmvStagedGroups)
+		e.DispatchThreadgroups([3]int{groups, 1, 1}, [3]int{32, qmvStagedSlots, 1})
 		return
 	}
 	e.DispatchThreadgroups([3]int{blocks, 1, 1}, qmvThreads(p.K/8, qmvPerLane(blocks)))

@@ -423,17 +423,23 @@ inline void qmv_rows(const device float* x, const device uchar* w, const device 
                 acc[r] = 0.0f;
             }
             if (staged) {
-                // Every block read whole (row offsets known at compile time): the last
-                // block starts QMV_ROWS rows before N (N >= QMV_ROWS here) and writes only
-                // its own rows; a dead slot reads that block.
-                int nf = min(live ? n0 : p.N, p.N - QMV_ROWS);
-                skip = n0 - nf;
-                rows = live ? QMV_ROWS : 0;
-                n0 = nf;
+                // 2- and 4-bit rows: every block read whole (row offsets known at compile
+                // time: 99 registers, not 128): the last block starts QMV_ROWS rows before
+                // N (N >= QMV_ROWS here) and writes only its own rows; a dead slot reads
+                // that block. 8-bit rows keep the repeated last row (read whole they took
+                // 96 us against 90, docs/h200/run13-exp2.log).
+                if (B != 8) {
+                    int nf = min(live ? n0 : p.N, p.N - QMV_ROWS);
+                    skip = n0 - nf;
+                    rows = live ? QMV_ROWS : 0;
+                    n0 = nf;
+                    nb = size_t(nf);
+                    last = QMV_ROWS - 1;
+                }
                 for (int c = int(bt); c < p.K / 32; c += int(tx)) {
                     float xc[32];
                     float xsum = q_chunk_x(xs, cs, c, xc);
-                    q_rows_chunk<S, B>(m, size_t(nf), QMV_ROWS - 1, c, xc, xsum, 1.0f, acc);
+                    q_rows_chunk<S, B>(m, nb, last, c, xc, xsum, 1.0f, acc);
                 }
             } else {
                 for (int u = int(bt); u < p.K / 8; u += int(tx)) {
@@ -601,7 +607,7 @@ inline void qswitch_down_loop(QMat<S> down, const device int* idx, const device 
 // adds its rows with simd_sum. An expert out of range reads expert 0's rows and writes
 // zeros (its weights are loaded with no branch on the routed index).
 #define QSW_RS 2
-#define QSW_CH 2
+#define QSW_CH 1
 
 // qswitch_act_chunks adds lane's chunks of the gate and up rows n0 + r, r < QSW_RS (rows
 // past last repeat row n0 + last), to ga and ua: both of width B, x staged in xs and cs.

@@ -40,8 +40,9 @@ def P(*vals):
 # rows per threadgroup the quant variants use (quant.metal's QMV_ROWS).
 TEXT = {}
 QMV_ROWS = 8
-QMV_TY = 4  # simdgroup slots of a staged qmv threadgroup (kernels.qmvStagedSlots)
-QMV_BPT = 32  # row blocks of a staged qmv threadgroup (kernels.qmvStagedBlocks)
+QMV_TY = 8  # simdgroup slots of a staged qmv threadgroup (kernels.qmvStagedSlots)
+QMV_BPT = 32  # least row blocks of a staged qmv threadgroup (kernels.qmvStagedBlocks)
+QMV_TGS = 264  # most threadgroups of a staged qmv (kernels.qmvStagedGroups)
 SDPA_MAXG = 4  # query heads a threadgroup of sdpa (sdpa.metal's SDPA_MAXG; exp.py varies it)
 QMV_GEOM = None  # exp.py: (N, K, bits) -> (entry, threadgroups, threadgroup size) in place of qmv_geom
 QSWITCH = None  # exp.py: (chunks, act threadgroup size, down threadgroup size) in place of qswitchEncode's
@@ -243,7 +244,7 @@ def qmv_geom(N, K, bits):
         return QMV_GEOM(N, K, bits)
     blocks = (N + QMV_ROWS - 1) // QMV_ROWS
     if bits in (2, 4, 8) and K <= 4096 and blocks >= 4096:  # kernels.qmvStaged
-        return 'qmv_staged', (blocks + QMV_BPT - 1) // QMV_BPT, (32, QMV_TY, 1)
+        return 'qmv_staged', min((blocks + QMV_BPT - 1) // QMV_BPT, QMV_TGS), (32, QMV_TY, 1)
     return 'qmv', blocks, qmv_threads(K // 8, 4 if blocks >= 4096 else 1)
 
 
