@@ -423,23 +423,17 @@ inline void qmv_rows(const device float* x, const device uchar* w, const device 
                 acc[r] = 0.0f;
             }
             if (staged) {
-                // 2- and 4-bit rows: every block read whole (row offsets known at compile
-                // time: 99 registers, not 128): the last block starts QMV_ROWS rows before
-                // N (N >= QMV_ROWS here) and writes only its own rows; a dead slot reads
-                // that block. 8-bit rows keep the repeated last row (read whole they took
-                // 96 us against 90, docs/h200/run13-exp2.log).
-                if (B != 8) {
-                    int nf = min(live ? n0 : p.N, p.N - QMV_ROWS);
-                    skip = n0 - nf;
-                    rows = live ? QMV_ROWS : 0;
-                    n0 = nf;
-                    nb = size_t(nf);
-                    last = QMV_ROWS - 1;
-                }
+                // Every block read whole (row offsets known at compile time): the last
+                // block starts QMV_ROWS rows before N (N >= QMV_ROWS here) and writes only
+                // its own rows; a dead slot reads that block.
+                int nf = min(live ? n0 : p.N, p.N - QMV_ROWS);
+                skip = n0 - nf;
+                rows = live ? QMV_ROWS : 0;
+                n0 = nf;
                 for (int c = int(bt); c < p.K / 32; c += int(tx)) {
                     float xc[32];
                     float xsum = q_chunk_x(xs, cs, c, xc);
-                    q_rows_chunk<S, B>(m, nb, last, c, xc, xsum, 1.0f, acc);
+                    q_rows_chunk<S, B>(m, size_t(nf), QMV_ROWS - 1, c, xc, xsum, 1.0f, acc);
                 }
             } else {
                 for (int u = int(bt); u < p.K / 8; u += int(tx)) {
@@ -530,10 +524,12 @@ inline void qembed_impl(const device int* ids, const device uchar* w, const devi
 // twin does; the sums are the Go twin's in another order (within the catalog's
 // tolerance). The _chunks entries (2-, 4- and 8-bit rows; Encode picks them) take
 // 32-code chunks as the staged qmv does (one scale and bias a chunk, a code an and, a
-// subtraction and an fma), each thread loading its x or act chunk from device memory
-// and scaling it in registers (q_chunk_xd): a chunk of x serves 8 gate and 8 up rows,
-// so staging it in threadgroup memory does not pay. The other entries take units of 8
-// codes (every width, widths known at run time).
+// subtraction and an fma): act stages x in threadgroup memory for several simdgroups
+// of a few rows each (below); down loads each thread's act chunk from the scratch as
+// float4s and scales it in registers (q_chunk_xd). A chunk read by 32 scalar loads a
+// lane, lanes 128 bytes apart, cost more than the arithmetic: act with x read so took
+// 29.8 us at 2 rows a simdgroup, 13.4 staged (docs/h200/run13-exp1.log, exp2.log). The
+// other entries take units of 8 codes (every width, widths known at run time).
 
 // q_chunk_xd loads chunk c (32 values) of the row xr into xc, staged as q_stage_x
 // stages it (value j times 2^-(B * (j mod 16/B))), and returns the chunk's sum.

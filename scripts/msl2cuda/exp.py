@@ -1,16 +1,18 @@
 # Issue 21 experiments, one call timing every variant (median of 20, cold L2) against the
-# kernels of an earlier tree (OLD_KERNELS: its kernels folder): sdpa's keys a step and
-# key split, qswitch_glu's entries and threadgroup widths, the staged qmv with 16-byte
-# weight loads, each lane's x chunk read once a row. docs/h200/run12-exp*.log hold the
-# runs (exp1: before the parameters were read into registers; exp2: after; exp3: with
-# qswitch_act_chunks's gate and up rows in two simdgroups, since reverted).
+# kernels of an earlier tree (OLD_KERNELS: its kernels folder; EXP picks the families):
+# sdpa's keys a step and key split; qswitch_glu's act threadgroup (QSW_SG simdgroups of
+# QSW_RS rows, QSW_CH chunks in flight), each launch also timed alone; the staged qmv's
+# grid, and its loads without the decoding. docs/h200/run12-exp*.log and run13-exp*.log
+# hold the runs (run13-exp1: act with x loaded by each lane from device memory, since
+# replaced by the staging; run13-exp2: this file's variants).
 import os
+import re
 
 import cases as C
 import msl2cuda as M
 
 OLD = os.environ.get('OLD_KERNELS')
-ONLY = os.environ.get('EXP', 'qswitch,qmv').split(',')
+ONLY = os.environ.get('EXP', 'qswitch,qmv').split(',')  # also sdpa, moe
 
 
 def text(fam, kdir):
@@ -119,7 +121,8 @@ if 'qswitch' in ONLY:
         C.QSWITCH = None
         C.TEXT.pop('quant')
     for rs, sg, ch in ((2, 4, 2), (2, 4, 1), (4, 4, 1), (4, 4, 2), (2, 8, 2), (1, 8, 2), (4, 2, 1), (8, 1, 1), (8, 4, 1)):
-        t = q.replace('#define QSW_RS 2', '#define QSW_RS %d' % rs).replace('#define QSW_CH 2', '#define QSW_CH %d' % ch)
+        t = re.sub(r'#define QSW_RS \d+', '#define QSW_RS %d' % rs, q)
+        t = re.sub(r'#define QSW_CH \d+', '#define QSW_CH %d' % ch, t)
         C.TEXT['quant'], C.QSW_RS, C.QSW_SG = t, rs, sg
         for k in (10, 1):
             c = C.case_qswitch(1, 2048, 512, 512, k, 4, 64, 'float32')
@@ -147,6 +150,22 @@ if 'qmv' in ONLY:
         g = geom(G, ty)
         for bits, sdt in ((4, 'float32'), (8, 'float32'), (4, 'bfloat16')) if G in (None, 264, 528) else ((4, 'float32'),):
             qmv('new staged, ' + g, 248320, 1024, bits, sdt)
+    # The loads without the decoding (each chunk's words xor-ed, one multiply): what the
+    # memory side of this access pattern takes alone (wrong results, timing only).
+    q = text('quant', M.KDIR)
+    a = q.index('inline float q_chunk_dot(')
+    b = q.index('    return d0 + d1;\n}\n', a) + len('    return d0 + d1;\n}\n')
+    C.TEXT['quant'] = q[:a] + '''inline float q_chunk_dot(thread const uint* wd, thread const float* xc) {
+    uint v = 0u;
+    for (int i = 0; i < B; i++) {
+        v ^= wd[i];
+    }
+    return float(v & 255u) * xc[0];
+}
+''' + q[b:]
+    geom(None, 8)
+    qmv('loads only (timing, not a kernel), Encode', 248320, 1024, 4, 'float32')
+    C.TEXT.pop('quant')
     for N, K in ((3584, 1024), (1024, 3584)):
         geom(None, 4)
         qmv('new (Encode)', N, K, 4, 'float32')
