@@ -384,14 +384,20 @@ func qmvPerLane(groups int) int {
 
 // The staged qmv (quant.metal's qmv_staged entries): with many row blocks, 2-, 4- and
 // 8-bit rows of at most qmvXMax codes take threadgroups of qmvStagedSlots simdgroups
-// sharing qmvStagedBlocks row blocks, x staged once in threadgroup memory for all of
-// them (1024 -> 248320 at 4 bits: 66 us against 108 for the unit path, on the H200
+// sharing at least qmvStagedBlocks row blocks, x staged once in threadgroup memory for
+// all of them (1024 -> 248320 at 4 bits: 66 us against 108 for the unit path, on the H200
 // translation, docs/h200/run10-exp5.log; with few row blocks staging does not pay:
-// 3584 -> 1024 took 15.6 us against 7.3).
+// 3584 -> 1024 took 15.6 us against 7.3). At most qmvStagedGroups threadgroups, each
+// looping over its even share of the blocks: one wave, no ragged tail (264 = two 256-thread
+// threadgroups on each of the H200's 132 multiprocessors at the kernel's registers;
+// 1024 -> 248320 at 4 bits: 59.8 us against 66.4 for 970 threadgroups of 4 simdgroups,
+// 61.6 for 528 of 4, 69.7 for 396 of 8, docs/h200/run13-exp2.log). An Apple GPU's count
+// is still to be measured on a Mac.
 const (
 	qmvXMax          = 4096 // QMV_XMAX
-	qmvStagedSlots   = 4
+	qmvStagedSlots   = 8
 	qmvStagedBlocks  = 32
+	qmvStagedGroups  = 264
 	qmvStagedMinRows = qmvManyGroups * qmvRows
 )
 
@@ -414,7 +420,8 @@ func qmvEncode(l *Launch, e Encoder) {
 	// quant.metal): ceil(N / 8) blocks fill the GPU at decode sizes.
 	blocks := max((p.N+qmvRows-1)/qmvRows, 1)
 	if staged {
-		e.DispatchThreadgroups([3]int{(blocks + qmvStagedBlocks - 1) / qmvStagedBlocks, 1, 1}, [3]int{32, qmvStagedSlots, 1})
+		groups := min((blocks+qmvStagedBlocks-1)/qmvStagedBlocks, qmvStagedGroups)
+		e.DispatchThreadgroups([3]int{groups, 1, 1}, [3]int{32, qmvStagedSlots, 1})
 		return
 	}
 	e.DispatchThreadgroups([3]int{blocks, 1, 1}, qmvThreads(p.K/8, qmvPerLane(blocks)))
@@ -444,14 +451,14 @@ func qswitchEncode(l *Launch, e Encoder) {
 	prm := mslPack(p)
 	act := 4 * max(1, p.T*p.K*p.I) // the activations [T, k, I]
 	dt := l.Args[2].DType
-	// Pass 1: every routed expert's activations, qmvRows of them per threadgroup: by
-	// chunks (two a lane: one simdgroup at H 2048, so a whole launch fits in one wave
-	// at the kernel's registers) where gate and up share a width of 2, 4 or 8 bits,
-	// else by units.
+	// Pass 1: every routed expert's activations: by chunks where gate and up share a
+	// width of 2, 4 or 8 bits and x fits the staging (qswitchSGs simdgroups of
+	// qswitchSGRows rows a threadgroup), else by units, qmvRows rows a threadgroup.
 	tpg := qmvThreads(p.H/8, 2)
-	if p.GateBits == p.UpBits && qChunkBits(p.GateBits) {
+	rows := qmvRows // act rows a threadgroup
+	if p.GateBits == p.UpBits && qChunkBits(p.GateBits) && p.H <= qmvXMax {
 		e.Entry(qEntry("qswitch_act_chunks", dt))
-		tpg = qmvThreads(p.H/32, 2)
+		tpg, rows = [3]int{32 * qswitchSGs, 1, 1}, qswitchSGs*qswitchSGRows
 	} else {
 		e.Entry(qEntry("qswitch_act", dt))
 	}
@@ -460,7 +467,7 @@ func qswitchEncode(l *Launch, e Encoder) {
 	}
 	e.SetBytes(13, prm)
 	e.Scratch(14, act)
-	e.DispatchThreadgroups([3]int{max((p.I+qmvRows-1)/qmvRows, 1), max(p.T*p.K, 1), 1}, tpg)
+	e.DispatchThreadgroups([3]int{max((p.I+rows-1)/rows, 1), max(p.T*p.K, 1), 1}, tpg)
 	// Pass 2: the outputs, qmvRows per threadgroup, each down row read once a token;
 	// an (expert, chunk) pair a thread for down rows of 2, 4 or 8 bits.
 	tpg = qmvThreads(p.K*p.I/8, 2)
@@ -477,6 +484,16 @@ func qswitchEncode(l *Launch, e Encoder) {
 	e.Scratch(14, act)
 	e.DispatchThreadgroups([3]int{max((p.H+qmvRows-1)/qmvRows, 1), max(p.T, 1), 1}, tpg)
 }
+
+// qswitch_act_chunks's threadgroup: qswitchSGs simdgroups of qswitchSGRows rows each
+// (quant.metal's QSW_RS), x staged once in threadgroup memory for them (see quant.metal).
+// Qwen3-Next top-10 on the H200 translation (docs/h200/run13-exp2.log): the act launch
+// alone 13.4 us against 17.2 for one simdgroup of 8 rows at 255 registers; 14.2 at 4
+// simdgroups of 4 rows, 20.1 at 8 of 2, 16.3 at 2 of 4, 25.4 at 1 of 8.
+const (
+	qswitchSGs    = 4
+	qswitchSGRows = 2
+)
 
 // qChunkBits is whether rows of bits-bit codes can be taken by 32-code chunks (the
 // staged qmv's and qswitch_glu's _chunks entries): 32 codes are bits whole words, 16 /

@@ -333,31 +333,47 @@ inline float q_chunk_dot(thread const uint* wd, thread const float* xc) {
     return d0 + d1;
 }
 
-// q_rows_chunk adds f * (s * (x . q) + b * sum(x)) for chunk c of rows n0 + r of m to
-// acc[r], r < QMV_ROWS (rows past last repeat row n0 + last), every load first.
-template <typename S, int B>
-inline void q_rows_chunk(QMat<S> m, size_t n0, int last, int c, thread const float* xc, float xsum, float f,
-                         thread float* acc) {
-    uint wd[QMV_ROWS][B];
-    float sc[QMV_ROWS];
-    float bi[QMV_ROWS];
+// q_chunk_load loads chunk c of rows n0 + r of m, r < R (rows past last repeat row n0 +
+// last): B words, a scale and a bias a row, into wd[r * B + i], sc[r], bi[r].
+template <typename S, int B, int R>
+inline void q_chunk_load(QMat<S> m, size_t n0, int last, int c, thread uint* wd, thread float* sc,
+                         thread float* bi) {
     int rw = m.cols * B / 32;  // words a row
     int gsh = 5 + (m.group >> 6);  // log2(group): groups are 32, 64 or 128 (CheckQuant)
     int gs = m.cols >> gsh;       // groups a row
     // One 64-bit base a call; the rows at 32-bit offsets from it (a block's rows are close).
     const device uint* wp = (const device uint*)m.w + n0 * size_t(rw) + size_t(c * B);
     size_t g0 = n0 * size_t(gs) + size_t((c * 32) >> gsh);
-    for (int r = 0; r < QMV_ROWS; r++) {
+    for (int r = 0; r < R; r++) {
         int o = min(r, last);
         for (int i = 0; i < B; i++) {
-            wd[r][i] = wp[o * rw + i];
+            wd[r * B + i] = wp[o * rw + i];
         }
         sc[r] = float(m.s[g0 + size_t(o * gs)]);
         bi[r] = float(m.b[g0 + size_t(o * gs)]);
     }
-    for (int r = 0; r < QMV_ROWS; r++) {
-        acc[r] += f * fma(sc[r], q_chunk_dot<B>(wd[r], xc), bi[r] * xsum);
+}
+
+// q_chunk_add adds f * (s * (x . q) + b * sum(x)) for R rows loaded by q_chunk_load to
+// acc[r].
+template <int B, int R>
+inline void q_chunk_add(thread const uint* wd, thread const float* sc, thread const float* bi,
+                        thread const float* xc, float xsum, float f, thread float* acc) {
+    for (int r = 0; r < R; r++) {
+        acc[r] += f * fma(sc[r], q_chunk_dot<B>(wd + r * B, xc), bi[r] * xsum);
     }
+}
+
+// q_rows_chunk adds f * (s * (x . q) + b * sum(x)) for chunk c of rows n0 + r of m to
+// acc[r], r < QMV_ROWS (rows past last repeat row n0 + last), every load first.
+template <typename S, int B>
+inline void q_rows_chunk(QMat<S> m, size_t n0, int last, int c, thread const float* xc, float xsum, float f,
+                         thread float* acc) {
+    uint wd[QMV_ROWS * B];
+    float sc[QMV_ROWS];
+    float bi[QMV_ROWS];
+    q_chunk_load<S, B, QMV_ROWS>(m, n0, last, c, wd, sc, bi);
+    q_chunk_add<B, QMV_ROWS>(wd, sc, bi, xc, xsum, f, acc);
 }
 
 // q_chunk_x loads staged chunk c into registers and returns its sum.
@@ -401,15 +417,23 @@ inline void qmv_rows(const device float* x, const device uchar* w, const device 
             int rows = live ? min(QMV_ROWS, p.N - n0) : 0;
             size_t nb = size_t(live ? n0 : p.N - 1);  // a dead slot reads row N - 1
             int last = max(rows, 1) - 1;
+            int skip = 0;  // the block's first rows, not written (an overlapping last block)
             float acc[QMV_ROWS];
             for (int r = 0; r < QMV_ROWS; r++) {
                 acc[r] = 0.0f;
             }
             if (staged) {
+                // Every block read whole (row offsets known at compile time): the last
+                // block starts QMV_ROWS rows before N (N >= QMV_ROWS here) and writes only
+                // its own rows; a dead slot reads that block.
+                int nf = min(live ? n0 : p.N, p.N - QMV_ROWS);
+                skip = n0 - nf;
+                rows = live ? QMV_ROWS : 0;
+                n0 = nf;
                 for (int c = int(bt); c < p.K / 32; c += int(tx)) {
                     float xc[32];
                     float xsum = q_chunk_x(xs, cs, c, xc);
-                    q_rows_chunk<S, B>(m, nb, last, c, xc, xsum, 1.0f, acc);
+                    q_rows_chunk<S, B>(m, size_t(nf), QMV_ROWS - 1, c, xc, xsum, 1.0f, acc);
                 }
             } else {
                 for (int u = int(bt); u < p.K / 8; u += int(tx)) {
@@ -420,7 +444,7 @@ inline void qmv_rows(const device float* x, const device uchar* w, const device 
             }
             int row;
             float y = q_rows_reduce(acc, part, rows, bt, lane, sg, ry * nsg, nsg, row);
-            if (row >= 0) {
+            if (row >= 0 && row >= skip) {
                 out[size_t(i) * size_t(p.N) + size_t(n0 + row)] = y;
             }
         }
@@ -500,18 +524,28 @@ inline void qembed_impl(const device int* ids, const device uchar* w, const devi
 // twin does; the sums are the Go twin's in another order (within the catalog's
 // tolerance). The _chunks entries (2-, 4- and 8-bit rows; Encode picks them) take
 // 32-code chunks as the staged qmv does (one scale and bias a chunk, a code an and, a
-// subtraction and an fma), each thread loading its x or act chunk from device memory
-// and scaling it in registers (q_chunk_xd): a chunk of x serves 8 gate and 8 up rows,
-// so staging it in threadgroup memory does not pay. The other entries take units of 8
-// codes (every width, widths known at run time).
+// subtraction and an fma): act stages x in threadgroup memory for several simdgroups
+// of a few rows each (below); down loads each thread's act chunk from the scratch as
+// float4s and scales it in registers (q_chunk_xd). A chunk read by 32 scalar loads a
+// lane, lanes 128 bytes apart, cost more than the arithmetic: act with x read so took
+// 29.8 us at 2 rows a simdgroup, 13.4 staged (docs/h200/run13-exp1.log, exp2.log). The
+// other entries take units of 8 codes (every width, widths known at run time).
 
 // q_chunk_xd loads chunk c (32 values) of the row xr into xc, staged as q_stage_x
 // stages it (value j times 2^-(B * (j mod 16/B))), and returns the chunk's sum.
 template <int B>
 inline float q_chunk_xd(const device float* xr, int c, thread float* xc) {
     float s[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    const device float4* x4 = (const device float4*)(xr + c * 32);  // xr 16-byte aligned (the scratch)
+    for (int q = 0; q < 8; q++) {
+        float4 v = x4[q];
+        xc[4 * q] = v.x;
+        xc[4 * q + 1] = v.y;
+        xc[4 * q + 2] = v.z;
+        xc[4 * q + 3] = v.w;
+    }
     for (int j = 0; j < 32; j++) {
-        float v = xr[c * 32 + j];
+        float v = xc[j];
         s[j & 3] += v;
         xc[j] = v * as_type<float>(uint(127 - B * (j % (16 / B))) << 23);
     }
@@ -561,15 +595,86 @@ inline void qswitch_down_loop(QMat<S> down, const device int* idx, const device 
     }
 }
 
-// qswitch_act_chunks is qswitch_act_loop by chunks, gate and up both of width B.
+// The _chunks act pass: a threadgroup of nsg simdgroups takes nsg * QSW_RS rows of one
+// routed expert (Encode's qswitchSGs and qswitchSGRows), each simdgroup QSW_RS of them,
+// gate and up; the threadgroup stages x once in threadgroup memory as the staged qmv
+// does (coalesced loads; Encode takes this entry for H <= QMV_XMAX), then lanes take
+// chunks lane, lane + 32, ..., QSW_CH chunks' weights in flight a lane, and the simdgroup
+// adds its rows with simd_sum. An expert out of range reads expert 0's rows and writes
+// zeros (its weights are loaded with no branch on the routed index).
+#define QSW_RS 2
+#define QSW_CH 1
+
+// qswitch_act_chunks adds lane's chunks of the gate and up rows n0 + r, r < QSW_RS (rows
+// past last repeat row n0 + last), to ga and ua: both of width B, x staged in xs and cs.
 template <typename S, int B>
-inline void qswitch_act_chunks(const device float* xr, QMat<S> gate, QMat<S> up, size_t n0, int last,
-                               uint tid, uint nthr, thread float* ga, thread float* ua) {
-    for (int c = int(tid); c < gate.cols / 32; c += int(nthr)) {
-        float xc[32];
-        float xs = q_chunk_xd<B>(xr, c, xc);
-        q_rows_chunk<S, B>(gate, n0, last, c, xc, xs, 1.0f, ga);
-        q_rows_chunk<S, B>(up, n0, last, c, xc, xs, 1.0f, ua);
+inline void qswitch_act_chunks(threadgroup const float* xs, threadgroup const float* cs, QMat<S> gate,
+                               QMat<S> up, size_t n0, int last, uint lane, thread float* ga, thread float* ua) {
+    int nch = gate.cols / 32;
+    for (int c0 = int(lane); c0 < nch; c0 += 32 * QSW_CH) {
+        uint gw[QSW_CH * QSW_RS * B];
+        uint uw[QSW_CH * QSW_RS * B];
+        float gsc[QSW_CH * QSW_RS], gbi[QSW_CH * QSW_RS], usc[QSW_CH * QSW_RS], ubi[QSW_CH * QSW_RS];
+        for (int k = 0; k < QSW_CH; k++) {
+            int c = min(c0 + 32 * k, nch - 1);  // a chunk past the row repeats the last, times 0
+            int o = k * QSW_RS;
+            q_chunk_load<S, B, QSW_RS>(gate, n0, last, c, gw + o * B, gsc + o, gbi + o);
+            q_chunk_load<S, B, QSW_RS>(up, n0, last, c, uw + o * B, usc + o, ubi + o);
+        }
+        for (int k = 0; k < QSW_CH; k++) {
+            int c = min(c0 + 32 * k, nch - 1);
+            float f = c0 + 32 * k < nch ? 1.0f : 0.0f;
+            int o = k * QSW_RS;
+            float xc[32];
+            float xsum = q_chunk_x(xs, cs, c, xc);
+            q_chunk_add<B, QSW_RS>(gw + o * B, gsc + o, gbi + o, xc, xsum, f, ga);
+            q_chunk_add<B, QSW_RS>(uw + o * B, usc + o, ubi + o, xc, xsum, f, ua);
+        }
+    }
+}
+
+// qswitch_act_chunks_impl: simdgroup sg of threadgroup (x, tj) computes the act rows
+// (x * nsg + sg) * QSW_RS + r, r < QSW_RS, of routed expert tj = t * K + j.
+template <typename S>
+inline void qswitch_act_chunks_impl(const device float* x, QMat<S> gate, QMat<S> up, const device int* idx,
+                                    device float* act, constant QSwitchGLUParams& p, threadgroup float* xs,
+                                    threadgroup float* cs, uint3 tg, uint tid, uint lane, uint sg, uint nthr) {
+    int tj = int(tg.y);  // t * K + j
+    if (tj >= p.T * p.K) {
+        return;  // an empty launch still dispatches one group; uniform, before any barrier
+    }
+    int e = q_index(idx[tj], p.E);  // its load is in flight while x is staged
+    const device float* xr = x + size_t(tj / p.K) * size_t(p.H);
+    switch (gate.bits) {  // Encode picks the chunks entry for gate and up of one width 2, 4 or 8
+    case 2: q_stage_x<2>(xr, p.H, xs, cs, tid, lane, nthr); break;
+    case 4: q_stage_x<4>(xr, p.H, xs, cs, tid, lane, nthr); break;
+    default: q_stage_x<8>(xr, p.H, xs, cs, tid, lane, nthr); break;
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    int i0 = (int(tg.x) * int(nthr / 32) + int(sg)) * QSW_RS;
+    int rows = min(QSW_RS, p.I - i0);
+    if (rows <= 0) {
+        return;  // uniform in the simdgroup; no barrier follows
+    }
+    float ga[QSW_RS];
+    float ua[QSW_RS];
+    for (int r = 0; r < QSW_RS; r++) {
+        ga[r] = 0.0f;
+        ua[r] = 0.0f;
+    }
+    size_t n0 = size_t(max(e, 0)) * size_t(p.I) + size_t(i0);
+    switch (gate.bits) {
+    case 2: qswitch_act_chunks<S, 2>(xs, cs, gate, up, n0, rows - 1, lane, ga, ua); break;
+    case 4: qswitch_act_chunks<S, 4>(xs, cs, gate, up, n0, rows - 1, lane, ga, ua); break;
+    default: qswitch_act_chunks<S, 8>(xs, cs, gate, up, n0, rows - 1, lane, ga, ua); break;
+    }
+    for (int r = 0; r < QSW_RS; r++) {
+        float g = simd_sum(ga[r]);
+        float u = simd_sum(ua[r]);
+        if (int(lane) == r && r < rows) {
+            // An expert out of range contributes nothing (down skips it).
+            act[size_t(tj) * size_t(p.I) + size_t(i0 + r)] = e < 0 ? 0.0f : (g / (1.0f + exp(-g))) * u;
+        }
     }
 }
 
@@ -586,18 +691,28 @@ inline void qswitch_down_chunks(QMat<S> down, const device int* idx, const devic
     for (int it = int(tid); it < K * chunks; it += int(nthr)) {
         int j = it / chunks;
         int c = it % chunks;
-        int e = q_index(idx[t * K + j], E);
-        if (e < 0) {
-            continue;
-        }
+        // The act chunk and the score are loaded while the routed index is (no branch on
+        // it before the loads); an expert out of range reads expert 0's rows, adds nothing.
         float sc = scores[t * K + j];
         float xc[32];
         float xs = q_chunk_xd<B>(act + (size_t(t) * size_t(K) + size_t(j)) * size_t(I), c, xc);
-        q_rows_chunk<S, B>(down, size_t(e) * size_t(H) + size_t(h0), last, c, xc, xs, sc, acc);
+        int e = q_index(idx[t * K + j], E);
+        uint wd[QMV_ROWS * B];
+        float ws[QMV_ROWS];
+        float wb[QMV_ROWS];
+        q_chunk_load<S, B, QMV_ROWS>(down, size_t(max(e, 0)) * size_t(H) + size_t(h0), last, c, wd, ws, wb);
+        float d[QMV_ROWS];
+        for (int r = 0; r < QMV_ROWS; r++) {
+            d[r] = 0.0f;
+        }
+        q_chunk_add<B, QMV_ROWS>(wd, ws, wb, xc, xs, sc, d);
+        for (int r = 0; r < QMV_ROWS; r++) {
+            acc[r] += e < 0 ? 0.0f : d[r];
+        }
     }
 }
 
-template <typename S, bool CHUNKS>
+template <typename S>
 inline void qswitch_act_impl(const device float* x, QMat<S> gate, QMat<S> up, const device int* idx,
                              device float* act, constant QSwitchGLUParams& p, threadgroup float* part,
                              uint3 tg, uint tid, uint lane, uint sg, uint nthr) {
@@ -618,14 +733,7 @@ inline void qswitch_act_impl(const device float* x, QMat<S> gate, QMat<S> up, co
         ga[r] = 0.0f;
         ua[r] = 0.0f;
     }
-    if (e >= 0 && CHUNKS) {  // uniform: Encode picks the chunks entry for gate and up of one width 2, 4 or 8
-        size_t n0 = size_t(e) * size_t(p.I) + size_t(i0);
-        switch (gate.bits) {
-        case 2: qswitch_act_chunks<S, 2>(xr, gate, up, n0, rows - 1, tid, nthr, ga, ua); break;
-        case 4: qswitch_act_chunks<S, 4>(xr, gate, up, n0, rows - 1, tid, nthr, ga, ua); break;
-        default: qswitch_act_chunks<S, 8>(xr, gate, up, n0, rows - 1, tid, nthr, ga, ua); break;
-        }
-    } else if (e >= 0) {  // uniform: an expert out of range contributes nothing (down skips it)
+    if (e >= 0) {  // uniform: an expert out of range contributes nothing (down skips it)
         size_t n0 = size_t(e) * size_t(p.I) + size_t(i0);
         // One width for both (the usual case) takes the loop compiled for it.
         switch (gate.bits == up.bits ? gate.bits : 0) {
@@ -738,7 +846,7 @@ kernel void qswitch_act_float32(const device float* x [[buffer(0)]],
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
     QMat<float> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<float> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
-    qswitch_act_impl<float, false>(x, gate, up, idx, act, p, part, tg, tid, lane, sg, tpg.x);
+    qswitch_act_impl<float>(x, gate, up, idx, act, p, part, tg, tid, lane, sg, tpg.x);
 }
 
 kernel void qswitch_act_chunks_float32(const device float* x [[buffer(0)]],
@@ -750,10 +858,11 @@ kernel void qswitch_act_chunks_float32(const device float* x [[buffer(0)]],
                                uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
                                uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
                        uint3 tpg [[threads_per_threadgroup]]) {
-    threadgroup float part[QMV_MAXSG * QMV_ROWS];
+    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD];
+    threadgroup float cs[QMV_XMAX / 32];
     QMat<float> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<float> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
-    qswitch_act_impl<float, true>(x, gate, up, idx, act, p, part, tg, tid, lane, sg, tpg.x);
+    qswitch_act_chunks_impl<float>(x, gate, up, idx, act, p, xs, cs, tg, tid, lane, sg, tpg.x);
 }
 
 kernel void qswitch_down_float32(const device uchar* dw [[buffer(7)]], const device float* ds [[buffer(8)]],
@@ -829,7 +938,7 @@ kernel void qswitch_act_float16(const device float* x [[buffer(0)]],
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
     QMat<half> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<half> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
-    qswitch_act_impl<half, false>(x, gate, up, idx, act, p, part, tg, tid, lane, sg, tpg.x);
+    qswitch_act_impl<half>(x, gate, up, idx, act, p, part, tg, tid, lane, sg, tpg.x);
 }
 
 kernel void qswitch_act_chunks_float16(const device float* x [[buffer(0)]],
@@ -841,10 +950,11 @@ kernel void qswitch_act_chunks_float16(const device float* x [[buffer(0)]],
                                uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
                                uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
                        uint3 tpg [[threads_per_threadgroup]]) {
-    threadgroup float part[QMV_MAXSG * QMV_ROWS];
+    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD];
+    threadgroup float cs[QMV_XMAX / 32];
     QMat<half> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<half> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
-    qswitch_act_impl<half, true>(x, gate, up, idx, act, p, part, tg, tid, lane, sg, tpg.x);
+    qswitch_act_chunks_impl<half>(x, gate, up, idx, act, p, xs, cs, tg, tid, lane, sg, tpg.x);
 }
 
 kernel void qswitch_down_float16(const device uchar* dw [[buffer(7)]], const device half* ds [[buffer(8)]],
@@ -920,7 +1030,7 @@ kernel void qswitch_act_bfloat16(const device float* x [[buffer(0)]],
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
     QMat<bfloat> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<bfloat> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
-    qswitch_act_impl<bfloat, false>(x, gate, up, idx, act, p, part, tg, tid, lane, sg, tpg.x);
+    qswitch_act_impl<bfloat>(x, gate, up, idx, act, p, part, tg, tid, lane, sg, tpg.x);
 }
 
 kernel void qswitch_act_chunks_bfloat16(const device float* x [[buffer(0)]],
@@ -932,10 +1042,11 @@ kernel void qswitch_act_chunks_bfloat16(const device float* x [[buffer(0)]],
                                uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
                                uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
                        uint3 tpg [[threads_per_threadgroup]]) {
-    threadgroup float part[QMV_MAXSG * QMV_ROWS];
+    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD];
+    threadgroup float cs[QMV_XMAX / 32];
     QMat<bfloat> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<bfloat> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
-    qswitch_act_impl<bfloat, true>(x, gate, up, idx, act, p, part, tg, tid, lane, sg, tpg.x);
+    qswitch_act_chunks_impl<bfloat>(x, gate, up, idx, act, p, xs, cs, tg, tid, lane, sg, tpg.x);
 }
 
 kernel void qswitch_down_bfloat16(const device uchar* dw [[buffer(7)]], const device bfloat* ds [[buffer(8)]],

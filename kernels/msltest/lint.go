@@ -44,8 +44,9 @@ func (e *LintError) Error() string { return fmt.Sprintf("msltest: lint of %s:\n%
 //
 // Threadgroup variables become static threadgroup ones (clang refuses address
 // spaces on automatic variables). Problems come back as a *LintError. The
-// header's vector types have no address-space-qualified members, so a vector
-// loaded from device memory is reported too (no kernel of the project does so).
+// header's 4-vectors copy from any address space (qswitch_down_chunks loads its
+// act chunk as float4s); its 2- and 3-vectors do not, so such a vector loaded
+// from device memory is reported too (no kernel of the project does so).
 func Lint(name, src string) error {
 	toks, err := lex(src)
 	if err != nil {

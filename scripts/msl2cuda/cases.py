@@ -40,11 +40,14 @@ def P(*vals):
 # rows per threadgroup the quant variants use (quant.metal's QMV_ROWS).
 TEXT = {}
 QMV_ROWS = 8
-QMV_TY = 4  # simdgroup slots of a staged qmv threadgroup (kernels.qmvStagedSlots)
-QMV_BPT = 32  # row blocks of a staged qmv threadgroup (kernels.qmvStagedBlocks)
+QMV_TY = 8  # simdgroup slots of a staged qmv threadgroup (kernels.qmvStagedSlots)
+QMV_BPT = 32  # least row blocks of a staged qmv threadgroup (kernels.qmvStagedBlocks)
+QMV_TGS = 264  # most threadgroups of a staged qmv (kernels.qmvStagedGroups)
 SDPA_MAXG = 4  # query heads a threadgroup of sdpa (sdpa.metal's SDPA_MAXG; exp.py varies it)
 QMV_GEOM = None  # exp.py: (N, K, bits) -> (entry, threadgroups, threadgroup size) in place of qmv_geom
 QSWITCH = None  # exp.py: (chunks, act threadgroup size, down threadgroup size) in place of qswitchEncode's
+QSW_RS = 2  # act rows a simdgroup of qswitch_act_chunks (quant.metal's QSW_RS, kernels.qswitchSGRows)
+QSW_SG = 4  # simdgroups a threadgroup of qswitch_act_chunks (kernels.qswitchSGs)
 
 
 class Kern:
@@ -241,7 +244,7 @@ def qmv_geom(N, K, bits):
         return QMV_GEOM(N, K, bits)
     blocks = (N + QMV_ROWS - 1) // QMV_ROWS
     if bits in (2, 4, 8) and K <= 4096 and blocks >= 4096:  # kernels.qmvStaged
-        return 'qmv_staged', (blocks + QMV_BPT - 1) // QMV_BPT, (32, QMV_TY, 1)
+        return 'qmv_staged', min((blocks + QMV_BPT - 1) // QMV_BPT, QMV_TGS), (32, QMV_TY, 1)
     return 'qmv', blocks, qmv_threads(K // 8, 4 if blocks >= 4096 else 1)
 
 
@@ -309,14 +312,14 @@ def case_qswitch(T, H, I, E, K, bits=4, group=64, sdt='float32', idxh=None):
     sch = NPR.uniform(0.05, 1, (T, K)).astype(np.float32)
     sch /= sch.sum(1, keepdims=True)
     idx, sc = cp.asarray(idxh), cp.asarray(sch)
-    # qswitchEncode: 2-, 4- and 8-bit rows (kernels.qChunkBits) take the _chunks entries, a
-    # 32-code chunk a thread: qswitch_act_chunks DispatchThreadgroups((ceil(I / 8), T * k, 1),
-    # qmvThreads(H / 32, 2)), then qswitch_down_chunks DispatchThreadgroups((ceil(H / 8), T, 1),
-    # qmvThreads(k * I / 32, 1)); other widths the unit entries, qmvThreads(H / 8, 2) and
-    # qmvThreads(k * I / 8, 2). Buffers in index order.
-    chunks = bits in (2, 4, 8)
+    # qswitchEncode: 2-, 4- and 8-bit rows (kernels.qChunkBits, H <= 4096) take the _chunks
+    # entries: qswitch_act_chunks DispatchThreadgroups((ceil(I / (QSW_SG * QSW_RS)), T * k, 1),
+    # (32 * QSW_SG, 1, 1)), then qswitch_down_chunks DispatchThreadgroups((ceil(H / 8), T, 1),
+    # qmvThreads(k * I / 32, 1)); other widths the unit entries, 8 act rows a threadgroup,
+    # qmvThreads(H / 8, 2) and qmvThreads(k * I / 8, 2). Buffers in index order.
+    chunks = bits in (2, 4, 8) and H <= 4096
     ent = 'chunks_' if chunks else ''
-    ta = qmv_threads(H // 32, 2) if chunks else qmv_threads(H // 8, 2)
+    ta = (32 * QSW_SG, 1, 1) if chunks else qmv_threads(H // 8, 2)
     td = qmv_threads(K * I // 32, 1) if chunks else qmv_threads(K * I // 8, 2)
     if QSWITCH is not None:
         chunks, ta, td = QSWITCH
@@ -325,7 +328,8 @@ def case_qswitch(T, H, I, E, K, bits=4, group=64, sdt='float32', idxh=None):
     prm = P(T, H, K, E, I, bits, bits, bits, group, group, group)
     act = nan((T * K * I,))  # the launch's scratch
     R = QMV_ROWS
-    L = Seq(ka.groups([x, gate.w, gate.s, gate.b, up.w, up.s, up.b, idx, prm, act], ((I + R - 1) // R, T * K, 1), ta),
+    ra = ta[0] // 32 * QSW_RS if ent else R  # act rows a threadgroup
+    L = Seq(ka.groups([x, gate.w, gate.s, gate.b, up.w, up.s, up.b, idx, prm, act], ((I + ra - 1) // ra, T * K, 1), ta),
             kd.groups([down.w, down.s, down.b, idx, sc, out, prm, act], ((H + R - 1) // R, T, 1), td))
 
     def check():

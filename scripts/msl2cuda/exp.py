@@ -1,16 +1,18 @@
 # Issue 21 experiments, one call timing every variant (median of 20, cold L2) against the
-# kernels of an earlier tree (OLD_KERNELS: its kernels folder): sdpa's keys a step and
-# key split, qswitch_glu's entries and threadgroup widths, the staged qmv with 16-byte
-# weight loads, each lane's x chunk read once a row. docs/h200/run12-exp*.log hold the
-# runs (exp1: before the parameters were read into registers; exp2: after; exp3: with
-# qswitch_act_chunks's gate and up rows in two simdgroups, since reverted).
+# kernels of an earlier tree (OLD_KERNELS: its kernels folder; EXP picks the families):
+# sdpa's keys a step and key split; qswitch_glu's act threadgroup (QSW_SG simdgroups of
+# QSW_RS rows, QSW_CH chunks in flight), each launch also timed alone; the staged qmv's
+# grid, and its loads without the decoding. docs/h200/run12-exp*.log and run13-exp*.log
+# hold the runs (run13-exp1: act with x loaded by each lane from device memory, since
+# replaced by the staging; run13-exp2: this file's variants).
 import os
+import re
 
 import cases as C
 import msl2cuda as M
 
 OLD = os.environ.get('OLD_KERNELS')
-ONLY = os.environ.get('EXP', 'sdpa,qswitch,qmv,moe').split(',')
+ONLY = os.environ.get('EXP', 'qswitch,qmv').split(',')  # also sdpa, moe
 
 
 def text(fam, kdir):
@@ -52,19 +54,6 @@ def qmv(tag, N, K, bits, sdt):
     C.free_all()
 
 
-WIDE_OLD = '''        for (int i = 0; i < B; i++) {
-            wd[r][i] = wp[o * rw + i];
-        }
-'''
-WIDE_NEW = '''        for (int i = 0; i < B; i += 4) {
-            uint4 v4 = *((const device uint4*)(wp + o * rw + i));
-            wd[r][i % B] = v4.x;
-            wd[r][(i + 1) % B] = v4.y;
-            wd[r][(i + 2) % B] = v4.z;
-            wd[r][(i + 3) % B] = v4.w;
-        }
-'''
-
 LOOP_OLD = '''    for (int j = j0 + int(sg) * SDPA_KB; j < s.j1; j += SDPA_SG * SDPA_KB) {
         float kv[SDPA_KB][SDPA_MAXC];
         float vv[SDPA_KB][SDPA_MAXC];
@@ -91,28 +80,6 @@ LOOP_NEW = '''    // Two buffers of keys: the next step's are loaded before this
     }
 '''
 
-# The staged qmv with each lane's x chunk read from threadgroup memory once per x row
-# (K <= 32 * tx: one chunk a lane), not once per row block.
-HOIST = [('''            q_stage_x<B>(xr, p.K, xs, cs, tid, lane, nthr);
-            threadgroup_barrier(mem_flags::mem_threadgroup);
-        }
-''', '''            q_stage_x<B>(xr, p.K, xs, cs, tid, lane, nthr);
-            threadgroup_barrier(mem_flags::mem_threadgroup);
-        }
-        bool one = staged && p.K / 32 <= int(tx);  // uniform
-        float xc1[32];
-        float xsum1 = 0.0f;
-        if (one && int(bt) < p.K / 32) {
-            xsum1 = q_chunk_x(xs, cs, int(bt), xc1);
-        }
-'''), ('''            if (staged) {
-                for (int c = int(bt); c < p.K / 32; c += int(tx)) {''', '''            if (one) {
-                if (int(bt) < p.K / 32) {
-                    q_rows_chunk<S, B>(m, nb, last, int(bt), xc1, xsum1, 1.0f, acc);
-                }
-            } else if (staged) {
-                for (int c = int(bt); c < p.K / 32; c += int(tx)) {''')]
-
 if 'sdpa' in ONLY:
     # The kernel's loop is LOOP_NEW (two buffers, docs/h200/run12-exp2.log); LOOP_OLD, one.
     pre = text('sdpa', M.KDIR)
@@ -126,31 +93,83 @@ if 'sdpa' in ONLY:
     for kb in (2, 4):
         sdpa('new KB %d prefetch' % kb, pre.replace('#define SDPA_KB 4', '#define SDPA_KB %d' % kb), 256)
     sdpa('new KB 4 prefetch', pre, 512)
+
+
+def seq_parts(tag, c):
+    """Each launch of a multi-dispatch case timed alone (the first one writes the scratch
+    the second reads; timed after one full run)."""
+    c.launch()
+    C.sync()
+    for i, l in enumerate(getattr(c.launch, 'ls', ())):
+        t, _ = C.timed(l, reps=20, warm=3)
+        print('%-56s %9.1f us  %s  %s' % ('%s, launch %d alone' % (tag, i + 1), t, l.geom(), l.attrs()), flush=True)
+
+
 if 'qswitch' in ONLY:
+    # qswitch_act_chunks with QSW_SG simdgroups of QSW_RS rows a threadgroup (x staged in
+    # threadgroup memory), QSW_CH chunks' weights in flight a lane; the kernels of
+    # OLD_KERNELS with their geometry (one simdgroup a block of 8 rows).
+    q = text('quant', M.KDIR)
+    if OLD:
+        C.TEXT['quant'], C.QSW_RS = text('quant', OLD), 8
+        for k in (10, 1):
+            C.QSWITCH = (True, (32, 1, 1), (32 * min(8, (k * 16 + 31) // 32), 1, 1))
+            c = C.case_qswitch(1, 2048, 512, 512, k, 4, 64, 'float32')
+            run('old qswitch_glu k=%d' % k, c, c.launch)
+            seq_parts('old qswitch_glu k=%d' % k, c)
+            C.free_all()
+        C.QSWITCH = None
+        C.TEXT.pop('quant')
+    for rs, sg, ch in ((2, 4, 2), (2, 4, 1), (4, 4, 1), (4, 4, 2), (2, 8, 2), (1, 8, 2), (4, 2, 1), (8, 1, 1), (8, 4, 1)):
+        t = re.sub(r'#define QSW_RS \d+', '#define QSW_RS %d' % rs, q)
+        t = re.sub(r'#define QSW_CH \d+', '#define QSW_CH %d' % ch, t)
+        C.TEXT['quant'], C.QSW_RS, C.QSW_SG = t, rs, sg
+        for k in (10, 1):
+            c = C.case_qswitch(1, 2048, 512, 512, k, 4, 64, 'float32')
+            tag = 'new RS %d SG %d CH %d qswitch_glu k=%d' % (rs, sg, ch, k)
+            run(tag, c, c.launch)
+            if k == 10 or (rs, sg, ch) == (2, 4, 2):
+                seq_parts(tag, c)
+            C.free_all()
+    C.TEXT.pop('quant')
+    C.QSW_RS, C.QSW_SG = 2, 4
+if 'qmv' in ONLY:
+    # The staged qmv (every block read whole) on grids of G threadgroups of ty slots (the
+    # kernel splits the row blocks evenly over them), against OLD_KERNELS.
+    def geom(G, ty):
+        C.QMV_GEOM = None if G is None else (lambda N, K, bits: ('qmv_staged', G, (32, ty, 1)))
+        return 'Encode' if G is None else '%d x %d slots' % (G, ty)
     if OLD:
         C.TEXT['quant'] = text('quant', OLD)
-        qswitch('old', (False, (128, 1, 1), (256, 1, 1)))
+        for G, ty in ((None, 4), (264, 8)):
+            g = geom(G, ty)
+            for bits, sdt in ((4, 'float32'), (8, 'float32'), (4, 'bfloat16')):
+                qmv('old staged, ' + g, 248320, 1024, bits, sdt)
         C.TEXT.pop('quant')
-    qswitch('new (default)')
-    qswitch('new (default)', k=1)
-    for ta, td in ((64, 160), (32, 256), (32, 128)):
-        qswitch('new act %d, down %d threads' % (ta, td), (True, (ta, 1, 1), (td, 1, 1)))
-    qswitch('new, unit entries', (False, (128, 1, 1), (256, 1, 1)))
-if 'qmv' in ONLY:
+    for G, ty in ((None, 4), (264, 8), (528, 4), (132, 16), (256, 8), (396, 8), (1056, 2), (792, 4)):
+        g = geom(G, ty)
+        for bits, sdt in ((4, 'float32'), (8, 'float32'), (4, 'bfloat16')) if G in (None, 264, 528) else ((4, 'float32'),):
+            qmv('new staged, ' + g, 248320, 1024, bits, sdt)
+    # The loads without the decoding (each chunk's words xor-ed, one multiply): what the
+    # memory side of this access pattern takes alone (wrong results, timing only).
     q = text('quant', M.KDIR)
-    assert WIDE_OLD in q
-    h = q
-    for a, b in HOIST:
-        assert a in h
-        h = h.replace(a, b)
-    vs = [('new staged', q), ('new staged, x chunk once a row', h)]
-    if os.environ.get('EXP_WIDE'):
-        vs.append(('new staged, 16-byte loads', q.replace(WIDE_OLD, WIDE_NEW)))
-    for tag, t in vs:
-        C.TEXT['quant'] = t
-        for bits, sdt in ((4, 'float32'), (8, 'float32'), (4, 'bfloat16')):
-            qmv(tag, 248320, 1024, bits, sdt)
-        C.TEXT.pop('quant')
+    a = q.index('inline float q_chunk_dot(')
+    b = q.index('    return d0 + d1;\n}\n', a) + len('    return d0 + d1;\n}\n')
+    C.TEXT['quant'] = q[:a] + '''inline float q_chunk_dot(thread const uint* wd, thread const float* xc) {
+    uint v = 0u;
+    for (int i = 0; i < B; i++) {
+        v ^= wd[i];
+    }
+    return float(v & 255u) * xc[0];
+}
+''' + q[b:]
+    geom(None, 8)
+    qmv('loads only (timing, not a kernel), Encode', 248320, 1024, 4, 'float32')
+    C.TEXT.pop('quant')
+    for N, K in ((3584, 1024), (1024, 3584)):
+        geom(None, 4)
+        qmv('new (Encode)', N, K, 4, 'float32')
+    C.QMV_GEOM = None
 if 'moe' in ONLY:
     for k in (1, 10):
         c = C.case_switch_glu(1, 2048, 512, 512, k)

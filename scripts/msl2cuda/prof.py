@@ -1,5 +1,8 @@
 # One launch of each decode kernel that sets a target of issue 21, for Nsight Compute:
 #   ncu --clock-control none --metrics ... python3 prof.py
+# PROF=a,b keeps the cases whose names contain one of those strings.
+import os
+
 import cases as C
 
 BUILDS = [
@@ -11,7 +14,10 @@ BUILDS = [
     ('qswitch_glu Qwen3-Next', lambda: C.case_qswitch(1, 2048, 512, 512, 10)),
 ]
 
+ONLY = [w for w in os.environ.get('PROF', '').split(',') if w]
 for name, build in BUILDS:
+    if ONLY and not any(w in name for w in ONLY):
+        continue
     c = build()
     c.launch()
     C.sync()

@@ -34,7 +34,19 @@ namespace metal {
 template <typename T, int N> struct vec;
 template <typename T> struct vec<T, 2> { T x, y; vec() = default; vec(T a, T b) : x(a), y(b) {} };
 template <typename T> struct vec<T, 3> { T x, y, z; vec() = default; vec(T a, T b, T c) : x(a), y(b), z(c) {} };
-template <typename T> struct vec<T, 4> { T x, y, z, w; };
+// A 4-vector copies from any address space, as in MSL (float4 v = devicePtr[i]).
+#define MSLCHECK_VEC4_FROM(AS) \
+    vec(const AS vec& o) : x(o.x), y(o.y), z(o.z), w(o.w) {}
+template <typename T> struct vec<T, 4> {
+    T x, y, z, w;
+    vec() = default;
+    vec(const vec&) = default;
+    vec& operator=(const vec&) = default;
+    vec(T a, T b, T c, T d) : x(a), y(b), z(c), w(d) {}
+    MSLCHECK_VEC4_FROM(device)
+    MSLCHECK_VEC4_FROM(constant)
+    MSLCHECK_VEC4_FROM(threadgroup)
+};
 typedef vec<uint, 2> uint2;
 typedef vec<uint, 3> uint3;
 typedef vec<int, 2> int2;
