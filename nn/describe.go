@@ -101,6 +101,9 @@ type Description struct {
 	// CacheBuffersPerLayer is how many buffer objects one decoding request holds per
 	// layer in a batch run once it decodes (the cache state and batch metadata).
 	CacheBuffersPerLayer int
+	// PlainCacheBuffersPerLayer is the same on the plain path (generate_step), whose
+	// caches hold their state arrays only.
+	PlainCacheBuffersPerLayer int
 	// Files is how many weight files a checkpoint has (0 for a random model).
 	Files int
 	// Weights names how a checkpoint stores the weights ("float (bfloat16)", "4-bit
@@ -147,12 +150,6 @@ func (d *Description) WeightBytes() (total, largest int64, err error) {
 		largest = max(largest, n)
 	}
 	return total, largest, nil
-}
-
-// Baseline is the live buffer objects a batch run holds once its one request decodes:
-// the weights, the constants and each layer's cache buffers.
-func (d *Description) Baseline() int {
-	return d.WeightBuffers() + d.Constants + d.CacheBuffersPerLayer*d.Layers()
 }
 
 // MulInt64 returns a*b for non-negative a and b, with ok false on overflow.

@@ -22,8 +22,10 @@ type Inputs struct {
 	// Constants is how many small constant arrays the model builds beside its weights.
 	Constants int
 	// CacheBuffersPerLayer is what one decoding request holds per layer besides the
-	// weights (the layer's cache state and batch metadata).
+	// weights (the layer's cache state and batch metadata) on the batch path.
 	CacheBuffersPerLayer int
+	// PlainCacheBuffersPerLayer is the same on the plain path (the state arrays only).
+	PlainCacheBuffersPerLayer int
 	// Limit is the allocator's resource limit in buffer objects.
 	Limit int
 }
@@ -36,8 +38,10 @@ type Prediction struct {
 	// Loaded is the live buffers after load: weights and constants.
 	Loaded int
 	// Baseline is the live buffers once decoding begins: Loaded plus the cache
-	// buffers of every layer.
+	// buffers of every layer plus Extra.
 	Baseline int
+	// Extra is what the path holds beyond the per-layer count (see New): 0 or 1.
+	Extra int
 	// Slope is the leak in buffer objects per token on the stock path (0: none).
 	Slope int
 	// CrashToken is the token at which the stock path hits Limit (0: it never does).
@@ -49,7 +53,19 @@ func New(in Inputs) Prediction {
 	p := Prediction{Inputs: in, GDN: nn.CountKinds(in.Kinds, nn.Recurrent)}
 	p.Attention = len(in.Kinds) - p.GDN
 	p.Loaded = in.WeightBuffers + in.Constants
-	p.Baseline = p.Loaded + in.CacheBuffersPerLayer*len(in.Kinds)
+	// Both sums are the live counts measured once decoding begins, for every layer mix
+	// (cmd/decode's TestPredictOnlyMatchesRun runs each). Both paths hold one buffer
+	// beyond the layers' state: the token array each step feeds the next. On the batch
+	// path a GDN layer 0, whose padding the SSM mask evaluates every step, holds one
+	// buffer fewer than the per-layer count, which cancels it.
+	per := in.CacheBuffersPerLayer
+	if in.Mode == "plain" {
+		per = in.PlainCacheBuffersPerLayer
+	}
+	if in.Mode == "plain" || len(in.Kinds) == 0 || in.Kinds[0] != nn.Recurrent {
+		p.Extra = 1
+	}
+	p.Baseline = p.Loaded + per*len(in.Kinds) + p.Extra
 	p.Slope = Slope(in.Mode, in.Kinds)
 	p.CrashToken = CrashToken(in.Limit, p.Baseline, p.Slope)
 	return p
@@ -57,13 +73,19 @@ func New(in Inputs) Prediction {
 
 // Slope is the predicted leak in objects/token: the stock batch path leaks one link
 // per GDN layer but layer 0's per token (the model reads layer 0's cache for the SSM
-// mask every step, which evaluates it); the plain path never arms the leak.
+// mask every step, which evaluates it, as mlx-lm's ssm_idx = 0 does); when layer 0 is
+// an attention layer no GDN cache is read, and every GDN layer leaks. The plain path
+// never arms the leak.
 func Slope(mode string, kinds []nn.LayerKind) int {
 	n := nn.CountKinds(kinds, nn.Recurrent)
-	if mode != "plain" && n > 1 && kinds[0] == nn.Recurrent {
+	switch {
+	case mode == "plain" || n == 0:
+		return 0
+	case kinds[0] == nn.Recurrent:
 		return n - 1
+	default:
+		return n
 	}
-	return 0
 }
 
 // CrashToken is the token at which a completion leaking slope objects/token from
@@ -88,8 +110,15 @@ func Interval(kinds []nn.LayerKind) int {
 
 // WriteBaseline prints the [baseline] line: how the baseline adds up.
 func (p Prediction) WriteBaseline(out io.Writer) {
-	fmt.Fprintf(out, "[baseline] %s buffers after load + %d per layer x %d layers of cache state = %s live buffers once decoding begins\n",
-		Comma(p.Loaded), p.CacheBuffersPerLayer, len(p.Kinds), Comma(p.Baseline))
+	per, extra := p.CacheBuffersPerLayer, ""
+	if p.Mode == "plain" {
+		per = p.PlainCacheBuffersPerLayer
+	}
+	if p.Extra > 0 {
+		extra = fmt.Sprintf(" + %d (the token array each step feeds the next)", p.Extra)
+	}
+	fmt.Fprintf(out, "[baseline] %s buffers after load + %d per layer x %d layers of cache state%s = %s live buffers once decoding begins\n",
+		Comma(p.Loaded), per, len(p.Kinds), extra, Comma(p.Baseline))
 }
 
 // WritePredict prints the [predict] line of the stock (lazy) path: when would it die?
@@ -136,7 +165,7 @@ func Comma(n int) string {
 // path mode at limit.
 func Describe(d *nn.Description, mode string, limit int) Prediction {
 	return New(Inputs{Kinds: d.Kinds, Mode: mode, WeightBuffers: d.WeightBuffers(), Constants: d.Constants,
-		CacheBuffersPerLayer: d.CacheBuffersPerLayer, Limit: limit})
+		CacheBuffersPerLayer: d.CacheBuffersPerLayer, PlainCacheBuffersPerLayer: d.PlainCacheBuffersPerLayer, Limit: limit})
 }
 
 // WriteRandomModel writes the [model] line --predict-only prints for the random model

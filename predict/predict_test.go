@@ -61,7 +61,6 @@ func TestKnownStructures(t *testing.T) {
 
 // TestNoLeak: the paths and structures that never leak, and the line each prints.
 func TestNoLeak(t *testing.T) {
-	attnFirst := append([]nn.LayerKind{nn.Attention}, hybrid(11, 12)...)
 	for _, c := range []struct {
 		mode  string
 		kinds []nn.LayerKind
@@ -70,7 +69,6 @@ func TestNoLeak(t *testing.T) {
 		{"plain", hybrid(50, 50), "[predict] plain path (generate_step): caches never armed -> no leak expected\n"},
 		{"batch", hybrid(12, 1), "[predict] 0 GDN layers -> no leak expected\n"},                                             // attention-only
 		{"batch", []nn.LayerKind{nn.Recurrent}, "[predict] 1 GDN layers -> no leak expected\n"},                              // layer 0 is always evaluated
-		{"batch", attnFirst, "[predict] 11 GDN layers -> no leak expected\n"},                                                // no GDN layer 0: no chain
 		{"server", hybrid(8, 8), "[predict] leak ~6 objects/token -> resource-limit crash near token ~659 (if unpatched)\n"}, // churn arms it too: (5000 - 1043) / 6
 	} {
 		p := New(Inputs{Kinds: c.kinds, Mode: c.mode, WeightBuffers: 1000, Constants: 3, CacheBuffersPerLayer: 5, Limit: 5000})
@@ -83,6 +81,39 @@ func TestNoLeak(t *testing.T) {
 	var b bytes.Buffer
 	WritePredict(&b, "batch", cache.Eager, 49, 48, 0)
 	require.Equal(t, "[predict] eager bookkeeping (the fix) -> no leak expected; the stock lazy path leaks ~48 objects/token\n", b.String())
+}
+
+// TestAttentionFirst: with an attention layer first the SSM mask reads no GDN cache,
+// so every GDN layer leaks, and the batch baseline holds the token array beyond the
+// per-layer count (what cmd/decode's runs of such configs measure).
+func TestAttentionFirst(t *testing.T) {
+	attnFirst := append([]nn.LayerKind{nn.Attention}, hybrid(11, 12)...)
+	p := New(Inputs{Kinds: attnFirst, Mode: "batch", WeightBuffers: 1000, Constants: 3, CacheBuffersPerLayer: 5, PlainCacheBuffersPerLayer: 2, Limit: 5000})
+	require.Equal(t, 11, p.Slope)
+	require.Equal(t, 1003+5*12+1, p.Baseline)
+	require.Equal(t, (5000-1064)/11, p.CrashToken)
+	var b bytes.Buffer
+	p.WriteBaseline(&b)
+	p.WritePredict(&b)
+	require.Equal(t, "[baseline] 1,003 buffers after load + 5 per layer x 12 layers of cache state + 1 (the token array each step feeds the next) = 1,064 live buffers once decoding begins\n"+
+		"[predict] leak ~11 objects/token -> resource-limit crash near token ~357 (if unpatched)\n", b.String())
+	// Attention only: one buffer beyond the layers', no leak.
+	p = New(Inputs{Kinds: hybrid(4, 1), Mode: "batch", WeightBuffers: 47, CacheBuffersPerLayer: 5, PlainCacheBuffersPerLayer: 2, Limit: 5000})
+	require.Equal(t, 0, p.Slope)
+	require.Equal(t, 47+20+1, p.Baseline)
+}
+
+// TestPlainBaseline: the plain path holds each layer's state arrays and the token
+// array each step feeds the next, whatever the layer mix.
+func TestPlainBaseline(t *testing.T) {
+	for _, kinds := range [][]nn.LayerKind{hybrid(4, 4), hybrid(4, 1), append([]nn.LayerKind{nn.Attention}, hybrid(3, 4)...)} {
+		p := New(Inputs{Kinds: kinds, Mode: "plain", WeightBuffers: 56, Constants: 3, CacheBuffersPerLayer: 5, PlainCacheBuffersPerLayer: 2, Limit: 5000})
+		require.Equal(t, 59+2*4+1, p.Baseline, "%v", kinds)
+		require.Equal(t, 0, p.Slope)
+		var b bytes.Buffer
+		p.WriteBaseline(&b)
+		require.Equal(t, "[baseline] 59 buffers after load + 2 per layer x 4 layers of cache state + 1 (the token array each step feeds the next) = 68 live buffers once decoding begins\n", b.String())
+	}
 }
 
 func TestComma(t *testing.T) {

@@ -205,8 +205,10 @@ func TestMLXCheckpointRun(t *testing.T) {
 }
 
 // TestPredictOnlyMatchesRun: for float checkpoints (fused and per-expert layouts, a
-// dense model) and random models, --predict-only prints the full run's buffers after
-// load and [predict] line; an attention-only model predicts no leak.
+// dense model) and random models of several layer mixes (attention or GDN first), on
+// the batch and the plain path, --predict-only prints the full run's buffers after
+// load, [predict] line and measured slope, and its [baseline] sum is the run's
+// measured baseline; an attention-only model predicts no leak.
 func TestPredictOnlyMatchesRun(t *testing.T) {
 	root, err := golden.Root()
 	require.NoError(t, err)
@@ -224,11 +226,23 @@ func TestPredictOnlyMatchesRun(t *testing.T) {
 	bf16 := bfloat16Copy(t, cases[0][1])
 	cases = append(cases, []string{"--model", bf16}, []string{"--layers", "12", "--interval", "4"}, []string{"--model-type", "qwen3_next", "--layers", "6"},
 		[]string{"--config", "testdata/qwen3_5_moe_tiny/config.json"}, []string{"--attention-only", "--layers", "3"})
+	for _, mix := range []string{"AGGA", "AGAA", "GAAA", "AAAA", "GGGA"} {
+		cases = append(cases, []string{"--config", layerMixConfig(t, mix)})
+	}
+	for _, c := range cases[:] {
+		cases = append(cases, append([]string{"--mode", "plain"}, c...))
+	}
 	for _, args := range cases {
-		code, out, _ := decode(t, append(args, "--tokens", "16", "--report-every", "2")...)
+		code, out, j := decode(t, append(args, "--tokens", "16", "--report-every", "2")...)
 		require.Contains(t, []int{exitLeak, exitFlat}, code, "%v\n%s", args, out)
 		pred := predictOnlyRun(t, args...)
 		require.Equal(t, line(t, out, "[predict] "), line(t, pred, "[predict] "), args)
+		want := 0.0
+		if n, err := fmt.Sscanf(line(t, pred, "[predict] "), "[predict] leak ~%v", &want); n != 1 {
+			require.Error(t, err)
+		}
+		require.InDelta(t, want, j["slope_per_token"].(float64), 1e-9, "%v\n%s\n%s", args, pred, out)
+		require.Contains(t, pred, fmt.Sprintf("= %s live buffers once decoding begins", comma(int(j["baseline_live"].(float64)))), "%v\n%s\n%s", args, pred, out)
 		if args[0] == "--model" {
 			require.Equal(t, buffersAfterLoad(t, out), buffersAfterLoad(t, pred), args)
 		}
@@ -237,6 +251,28 @@ func TestPredictOnlyMatchesRun(t *testing.T) {
 		}
 	}
 	require.Contains(t, predictOnlyRun(t, "--attention-only", "--layers", "3"), "[predict] 0 GDN layers -> no leak expected")
+}
+
+// layerMixConfig writes the tiny MoE config with its first len(mix) layers of the
+// kinds mix spells (A attention, G GDN) and returns its path.
+func layerMixConfig(t *testing.T, mix string) string {
+	t.Helper()
+	raw, err := os.ReadFile("testdata/qwen3_5_moe_tiny/config.json")
+	require.NoError(t, err)
+	var cfg map[string]any
+	require.NoError(t, json.Unmarshal(raw, &cfg))
+	text := cfg["text_config"].(map[string]any)
+	var kinds []any
+	for _, k := range mix {
+		kinds = append(kinds, map[rune]string{'A': "full_attention", 'G': "linear_attention"}[k])
+	}
+	text["layer_types"], text["num_hidden_layers"] = kinds, len(mix)
+	delete(text, "full_attention_interval")
+	raw, err = json.Marshal(cfg)
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "config.json")
+	require.NoError(t, os.WriteFile(path, raw, 0o644))
+	return path
 }
 
 // bfloat16Copy writes src's float32 tensors as bfloat16 (a published checkpoint's

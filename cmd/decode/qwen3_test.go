@@ -18,7 +18,8 @@ import (
 // TestQwen3Control: the dense Qwen3 family, every layer attention, is the control that
 // never leaks, through the registry alone: its random repro model, its golden
 // checkpoints (--model) and their config.json (--config) stay flat on the lazy path,
-// and --predict-only predicts no leak with 5 cache buffers per attention layer.
+// and --predict-only predicts no leak with 5 cache buffers per attention layer and
+// the token array: the run's measured baseline.
 func TestQwen3Control(t *testing.T) {
 	args := []string{"--model-type", "qwen3", "--layers", "12", "--tokens", "300", "--report-every", "25"}
 	code, out, j := decode(t, args...)
@@ -31,7 +32,8 @@ func TestQwen3Control(t *testing.T) {
 	require.Equal(t, tokens(j), tokens(je), "the policy changes no token")
 	pred := predictOnlyRun(t, "--model-type", "qwen3", "--layers", "12")
 	require.Contains(t, pred, "[predict] 0 GDN layers -> no leak expected\n")
-	require.Contains(t, pred, " + 5 per layer x 12 layers of cache state = ")
+	require.Contains(t, pred, " + 5 per layer x 12 layers of cache state + 1 (the token array each step feeds the next) = ")
+	require.Equal(t, predictedBaseline(t, pred), int(j["baseline_live"].(float64)), "%s\n%s", pred, out)
 	// The described cache buffers per layer are what a run holds: between 12 and 6
 	// layers, the measured baselines differ exactly as the predicted ones do.
 	_, out6, j6 := decode(t, "--model-type", "qwen3", "--layers", "6", "--tokens", "48", "--report-every", "6")
@@ -55,7 +57,8 @@ func TestQwen3Control(t *testing.T) {
 		pred := predictOnlyRun(t, "--model", dir)
 		require.Equal(t, line(t, out, "[predict] "), line(t, pred, "[predict] "))
 		require.Equal(t, buffersAfterLoad(t, out), buffersAfterLoad(t, pred))
-		require.Contains(t, pred, fmt.Sprintf(" + 5 per layer x %d layers of cache state = ", n))
+		require.Contains(t, pred, fmt.Sprintf(" + 5 per layer x %d layers of cache state + 1 (the token array each step feeds the next) = ", n))
+		require.Equal(t, predictedBaseline(t, pred), int(j["baseline_live"].(float64)), "%s\n%s", pred, out)
 
 		path := filepath.Join(dir, "config.json")
 		code, out, j = decode(t, "--config", path, "--tokens", "48", "--report-every", "6")
@@ -84,7 +87,7 @@ func TestQwen3FlagErrors(t *testing.T) {
 	}
 }
 
-var baselineRe = regexp.MustCompile(`of cache state = ([\d,]+) live buffers`)
+var baselineRe = regexp.MustCompile(`of cache state[^=]* = ([\d,]+) live buffers`)
 
 // predictedBaseline reads the [baseline] line's live buffer count.
 func predictedBaseline(t *testing.T, out string) int {

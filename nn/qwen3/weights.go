@@ -248,6 +248,9 @@ func InspectCheckpoint(ck *checkpoint.Checkpoint) (*nn.Description, error) {
 // mask's source. cmd/decode's TestPredictOnlyMatchesRun pins it against a real run.
 const cacheBuffersPerLayer = 5
 
+// plainCacheBuffersPerLayer is the same on the plain path: the keys and values.
+const plainCacheBuffersPerLayer = 2
+
 // Describe returns what the random model of cfg is made of (float32 parameters), from
 // a dry run of the build: nothing is allocated.
 func Describe(cfg *Config) (*nn.Description, error) { return describe(cfg, randomSource{}) }
@@ -258,12 +261,13 @@ func describe(cfg *Config, src source) (*nn.Description, error) {
 		return nil, err
 	}
 	d := &nn.Description{
-		ModelType:            cfg.ModelType,
-		Kinds:                cfg.Kinds(),
-		Hidden:               cfg.HiddenSize,
-		Vocab:                cfg.VocabSize,
-		KVWidth:              cfg.NumKVHeads * cfg.HeadDim,
-		CacheBuffersPerLayer: cacheBuffersPerLayer,
+		ModelType:                 cfg.ModelType,
+		Kinds:                     cfg.Kinds(),
+		Hidden:                    cfg.HiddenSize,
+		Vocab:                     cfg.VocabSize,
+		KVWidth:                   cfg.NumKVHeads * cfg.HeadDim,
+		CacheBuffersPerLayer:      cacheBuffersPerLayer,
+		PlainCacheBuffersPerLayer: plainCacheBuffersPerLayer,
 	}
 	b := &builder{src: src, desc: d}
 	draw(cfg, b)

@@ -12,6 +12,10 @@ import (
 // and layer mix; nn/models' TestDescriptionMatchesBuild pins it.
 const cacheBuffersPerLayer = 5
 
+// plainCacheBuffersPerLayer is the same on the plain path: the KV cache's keys and
+// values, or the GDN cache's conv and recurrent states (the metadata stays unset).
+const plainCacheBuffersPerLayer = 2
+
 // Describe returns what the random model of cfg is made of (float32 parameters), from
 // a dry run of the build: nothing is allocated.
 func Describe(cfg *Config) (*nn.Description, error) { return describe(cfg, &randomSource{}) }
@@ -49,15 +53,16 @@ func describe(cfg *Config, src source) (*nn.Description, error) {
 		return nil, err
 	}
 	d := &nn.Description{
-		ModelType:            cfg.ModelType,
-		Kinds:                append([]nn.LayerKind(nil), cfg.LayerTypes...),
-		Sparse:               cfg.NumSparse(),
-		Experts:              cfg.NumExperts,
-		Hidden:               cfg.HiddenSize,
-		Vocab:                cfg.VocabSize,
-		KVWidth:              cfg.NumKVHeads * cfg.HeadDim,
-		Constants:            constantArrays(cfg),
-		CacheBuffersPerLayer: cacheBuffersPerLayer,
+		ModelType:                 cfg.ModelType,
+		Kinds:                     append([]nn.LayerKind(nil), cfg.LayerTypes...),
+		Sparse:                    cfg.NumSparse(),
+		Experts:                   cfg.NumExperts,
+		Hidden:                    cfg.HiddenSize,
+		Vocab:                     cfg.VocabSize,
+		KVWidth:                   cfg.NumKVHeads * cfg.HeadDim,
+		Constants:                 constantArrays(cfg),
+		CacheBuffersPerLayer:      cacheBuffersPerLayer,
+		PlainCacheBuffersPerLayer: plainCacheBuffersPerLayer,
 	}
 	b := &builder{src: src, desc: d}
 	draw(cfg, b)
