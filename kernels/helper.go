@@ -156,3 +156,54 @@ func (h *Helper) runGuarded() {
 	defer func() { h.panicked = recover() }()
 	h.job.run()
 }
+
+// parallelStreams is parallelRows for rows read once from memory (a decode's
+// products): each goroutine takes its half of [0, n) from the front, chunk by chunk,
+// so that it reads one sequential stream (with parallelRows' alternating chunks each
+// core restarts its prefetch every chunk), and once its half is done takes chunks from
+// the back of the other's half, so a helper that comes late or runs slowly still holds
+// the worker up by one chunk at most. Each chunk runs once; f's scratch index is 0
+// here, 1 on the helper. A 0.8B decode, alternating with parallelRows in one process:
+// bfloat16 24.7 -> 25.9 tok/s, 4-bit 49.8 -> 56.1 (medians of six).
+func (h *Helper) parallelStreams(n, step int, f func(r0, r1, scratch int)) {
+	if h == nil || n >= 1<<31 {
+		h.parallelRows(n, step, f)
+		return
+	}
+	mid := min(n, (n/2+step-1)/step*step)
+	var halves [2]atomic.Uint64 // a half's rows left: lo<<32 | hi
+	halves[0].Store(uint64(mid))
+	halves[1].Store(uint64(mid)<<32 | uint64(n))
+	take := func(r *atomic.Uint64, front bool) (int, int, bool) {
+		for {
+			v := r.Load()
+			lo, hi := int(v>>32), int(uint32(v))
+			if lo >= hi {
+				return 0, 0, false
+			}
+			a, b := lo, min(hi, lo+step)
+			nv := uint64(b)<<32 | uint64(hi)
+			if !front {
+				a, b = max(lo, hi-step), hi
+				nv = uint64(lo)<<32 | uint64(a)
+			}
+			if r.CompareAndSwap(v, nv) {
+				return a, b, true
+			}
+		}
+	}
+	loop := func(own int) {
+		for a, b, ok := take(&halves[own], true); ok; a, b, ok = take(&halves[own], true) {
+			f(a, b, own)
+		}
+		for a, b, ok := take(&halves[1-own], false); ok; a, b, ok = take(&halves[1-own], false) {
+			f(a, b, own)
+		}
+	}
+	if !h.post(helpJob{fn: func() { loop(1) }}) {
+		loop(0)
+		return
+	}
+	loop(0)
+	h.join()
+}

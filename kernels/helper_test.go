@@ -66,6 +66,37 @@ func TestHelperRunsEachJobOnce(t *testing.T) {
 	t.Logf("%d of %d jobs ran on the helper", helped.Load(), n)
 }
 
+// TestParallelStreamsRunsEachChunkOnce: parallelStreams runs f over every row of
+// [0, n) exactly once, in whole chunks (the last of each half short), with a nil
+// Helper, one nobody serves (the join takes the helper's half) and a served one, the
+// two goroutines with distinct scratch indexes; the helper's half starts at a chunk
+// boundary.
+func TestParallelStreamsRunsEachChunkOnce(t *testing.T) {
+	var served Helper
+	stop, _ := serveHelper(&served)
+	defer stop()
+	for _, h := range []*Helper{nil, {}, &served} {
+		for _, c := range []struct{ n, step int }{{1, 1}, {7, 3}, {10, 5}, {1000, 7}, {248320, 128}, {5, 8}} {
+			for round := 0; round < 20; round++ {
+				seen := make([]atomic.Int32, c.n)
+				var busy [2]atomic.Int32
+				h.parallelStreams(c.n, c.step, func(r0, r1, s int) {
+					require.Equal(t, int32(1), busy[s].Add(1), "scratch %d used by two goroutines at once", s)
+					defer busy[s].Add(-1)
+					mid := min(c.n, (c.n/2+c.step-1)/c.step*c.step)
+					require.True(t, r0 < r1 && r1-r0 <= c.step && (r1 <= mid || r0 >= mid), "%+v: chunk [%d, %d) crosses the halves at %d", c, r0, r1, mid)
+					for r := r0; r < r1; r++ {
+						seen[r].Add(1)
+					}
+				})
+				for r := range seen {
+					require.Equal(t, int32(1), seen[r].Load(), "%+v row %d", c, r)
+				}
+			}
+		}
+	}
+}
+
 // TestHelpedKernelsSame: every sample launch of every family, and sdpa launches deep
 // enough to share their heads, give bit-identical outputs when a helper serves them; the
 // kernels that offer work (the MoE block its shared expert, the ungrouped GatedDeltaNet

@@ -263,7 +263,11 @@ func (m *qMatrix) rowsAll16(xs, sums []float32, mRows, n int, os []float32, tile
 	if n*m.rowBytes < qSplitBytes {
 		h = nil
 	}
-	h.parallelRows(n, step, func(r0, r1, s int) {
+	split := h.parallelRows
+	if !tiled {
+		split = h.parallelStreams
+	}
+	split(n, step, func(r0, r1, s int) {
 		for i := 0; i < mRows; i++ {
 			m.rows16p(xp[i*k:(i+1)*k], sp[i*pad:(i+1)*pad], scr[s*pad:(s+1)*pad], r0, os[i*n+r0:i*n+r1])
 		}
