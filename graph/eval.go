@@ -82,6 +82,7 @@ func (g *Graph) scheduleOuts(outs []*Handle, wait bool) error {
 	firstErr := g.takeErr()
 	tape := g.buildTape(outs)
 	for _, n := range tape {
+		g.exec.helpNow()
 		if err := g.schedule(n); err != nil && firstErr == nil {
 			firstErr = err
 		}

@@ -50,7 +50,8 @@ type executor struct {
 	// batches run again: the graph fails, at scheduling, the nodes that read a
 	// failed batch's buffers. The worker appends; the graph reads under mu.
 	fails       []failure
-	poisonUntil uint64        // batches with seq <= poisonUntil are skipped
+	poisonUntil atomic.Uint64 // batches with seq <= poisonUntil are skipped (written under mu)
+	errPending  atomic.Bool   // err is set (written under mu): takeErr's lock-free check
 	failVersion atomic.Uint32 // bumped on every new failure
 }
 
@@ -152,9 +153,7 @@ func (e *executor) worker(ch chan *batch) {
 
 // run executes b, unless an earlier failure poisons it, and publishes its completion.
 func (e *executor) run(b *batch) {
-	e.mu.Lock()
-	skip := b.seq <= e.poisonUntil
-	e.mu.Unlock()
+	skip := b.seq <= e.poisonUntil.Load()
 	var err error
 	if !skip {
 		err = e.dev.Run(b.launches)
@@ -168,25 +167,39 @@ func (e *executor) run(b *batch) {
 	}
 	b.launches = b.launches[:0]
 	e.mu.Lock()
-	e.done = b.seq
-	e.doneSeq.Store(b.seq)
 	if err != nil {
 		e.fails = append(e.fails, failure{from: b.seq, to: math.MaxUint64, err: err})
-		e.poisonUntil = math.MaxUint64
+		e.poisonUntil.Store(math.MaxUint64)
 		e.failVersion.Add(1)
 		if e.err == nil {
 			e.err = err
+			e.errPending.Store(true)
 		}
 	}
 	e.spare = append(e.spare, b)
+	e.done = b.seq
+	// Last: a caller that sees doneSeq without taking mu (wait's fast path) also sees
+	// the batch's outputs and its failure, if any.
+	e.doneSeq.Store(b.seq)
 	e.cond.Broadcast()
 	e.mu.Unlock()
 }
 
 // wait blocks until batch seq has completed.
+//
+// A batch already done returns without taking mu: the worker holds it while it
+// publishes a batch, a caller that blocks on it sleeps, and a sleeping core can take
+// hundreds of microseconds to wake on a virtual machine, while the worker's products
+// wait for it to take their other half.
 func (e *executor) wait(seq uint64) {
+	if e.doneSeq.Load() >= seq {
+		return
+	}
 	if e.inline && !e.sync {
 		e.helpUntil(seq)
+		if e.doneSeq.Load() >= seq {
+			return
+		}
 	}
 	e.mu.Lock()
 	for e.done < seq {
@@ -195,9 +208,23 @@ func (e *executor) wait(seq uint64) {
 	e.mu.Unlock()
 }
 
+// helpNow runs the kernels' side work on offer, if any, on the caller between the
+// steps of building or scheduling a graph: with AsyncEval the caller builds the next
+// step while the worker runs this one, and a product whose half waits for a helper
+// until the caller next waits runs on one core meanwhile (a 0.8B decode step: about
+// nine products a token, several hundred microseconds each). Nothing on offer costs
+// one atomic load.
+func (e *executor) helpNow() {
+	if e.inline && !e.sync {
+		e.helper.Help()
+	}
+}
+
 // helpIdle is how long a waiting caller goes on offering help without being given any
-// before it sleeps (a decode step offers work every few tens of microseconds).
-const helpIdle = 5 * time.Millisecond
+// before it sleeps (a decode step offers work every few tens of microseconds). At 5 ms
+// a 0.8B decode's caller slept in 2 to 7 steps of 40 (a stall of the worker's core, a
+// host's preemption), and the products left in those steps ran on one core.
+const helpIdle = 50 * time.Millisecond
 
 // helpUntil runs the kernels' side work (kernels.Helper) while batch seq is in flight:
 // the caller would otherwise sleep on the other core while the worker runs its batch.
@@ -211,16 +238,22 @@ func (e *executor) helpUntil(seq uint64) {
 			if time.Since(idle) > helpIdle {
 				return
 			}
-			runtime.Gosched() // a collector's worker may want this core
+			if i%(1<<16) == 0 { // every few hundred microseconds, not every poll
+				runtime.Gosched() // a collector's worker may want this core
+			}
 		}
 	}
 }
 
 func (e *executor) takeErr() error {
+	if !e.errPending.Load() { // set before the failed batch's doneSeq (see run)
+		return nil
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	err := e.err
 	e.err = nil
+	e.errPending.Store(false)
 	return err
 }
 
@@ -232,9 +265,9 @@ func (e *executor) takeErr() error {
 func (e *executor) failures(dst []failure) []failure {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.poisonUntil == math.MaxUint64 {
-		e.poisonUntil = e.next - 1
-		e.fails[len(e.fails)-1].to = e.poisonUntil
+	if e.poisonUntil.Load() == math.MaxUint64 {
+		e.poisonUntil.Store(e.next - 1)
+		e.fails[len(e.fails)-1].to = e.next - 1
 	}
 	return append(dst[:0], e.fails...)
 }

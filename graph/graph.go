@@ -129,6 +129,7 @@ func (g *Graph) newNode(l kernels.Layout) *Node {
 	n.layout = l
 	g.nodes++
 	g.created++
+	g.exec.helpNow()
 	if g.cen != nil {
 		g.cen.created(n)
 	}
