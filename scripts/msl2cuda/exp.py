@@ -4,7 +4,8 @@
 # QSW_RS rows, QSW_CH chunks in flight), each launch also timed alone; the staged qmv's
 # grid, and its loads without the decoding. docs/h200/run12-exp*.log and run13-exp*.log
 # hold the runs (run13-exp1: act with x loaded by each lane from device memory, since
-# replaced by the staging; run13-exp2: this file's variants).
+# replaced by the staging; run13-exp2: the act pass's shapes and the staged qmv's grid;
+# run14-exp*: this file's variants).
 import os
 import re
 
@@ -105,65 +106,94 @@ def seq_parts(tag, c):
         print('%-56s %9.1f us  %s  %s' % ('%s, launch %d alone' % (tag, i + 1), t, l.geom(), l.attrs()), flush=True)
 
 
+QSW_FUSED_TPG = (256, 1, 1)
+
+
+def sub(t, name, v):
+    """t with quant.metal's #define name set to v."""
+    t2 = re.sub(r'#define %s \d+' % name, '#define %s %d' % (name, v), t)
+    assert t2 != t or ('#define %s %d' % (name, v)) in t, name
+    return t2
+
+
 if 'qswitch' in ONLY:
-    # qswitch_act_chunks with QSW_SG simdgroups of QSW_RS rows a threadgroup (x staged in
-    # threadgroup memory), QSW_CH chunks' weights in flight a lane; the kernels of
-    # OLD_KERNELS with their geometry (one simdgroup a block of 8 rows).
+    # The fused pair (qswitch_fused + qswitch_sum) against the act/down pair by chunks of
+    # this tree (QSW_FUSED=False) and OLD_KERNELS' pair; the fused pair's simdgroup rows
+    # (QSW_FRS: 256 threads at 4, 512 at 2, 128 at 8), down rows in flight a thread
+    # (QSW_FDR) and loads in flight a lane of qswitch_sum (QSW_SUMU).
     q = text('quant', M.KDIR)
     if OLD:
-        C.TEXT['quant'], C.QSW_RS = text('quant', OLD), 8
+        C.TEXT['quant'], C.QSW_RS = text('quant', OLD), 2
         for k in (10, 1):
-            C.QSWITCH = (True, (32, 1, 1), (32 * min(8, (k * 16 + 31) // 32), 1, 1))
+            C.QSWITCH = (True, (128, 1, 1), C.qmv_threads(k * 512 // 32, 1))
             c = C.case_qswitch(1, 2048, 512, 512, k, 4, 64, 'float32')
-            run('old qswitch_glu k=%d' % k, c, c.launch)
-            seq_parts('old qswitch_glu k=%d' % k, c)
+            run('old pair qswitch_glu k=%d' % k, c, c.launch)
+            seq_parts('old pair qswitch_glu k=%d' % k, c)
             C.free_all()
         C.QSWITCH = None
         C.TEXT.pop('quant')
-    for rs, sg, ch in ((2, 4, 2), (2, 4, 1), (4, 4, 1), (4, 4, 2), (2, 8, 2), (1, 8, 2), (4, 2, 1), (8, 1, 1), (8, 4, 1)):
-        t = re.sub(r'#define QSW_RS \d+', '#define QSW_RS %d' % rs, q)
-        t = re.sub(r'#define QSW_CH \d+', '#define QSW_CH %d' % ch, t)
-        C.TEXT['quant'], C.QSW_RS, C.QSW_SG = t, rs, sg
+    C.QSW_FUSED = False
+    for k in (10, 1):
+        c = C.case_qswitch(1, 2048, 512, 512, k, 4, 64, 'float32')
+        run('new pair (vector loads) qswitch_glu k=%d' % k, c, c.launch)
+        C.free_all()
+    C.QSW_FUSED = True
+    for frs, fdr, su in ((4, 8, 4), (2, 8, 4), (8, 8, 4), (4, 4, 4), (4, 16, 4), (4, 8, 8)):
+        t = sub(sub(sub(q, 'QSW_FRS', frs), 'QSW_FDR', fdr), 'QSW_SUMU', su)
+        C.TEXT['quant'] = t
+        C.QSW_FTPG = 32 * 32 // frs
         for k in (10, 1):
-            c = C.case_qswitch(1, 2048, 512, 512, k, 4, 64, 'float32')
-            tag = 'new RS %d SG %d CH %d qswitch_glu k=%d' % (rs, sg, ch, k)
-            run(tag, c, c.launch)
-            if k == 10 or (rs, sg, ch) == (2, 4, 2):
-                seq_parts(tag, c)
-            C.free_all()
+            for sdt in ('float32', 'bfloat16') if (frs, fdr, su) == (4, 8, 4) and k == 10 else ('float32',):
+                c = C.case_qswitch(1, 2048, 512, 512, k, 4, 64, sdt)
+                tag = 'fused FRS %d FDR %d SUMU %d qswitch_glu %s k=%d' % (frs, fdr, su, sdt, k)
+                run(tag, c, c.launch)
+                if (frs, fdr, su) == (4, 8, 4) or k == 10:
+                    seq_parts(tag, c)
+                C.free_all()
     C.TEXT.pop('quant')
-    C.QSW_RS, C.QSW_SG = 2, 4
+    C.QSW_FUSED, C.QSW_FTPG = None, 256
 if 'qmv' in ONLY:
-    # The staged qmv (every block read whole) on grids of G threadgroups of ty slots (the
-    # kernel splits the row blocks evenly over them), against OLD_KERNELS.
+    # The staged qmv with each chunk's words loaded as uint4s and x read from threadgroup
+    # memory as float4s, on grids of G threadgroups of ty slots, against OLD_KERNELS; the
+    # same with scalar x reads (QMV_XPAD 33); and its loads without the decoding.
     def geom(G, ty):
         C.QMV_GEOM = None if G is None else (lambda N, K, bits: ('qmv_staged', G, (32, ty, 1)))
         return 'Encode' if G is None else '%d x %d slots' % (G, ty)
+    shapes = ((4, 'float32'), (8, 'float32'), (4, 'bfloat16'))
     if OLD:
         C.TEXT['quant'] = text('quant', OLD)
-        for G, ty in ((None, 4), (264, 8)):
-            g = geom(G, ty)
-            for bits, sdt in ((4, 'float32'), (8, 'float32'), (4, 'bfloat16')):
-                qmv('old staged, ' + g, 248320, 1024, bits, sdt)
+        geom(None, 8)
+        for bits, sdt in shapes:
+            qmv('old staged, Encode', 248320, 1024, bits, sdt)
         C.TEXT.pop('quant')
-    for G, ty in ((None, 4), (264, 8), (528, 4), (132, 16), (256, 8), (396, 8), (1056, 2), (792, 4)):
+    q = text('quant', M.KDIR)
+    for G, ty in ((None, 8), (132, 16), (528, 4)):
         g = geom(G, ty)
-        for bits, sdt in ((4, 'float32'), (8, 'float32'), (4, 'bfloat16')) if G in (None, 264, 528) else ((4, 'float32'),):
+        for bits, sdt in shapes if G is None else shapes[:1]:
             qmv('new staged, ' + g, 248320, 1024, bits, sdt)
+    geom(None, 8)
+    # x read as 32 scalars (the old padding), the words still as uint4s
+    a = q.index('inline float q_chunk_x(')
+    b = q.index('    return cs[c];\n}\n', a)
+    C.TEXT['quant'] = sub(q[:a] + """inline float q_chunk_x(threadgroup const float* xs, threadgroup const float* cs, int c, thread float* xc) {
+    for (int j = 0; j < 32; j++) {
+        xc[j] = xs[c * QMV_XPAD + j];
+    }
+""" + q[b:], 'QMV_XPAD', 33).replace('QMV_XMAX / 32 * QMV_XPAD / 4]', '(QMV_XMAX / 32 * QMV_XPAD + 3) / 4]')
+    for bits, sdt in shapes[:1]:
+        qmv('new staged, scalar x reads, Encode', 248320, 1024, bits, sdt)
     # The loads without the decoding (each chunk's words xor-ed, one multiply): what the
     # memory side of this access pattern takes alone (wrong results, timing only).
-    q = text('quant', M.KDIR)
     a = q.index('inline float q_chunk_dot(')
     b = q.index('    return d0 + d1;\n}\n', a) + len('    return d0 + d1;\n}\n')
-    C.TEXT['quant'] = q[:a] + '''inline float q_chunk_dot(thread const uint* wd, thread const float* xc) {
+    C.TEXT['quant'] = q[:a] + """inline float q_chunk_dot(thread const uint* wd, thread const float* xc) {
     uint v = 0u;
     for (int i = 0; i < B; i++) {
         v ^= wd[i];
     }
     return float(v & 255u) * xc[0];
 }
-''' + q[b:]
-    geom(None, 8)
+""" + q[b:]
     qmv('loads only (timing, not a kernel), Encode', 248320, 1024, 4, 'float32')
     C.TEXT.pop('quant')
     for N, K in ((3584, 1024), (1024, 3584)):
