@@ -408,7 +408,7 @@ func qmvStaged(l *Launch) bool {
 }
 
 // qAligned is whether packed rows are bound 16 bytes from an aligned start: the chunk
-// entries (the staged qmv, qswitch_glu's _chunks and _fused) load a chunk's words as
+// entries (the staged qmv, qswitch_glu's _chunks) load a chunk's words as
 // uint4s (quant.metal's q_words), which Metal wants at 16-byte offsets.
 func qAligned(w *Arg) bool { return w.Offset%4 == 0 }
 
@@ -458,10 +458,6 @@ func qswitchEncode(l *Launch, e Encoder) {
 	dt := l.Args[2].DType
 	chunks := p.GateBits == p.UpBits && qChunkBits(p.GateBits) && p.H <= qmvXMax &&
 		qAligned(&l.Args[1]) && qAligned(&l.Args[4])
-	if chunks && qChunkBits(p.DownBits) && qAligned(&l.Args[7]) && qswitchFused(p) {
-		qswitchFusedEncode(l, e, prm)
-		return
-	}
 	act := 4 * max(1, p.T*p.K*p.I) // the activations [T, k, I]
 	// Pass 1: every routed expert's activations: by chunks where gate and up share a
 	// width of 2, 4 or 8 bits and x fits the staging (qswitchSGs simdgroups of
@@ -506,40 +502,6 @@ const (
 	qswitchSGs    = 4
 	qswitchSGRows = 2
 )
-
-// The fused qswitch_glu (quant.metal's qswitch_fused and qswitch_sum), for decode: a
-// threadgroup takes 32 act rows of one routed expert (qswitchFusedSGs simdgroups of
-// QSW_FRS rows) and multiplies them by the matching 32-code chunk of every down row,
-// writing score-scaled partial outputs to the scratch [T, k, I / 32, H]; the second
-// launch adds them, qswitchSumSGs simdgroups of 32 outputs a threadgroup. Down's weights
-// are read in the first launch, not behind a second wait on the routed index. Taken
-// for at most qswitchFusedTokens tokens (decode): its scratch is k * I / 32 * H floats a
-// token, where the act/down pair's (prefill) is k * I.
-const (
-	qswitchFusedSGs    = 8 // 32 / QSW_FRS
-	qswitchSumSGs      = 8 // QSW_SUMSG
-	qswitchFusedTokens = 4
-)
-
-// qswitchFused is whether a chunk-width qswitch_glu takes the fused pair.
-func qswitchFused(p *QSwitchGLUParams) bool { return p.I%32 == 0 && p.T <= qswitchFusedTokens }
-
-func qswitchFusedEncode(l *Launch, e Encoder, prm []byte) {
-	p := l.Params.(*QSwitchGLUParams)
-	part := 4 * max(1, p.T*p.K*(p.I/32)*p.H)
-	e.Entry(qEntry("qswitch_fused", l.Args[2].DType))
-	for i := 0; i <= 11; i++ {
-		e.SetArg(i, &l.Args[i])
-	}
-	e.SetBytes(13, prm)
-	e.Scratch(14, part)
-	e.DispatchThreadgroups([3]int{max(p.I/32, 1), max(p.T*p.K, 1), 1}, [3]int{32 * qswitchFusedSGs, 1, 1})
-	e.Entry("qswitch_sum")
-	e.SetArg(12, &l.Args[12])
-	e.SetBytes(13, prm)
-	e.Scratch(14, part)
-	e.DispatchThreadgroups([3]int{max((p.H+31)/32, 1), max(p.T, 1), 1}, [3]int{32 * qswitchSumSGs, 1, 1})
-}
 
 // qChunkBits is whether rows of bits-bit codes can be taken by 32-code chunks (the
 // staged qmv's and qswitch_glu's _chunks entries): 32 codes are bits whole words, 16 /

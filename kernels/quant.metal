@@ -278,15 +278,15 @@ inline float q_rows_reduce(thread float* acc, threadgroup float* part, int rows,
 
 // The staged path of qmv (the qmv_staged entries), for 2-, 4- and 8-bit rows of at most
 // QMV_XMAX codes and threadgroups of many row blocks: the threadgroup first copies x to
-// threadgroup memory, each chunk of 32 values (padded to QMV_XPAD: 16-byte aligned, so
-// a lane reads its chunk as 8 float4s, and the 8 lanes of a quarter simdgroup reading 8
-// chunks hit 32 banks) with the sum of the chunk. Lane l then takes chunks l, l + 32,
-// ... of its rows: a chunk is 32 codes, B words (one 16-byte load at 4 bits), inside one
-// group, so one scale and one bias serve it. Code j of a half word is read in place,
-// masked into the mantissa of 2^23 (one and, no shift): x_j is staged multiplied by
-// 2^-(B*j) (exact, a power of two), and the high half word is shifted down once.
+// threadgroup memory, each chunk of 32 values (padded to QMV_XPAD, so the 32 lanes of a
+// simdgroup reading 32 chunks hit 32 banks) with the sum of the chunk. Lane l then
+// takes chunks l, l + 32, ... of its rows: a chunk is 32 codes, B words (one 16-byte
+// load at 4 bits: q_words), inside one group, so one scale and one bias serve it. Code
+// j of a half word is read in place, masked into the mantissa of 2^23 (one and, no
+// shift): x_j is staged multiplied by 2^-(B*j) (exact, a power of two), and the high
+// half word is shifted down once.
 #define QMV_XMAX 4096
-#define QMV_XPAD 36
+#define QMV_XPAD 33
 
 // q_stage_x copies x[0, K) to xs and the chunk sums to cs (nthr a multiple of 32 and K
 // of 32, so each simdgroup stages whole chunks), QMV_STAGE loads a thread in flight;
@@ -355,12 +355,11 @@ inline void q_words(const device uint* p, thread uint* wd) {
     }
 }
 
-// q_chunk_load loads chunk c of rows n0 + r * step of m, r < R (rows past last repeat
-// row n0 + last * step): B words, a scale and a bias a row, into wd[r * B + i], sc[r],
-// bi[r].
+// q_chunk_load loads chunk c of rows n0 + r of m, r < R (rows past last repeat row n0 +
+// last): B words, a scale and a bias a row, into wd[r * B + i], sc[r], bi[r].
 template <typename S, int B, int R>
 inline void q_chunk_load(QMat<S> m, size_t n0, int last, int c, thread uint* wd, thread float* sc,
-                         thread float* bi, int step = 1) {
+                         thread float* bi) {
     int rw = m.cols * B / 32;  // words a row
     int gsh = 5 + (m.group >> 6);  // log2(group): groups are 32, 64 or 128 (CheckQuant)
     int gs = m.cols >> gsh;       // groups a row
@@ -368,7 +367,7 @@ inline void q_chunk_load(QMat<S> m, size_t n0, int last, int c, thread uint* wd,
     const device uint* wp = (const device uint*)m.w + n0 * size_t(rw) + size_t(c * B);
     size_t g0 = n0 * size_t(gs) + size_t((c * 32) >> gsh);
     for (int r = 0; r < R; r++) {
-        int o = min(r, last) * step;
+        int o = min(r, last);
         q_words<B>(wp + o * rw, wd + r * B);
         sc[r] = float(m.s[g0 + size_t(o * gs)]);
         bi[r] = float(m.b[g0 + size_t(o * gs)]);
@@ -397,15 +396,10 @@ inline void q_rows_chunk(QMat<S> m, size_t n0, int last, int c, thread const flo
     q_chunk_add<B, QMV_ROWS>(wd, sc, bi, xc, xsum, f, acc);
 }
 
-// q_chunk_x loads staged chunk c into registers (8 float4s) and returns its sum.
+// q_chunk_x loads staged chunk c into registers and returns its sum.
 inline float q_chunk_x(threadgroup const float* xs, threadgroup const float* cs, int c, thread float* xc) {
-    threadgroup const float4* x4 = (threadgroup const float4*)(xs + c * QMV_XPAD);
-    for (int q = 0; q < 8; q++) {
-        float4 v = x4[q];
-        xc[4 * q] = v.x;
-        xc[4 * q + 1] = v.y;
-        xc[4 * q + 2] = v.z;
-        xc[4 * q + 3] = v.w;
+    for (int j = 0; j < 32; j++) {
+        xc[j] = xs[c * QMV_XPAD + j];
     }
     return cs[c];
 }
@@ -633,28 +627,28 @@ inline void qswitch_down_loop(QMat<S> down, const device int* idx, const device 
 
 // qswitch_act_chunks adds lane's chunks of the gate and up rows n0 + r, r < QSW_RS (rows
 // past last repeat row n0 + last), to ga and ua: both of width B, x staged in xs and cs.
-template <typename S, int B, int RS = QSW_RS>
+template <typename S, int B>
 inline void qswitch_act_chunks(threadgroup const float* xs, threadgroup const float* cs, QMat<S> gate,
                                QMat<S> up, size_t n0, int last, uint lane, thread float* ga, thread float* ua) {
     int nch = gate.cols / 32;
     for (int c0 = int(lane); c0 < nch; c0 += 32 * QSW_CH) {
-        uint gw[QSW_CH * RS * B];
-        uint uw[QSW_CH * RS * B];
-        float gsc[QSW_CH * RS], gbi[QSW_CH * RS], usc[QSW_CH * RS], ubi[QSW_CH * RS];
+        uint gw[QSW_CH * QSW_RS * B];
+        uint uw[QSW_CH * QSW_RS * B];
+        float gsc[QSW_CH * QSW_RS], gbi[QSW_CH * QSW_RS], usc[QSW_CH * QSW_RS], ubi[QSW_CH * QSW_RS];
         for (int k = 0; k < QSW_CH; k++) {
             int c = min(c0 + 32 * k, nch - 1);  // a chunk past the row repeats the last, times 0
-            int o = k * RS;
-            q_chunk_load<S, B, RS>(gate, n0, last, c, gw + o * B, gsc + o, gbi + o);
-            q_chunk_load<S, B, RS>(up, n0, last, c, uw + o * B, usc + o, ubi + o);
+            int o = k * QSW_RS;
+            q_chunk_load<S, B, QSW_RS>(gate, n0, last, c, gw + o * B, gsc + o, gbi + o);
+            q_chunk_load<S, B, QSW_RS>(up, n0, last, c, uw + o * B, usc + o, ubi + o);
         }
         for (int k = 0; k < QSW_CH; k++) {
             int c = min(c0 + 32 * k, nch - 1);
             float f = c0 + 32 * k < nch ? 1.0f : 0.0f;
-            int o = k * RS;
+            int o = k * QSW_RS;
             float xc[32];
             float xsum = q_chunk_x(xs, cs, c, xc);
-            q_chunk_add<B, RS>(gw + o * B, gsc + o, gbi + o, xc, xsum, f, ga);
-            q_chunk_add<B, RS>(uw + o * B, usc + o, ubi + o, xc, xsum, f, ua);
+            q_chunk_add<B, QSW_RS>(gw + o * B, gsc + o, gbi + o, xc, xsum, f, ga);
+            q_chunk_add<B, QSW_RS>(uw + o * B, usc + o, ubi + o, xc, xsum, f, ua);
         }
     }
 }
@@ -820,130 +814,6 @@ inline void qswitch_down_impl(QMat<S> down, const device int* idx, const device 
     }
 }
 
-// qswitch_glu fused (decode, few tokens; Encode's qswitchFused), two passes over the
-// launch's scratch part [T, k, I / 32, H]: qswitch_fused: threadgroup (c, tj) of
-// routed expert tj = t * K + j computes act rows c * 32 .. c * 32 + 31 (gate and up,
-// QSW_FRS rows a simdgroup, x staged as in qswitch_act_chunks) into threadgroup
-// memory, then multiplies them by chunk c of every down row (one 32-code chunk a row,
-// QSW_FDR rows a thread in flight) and writes score_j times the H partial sums. Down's
-// weights do not wait for another launch, and the second launch, qswitch_sum, reads
-// only the partials (from L2): out[t, h] is their sum over j and c, in a fixed order
-// (no float atomics). An expert out of range reads expert 0's rows and writes zeros.
-#define QSW_FRS 4
-#define QSW_FDR 8
-#define QSW_SUMSG 8
-#define QSW_SUMU 4
-
-// qswitch_fused_down writes part[h] = f * (down row e * H + h, chunk c) . av for the
-// rows h = tid + i * nthr (av staged as q_stage_x stages x, asum its sum).
-template <typename S, int D>
-inline void qswitch_fused_down(QMat<S> down, threadgroup const float* av, float asum, size_t row0, int H, int c,
-                               float f, device float* part, uint tid, uint nthr) {
-    float xc[32];
-    for (int j = 0; j < 32; j++) {
-        xc[j] = av[j] * as_type<float>(uint(127 - D * (j % (16 / D))) << 23);
-    }
-    for (int h0 = int(tid); h0 < H; h0 += QSW_FDR * int(nthr)) {
-        int last = min(QSW_FDR, (H - h0 + int(nthr) - 1) / int(nthr)) - 1;
-        uint wd[QSW_FDR * D];
-        float ws[QSW_FDR];
-        float wb[QSW_FDR];
-        q_chunk_load<S, D, QSW_FDR>(down, row0 + size_t(h0), last, c, wd, ws, wb, int(nthr));
-        for (int r = 0; r <= last; r++) {
-            part[h0 + r * int(nthr)] = f * fma(ws[r], q_chunk_dot<D>(wd + r * D, xc), wb[r] * asum);
-        }
-    }
-}
-
-template <typename S>
-inline void qswitch_fused_impl(const device float* x, QMat<S> gate, QMat<S> up, QMat<S> down, const device int* idx,
-                               const device float* scores, device float* part, constant QSwitchGLUParams& p,
-                               threadgroup float* xs, threadgroup float* cs, threadgroup float* av, uint3 tg,
-                               uint tid, uint lane, uint sg, uint nthr) {
-    int tj = int(tg.y);  // t * K + j
-    int c = int(tg.x);   // act rows c * 32 ..; chunk c of the down rows
-    int nc = p.I / 32;
-    if (tj >= p.T * p.K || c >= nc) {
-        return;  // an empty launch still dispatches one group; uniform, before any barrier
-    }
-    int e = q_index(idx[tj], p.E);  // its load is in flight while x is staged
-    float f = scores[tj];
-    const device float* xr = x + size_t(tj / p.K) * size_t(p.H);
-    switch (gate.bits) {  // Encode takes this path for gate and up of one width 2, 4 or 8
-    case 2: q_stage_x<2>(xr, p.H, xs, cs, tid, lane, nthr); break;
-    case 4: q_stage_x<4>(xr, p.H, xs, cs, tid, lane, nthr); break;
-    default: q_stage_x<8>(xr, p.H, xs, cs, tid, lane, nthr); break;
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-    int i0 = c * 32 + int(sg) * QSW_FRS;  // nthr = 32 * 32 / QSW_FRS: the simdgroups cover 32 rows
-    float ga[QSW_FRS];
-    float ua[QSW_FRS];
-    for (int r = 0; r < QSW_FRS; r++) {
-        ga[r] = 0.0f;
-        ua[r] = 0.0f;
-    }
-    size_t n0 = size_t(max(e, 0)) * size_t(p.I) + size_t(i0);
-    switch (gate.bits) {
-    case 2: qswitch_act_chunks<S, 2, QSW_FRS>(xs, cs, gate, up, n0, QSW_FRS - 1, lane, ga, ua); break;
-    case 4: qswitch_act_chunks<S, 4, QSW_FRS>(xs, cs, gate, up, n0, QSW_FRS - 1, lane, ga, ua); break;
-    default: qswitch_act_chunks<S, 8, QSW_FRS>(xs, cs, gate, up, n0, QSW_FRS - 1, lane, ga, ua); break;
-    }
-    for (int r = 0; r < QSW_FRS; r++) {
-        float g = simd_sum(ga[r]);
-        float u = simd_sum(ua[r]);
-        if (int(lane) == r) {
-            av[int(sg) * QSW_FRS + r] = (g / (1.0f + exp(-g))) * u;
-        }
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-    float asum = 0.0f;
-    for (int j = 0; j < 32; j++) {
-        asum += av[j];
-    }
-    f = e < 0 ? 0.0f : f;  // an expert out of range adds nothing
-    device float* pr = part + (size_t(tj) * size_t(nc) + size_t(c)) * size_t(p.H);
-    size_t row0 = size_t(max(e, 0)) * size_t(p.H);
-    switch (down.bits) {  // and for down rows of 2, 4 or 8 bits
-    case 2: qswitch_fused_down<S, 2>(down, av, asum, row0, p.H, c, f, pr, tid, nthr); break;
-    case 4: qswitch_fused_down<S, 4>(down, av, asum, row0, p.H, c, f, pr, tid, nthr); break;
-    default: qswitch_fused_down<S, 8>(down, av, asum, row0, p.H, c, f, pr, tid, nthr); break;
-    }
-}
-
-// qswitch_sum: threadgroup (x, t) adds the partials of outputs h = x * 32 + lane of
-// token t: simdgroup sg takes partial rows q = sg, sg + QSW_SUMSG, ... (q = j * I / 32
-// + c), QSW_SUMU loads in flight, then the simdgroups' sums are added in order.
-kernel void qswitch_sum(device float* out [[buffer(12)]], constant QSwitchGLUParams& p [[buffer(13)]],
-                        const device float* part [[buffer(14)]], uint3 tg [[threadgroup_position_in_grid]],
-                        uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]]) {
-    threadgroup float red[QSW_SUMSG * 32];
-    int t = int(tg.y);
-    int h = int(tg.x) * 32 + int(lane);
-    int rows = p.K * (p.I / 32);
-    bool live = t < p.T && h < p.H;
-    const device float* pt = part + size_t(live ? t : 0) * size_t(rows) * size_t(p.H) + size_t(live ? h : 0);
-    float s = 0.0f;
-    for (int q0 = int(sg); q0 < rows; q0 += QSW_SUMU * QSW_SUMSG) {
-        float v[QSW_SUMU];
-        for (int u = 0; u < QSW_SUMU; u++) {
-            int q = q0 + u * QSW_SUMSG;
-            v[u] = q < rows ? pt[size_t(q) * size_t(p.H)] : 0.0f;
-        }
-        for (int u = 0; u < QSW_SUMU; u++) {
-            s += v[u];
-        }
-    }
-    red[sg * 32 + lane] = s;
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-    if (sg == 0 && live) {
-        float y = 0.0f;
-        for (int g = 0; g < QSW_SUMSG; g++) {
-            y += red[g * 32 + lane];
-        }
-        out[size_t(t) * size_t(p.H) + size_t(h)] = y;
-    }
-}
-
 // Entries: one per kernel and scale type (the emulation harness and Metal's library
 // both find kernels by their written names, so they are spelled out).
 
@@ -964,9 +834,9 @@ kernel void qmv_staged_float32(const device float* x [[buffer(0)]], const device
                           uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
                           uint3 tpg [[threads_per_threadgroup]], uint3 ntg [[threadgroups_per_grid]]) {
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
-    threadgroup float4 xs[QMV_XMAX / 32 * QMV_XPAD / 4];  // float4: 16-byte aligned
+    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD];
     threadgroup float cs[QMV_XMAX / 32];
-    qmv_staged_impl<float>(x, w, s, b, out, p, part, (threadgroup float*)xs, cs, tg.x, ntg.x, tid, lane, sg, tpg.x, tpg.y);
+    qmv_staged_impl<float>(x, w, s, b, out, p, part, xs, cs, tg.x, ntg.x, tid, lane, sg, tpg.x, tpg.y);
 }
 
 kernel void qmm_float32(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
@@ -1008,32 +878,11 @@ kernel void qswitch_act_chunks_float32(const device float* x [[buffer(0)]],
                                uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
                                uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
                        uint3 tpg [[threads_per_threadgroup]]) {
-    threadgroup float4 xs[QMV_XMAX / 32 * QMV_XPAD / 4];  // float4: 16-byte aligned
+    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD];
     threadgroup float cs[QMV_XMAX / 32];
     QMat<float> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<float> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
-    qswitch_act_chunks_impl<float>(x, gate, up, idx, act, p, (threadgroup float*)xs, cs, tg, tid, lane, sg, tpg.x);
-}
-
-kernel void qswitch_fused_float32(const device float* x [[buffer(0)]],
-                               const device uchar* gw [[buffer(1)]], const device float* gs [[buffer(2)]],
-                               const device float* gb [[buffer(3)]], const device uchar* uw [[buffer(4)]],
-                               const device float* us [[buffer(5)]], const device float* ub [[buffer(6)]],
-                               const device uchar* dw [[buffer(7)]], const device float* ds [[buffer(8)]],
-                               const device float* db [[buffer(9)]], const device int* idx [[buffer(10)]],
-                               const device float* scores [[buffer(11)]],
-                               constant QSwitchGLUParams& p [[buffer(13)]], device float* part [[buffer(14)]],
-                               uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
-                               uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
-                       uint3 tpg [[threads_per_threadgroup]]) {
-    threadgroup float4 xs[QMV_XMAX / 32 * QMV_XPAD / 4];  // float4: 16-byte aligned
-    threadgroup float cs[QMV_XMAX / 32];
-    threadgroup float av[32];
-    QMat<float> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
-    QMat<float> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
-    QMat<float> down = {dw, ds, db, p.I, p.down_bits, p.down_group};
-    qswitch_fused_impl<float>(x, gate, up, down, idx, scores, part, p, (threadgroup float*)xs, cs, av, tg, tid, lane,
-                          sg, tpg.x);
+    qswitch_act_chunks_impl<float>(x, gate, up, idx, act, p, xs, cs, tg, tid, lane, sg, tpg.x);
 }
 
 kernel void qswitch_down_float32(const device uchar* dw [[buffer(7)]], const device float* ds [[buffer(8)]],
@@ -1077,9 +926,9 @@ kernel void qmv_staged_float16(const device float* x [[buffer(0)]], const device
                           uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
                           uint3 tpg [[threads_per_threadgroup]], uint3 ntg [[threadgroups_per_grid]]) {
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
-    threadgroup float4 xs[QMV_XMAX / 32 * QMV_XPAD / 4];  // float4: 16-byte aligned
+    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD];
     threadgroup float cs[QMV_XMAX / 32];
-    qmv_staged_impl<half>(x, w, s, b, out, p, part, (threadgroup float*)xs, cs, tg.x, ntg.x, tid, lane, sg, tpg.x, tpg.y);
+    qmv_staged_impl<half>(x, w, s, b, out, p, part, xs, cs, tg.x, ntg.x, tid, lane, sg, tpg.x, tpg.y);
 }
 
 kernel void qmm_float16(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
@@ -1121,32 +970,11 @@ kernel void qswitch_act_chunks_float16(const device float* x [[buffer(0)]],
                                uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
                                uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
                        uint3 tpg [[threads_per_threadgroup]]) {
-    threadgroup float4 xs[QMV_XMAX / 32 * QMV_XPAD / 4];  // float4: 16-byte aligned
+    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD];
     threadgroup float cs[QMV_XMAX / 32];
     QMat<half> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<half> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
-    qswitch_act_chunks_impl<half>(x, gate, up, idx, act, p, (threadgroup float*)xs, cs, tg, tid, lane, sg, tpg.x);
-}
-
-kernel void qswitch_fused_float16(const device float* x [[buffer(0)]],
-                               const device uchar* gw [[buffer(1)]], const device half* gs [[buffer(2)]],
-                               const device half* gb [[buffer(3)]], const device uchar* uw [[buffer(4)]],
-                               const device half* us [[buffer(5)]], const device half* ub [[buffer(6)]],
-                               const device uchar* dw [[buffer(7)]], const device half* ds [[buffer(8)]],
-                               const device half* db [[buffer(9)]], const device int* idx [[buffer(10)]],
-                               const device float* scores [[buffer(11)]],
-                               constant QSwitchGLUParams& p [[buffer(13)]], device float* part [[buffer(14)]],
-                               uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
-                               uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
-                       uint3 tpg [[threads_per_threadgroup]]) {
-    threadgroup float4 xs[QMV_XMAX / 32 * QMV_XPAD / 4];  // float4: 16-byte aligned
-    threadgroup float cs[QMV_XMAX / 32];
-    threadgroup float av[32];
-    QMat<half> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
-    QMat<half> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
-    QMat<half> down = {dw, ds, db, p.I, p.down_bits, p.down_group};
-    qswitch_fused_impl<half>(x, gate, up, down, idx, scores, part, p, (threadgroup float*)xs, cs, av, tg, tid, lane,
-                          sg, tpg.x);
+    qswitch_act_chunks_impl<half>(x, gate, up, idx, act, p, xs, cs, tg, tid, lane, sg, tpg.x);
 }
 
 kernel void qswitch_down_float16(const device uchar* dw [[buffer(7)]], const device half* ds [[buffer(8)]],
@@ -1190,9 +1018,9 @@ kernel void qmv_staged_bfloat16(const device float* x [[buffer(0)]], const devic
                           uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
                           uint3 tpg [[threads_per_threadgroup]], uint3 ntg [[threadgroups_per_grid]]) {
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
-    threadgroup float4 xs[QMV_XMAX / 32 * QMV_XPAD / 4];  // float4: 16-byte aligned
+    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD];
     threadgroup float cs[QMV_XMAX / 32];
-    qmv_staged_impl<bfloat>(x, w, s, b, out, p, part, (threadgroup float*)xs, cs, tg.x, ntg.x, tid, lane, sg, tpg.x, tpg.y);
+    qmv_staged_impl<bfloat>(x, w, s, b, out, p, part, xs, cs, tg.x, ntg.x, tid, lane, sg, tpg.x, tpg.y);
 }
 
 kernel void qmm_bfloat16(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
@@ -1234,32 +1062,11 @@ kernel void qswitch_act_chunks_bfloat16(const device float* x [[buffer(0)]],
                                uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
                                uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
                        uint3 tpg [[threads_per_threadgroup]]) {
-    threadgroup float4 xs[QMV_XMAX / 32 * QMV_XPAD / 4];  // float4: 16-byte aligned
+    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD];
     threadgroup float cs[QMV_XMAX / 32];
     QMat<bfloat> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<bfloat> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
-    qswitch_act_chunks_impl<bfloat>(x, gate, up, idx, act, p, (threadgroup float*)xs, cs, tg, tid, lane, sg, tpg.x);
-}
-
-kernel void qswitch_fused_bfloat16(const device float* x [[buffer(0)]],
-                               const device uchar* gw [[buffer(1)]], const device bfloat* gs [[buffer(2)]],
-                               const device bfloat* gb [[buffer(3)]], const device uchar* uw [[buffer(4)]],
-                               const device bfloat* us [[buffer(5)]], const device bfloat* ub [[buffer(6)]],
-                               const device uchar* dw [[buffer(7)]], const device bfloat* ds [[buffer(8)]],
-                               const device bfloat* db [[buffer(9)]], const device int* idx [[buffer(10)]],
-                               const device float* scores [[buffer(11)]],
-                               constant QSwitchGLUParams& p [[buffer(13)]], device float* part [[buffer(14)]],
-                               uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
-                               uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
-                       uint3 tpg [[threads_per_threadgroup]]) {
-    threadgroup float4 xs[QMV_XMAX / 32 * QMV_XPAD / 4];  // float4: 16-byte aligned
-    threadgroup float cs[QMV_XMAX / 32];
-    threadgroup float av[32];
-    QMat<bfloat> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
-    QMat<bfloat> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
-    QMat<bfloat> down = {dw, ds, db, p.I, p.down_bits, p.down_group};
-    qswitch_fused_impl<bfloat>(x, gate, up, down, idx, scores, part, p, (threadgroup float*)xs, cs, av, tg, tid, lane,
-                          sg, tpg.x);
+    qswitch_act_chunks_impl<bfloat>(x, gate, up, idx, act, p, xs, cs, tg, tid, lane, sg, tpg.x);
 }
 
 kernel void qswitch_down_bfloat16(const device uchar* dw [[buffer(7)]], const device bfloat* ds [[buffer(8)]],

@@ -121,20 +121,5 @@ func quantSamples(rng *rand.Rand) []*Launch {
 		out = append(out, launch(KQMV, &QuantParams{M: c.m, N: c.n, K: c.kk, Bits: c.bits, Group: c.group},
 			x, w, s, b, NewArg(Contiguous(Float32, c.m, c.n))))
 	}
-	// qswitch_glu past qswitchFusedTokens tokens: the act/down pair by chunks (the
-	// launches above of at most that many tokens take the fused pair, or units), from
-	// its own generator too.
-	qrng := rand.New(rand.NewSource(22))
-	p := QSwitchGLUParams{T: qswitchFusedTokens + 1, H: 64, K: 2, E: 4, I: 32, GateBits: 4, UpBits: 4, DownBits: 4,
-		GateGroup: 32, UpGroup: 32, DownGroup: 32}
-	x := randArg(qrng, Contiguous(Float32, p.T, p.H), -1, 1)
-	gw, gs, gb := qSampleMatrix(qrng, p.E*p.I, p.H, p.GateBits, p.GateGroup, Float32)
-	uw, us, ub := qSampleMatrix(qrng, p.E*p.I, p.H, p.UpBits, p.UpGroup, Float32)
-	dw, ds, db := qSampleMatrix(qrng, p.E*p.H, p.I, p.DownBits, p.DownGroup, Float32)
-	ix := NewArg(Contiguous(Int32, p.T, p.K))
-	qSampleIndex(qrng, &ix, p.E)
-	sc := randArg(qrng, Contiguous(Float32, p.T, p.K), 0, 1)
-	out = append(out, launch(KQSwitchGLU, &p, x, gw, gs, gb, uw, us, ub, dw, ds, db, ix, sc,
-		NewArg(Contiguous(Float32, p.T, p.H))))
 	return out
 }

@@ -48,8 +48,6 @@ QMV_GEOM = None  # exp.py: (N, K, bits) -> (entry, threadgroups, threadgroup siz
 QSWITCH = None  # exp.py: (chunks, act threadgroup size, down threadgroup size) in place of qswitchEncode's
 QSW_RS = 2  # act rows a simdgroup of qswitch_act_chunks (quant.metal's QSW_RS, kernels.qswitchSGRows)
 QSW_SG = 4  # simdgroups a threadgroup of qswitch_act_chunks (kernels.qswitchSGs)
-QSW_FUSED = None  # exp.py: True / False in place of kernels.qswitchFused's choice
-QSW_FTPG = 256  # threads of a qswitch_fused threadgroup (32 * kernels.qswitchFusedSGs)
 
 
 class Kern:
@@ -320,33 +318,19 @@ def case_qswitch(T, H, I, E, K, bits=4, group=64, sdt='float32', idxh=None):
     # qmvThreads(k * I / 32, 1)); other widths the unit entries, 8 act rows a threadgroup,
     # qmvThreads(H / 8, 2) and qmvThreads(k * I / 8, 2). Buffers in index order.
     chunks = bits in (2, 4, 8) and H <= 4096
-    # kernels.qswitchFused: chunk widths, I a multiple of 32, at most 4 tokens: qswitch_fused
-    # DispatchThreadgroups((I / 32, T * k, 1), (256, 1, 1)) writes the partials [T, k, I / 32, H]
-    # to the scratch, qswitch_sum DispatchThreadgroups((ceil(H / 32), T, 1), (256, 1, 1)) adds them.
-    fused = chunks and I % 32 == 0 and T <= 4
-    if QSW_FUSED is not None:
-        fused = chunks and QSW_FUSED
     ent = 'chunks_' if chunks else ''
     ta = (32 * QSW_SG, 1, 1) if chunks else qmv_threads(H // 8, 2)
     td = qmv_threads(K * I // 32, 1) if chunks else qmv_threads(K * I // 8, 2)
     if QSWITCH is not None:
         chunks, ta, td = QSWITCH
         ent = 'chunks_' if chunks else ''
-        fused = False
+    ka, kd = Kern('quant', 'qswitch_act_' + ent + sdt), Kern('quant', 'qswitch_down_' + ent + sdt)
     prm = P(T, H, K, E, I, bits, bits, bits, group, group, group)
-    if fused:
-        part = nan((T * K * (I // 32) * H,))  # the launch's scratch
-        kf, ks = Kern('quant', 'qswitch_fused_' + sdt), Kern('quant', 'qswitch_sum')
-        L = Seq(kf.groups([x, gate.w, gate.s, gate.b, up.w, up.s, up.b, down.w, down.s, down.b, idx, sc, prm, part],
-                          (I // 32, T * K, 1), (QSW_FTPG, 1, 1)),
-                ks.groups([out, prm, part], ((H + 31) // 32, T, 1), (256, 1, 1)))
-    else:
-        ka, kd = Kern('quant', 'qswitch_act_' + ent + sdt), Kern('quant', 'qswitch_down_' + ent + sdt)
-        act = nan((T * K * I,))  # the launch's scratch
-        R = QMV_ROWS
-        ra = ta[0] // 32 * QSW_RS if ent else R  # act rows a threadgroup
-        L = Seq(ka.groups([x, gate.w, gate.s, gate.b, up.w, up.s, up.b, idx, prm, act], ((I + ra - 1) // ra, T * K, 1), ta),
-                kd.groups([down.w, down.s, down.b, idx, sc, out, prm, act], ((H + R - 1) // R, T, 1), td))
+    act = nan((T * K * I,))  # the launch's scratch
+    R = QMV_ROWS
+    ra = ta[0] // 32 * QSW_RS if ent else R  # act rows a threadgroup
+    L = Seq(ka.groups([x, gate.w, gate.s, gate.b, up.w, up.s, up.b, idx, prm, act], ((I + ra - 1) // ra, T * K, 1), ta),
+            kd.groups([down.w, down.s, down.b, idx, sc, out, prm, act], ((H + R - 1) // R, T, 1), td))
 
     def check():
         xh = h64(x)

@@ -1,8 +1,8 @@
 # Issue 21 experiments, one call timing every variant (median of 20, cold L2) against the
 # kernels of an earlier tree (OLD_KERNELS: its kernels folder; EXP picks the families):
-# sdpa's keys a step and key split; qswitch_glu's act threadgroup (QSW_SG simdgroups of
-# QSW_RS rows, QSW_CH chunks in flight), each launch also timed alone; the staged qmv's
-# grid, and its loads without the decoding. docs/h200/run12-exp*.log and run13-exp*.log
+# sdpa's keys a step and key split; qswitch_glu's act pass (QSW_SG simdgroups of QSW_RS
+# rows, QSW_PF: when the weights are loaded), each launch also timed alone; the staged
+# qmv's grid and decode, and its loads without the decoding. docs/h200/run12-exp*.log and run13-exp*.log
 # hold the runs (run13-exp1: act with x loaded by each lane from device memory, since
 # replaced by the staging; run13-exp2: the act pass's shapes and the staged qmv's grid;
 # run14-exp*: this file's variants).
@@ -106,9 +106,6 @@ def seq_parts(tag, c):
         print('%-56s %9.1f us  %s  %s' % ('%s, launch %d alone' % (tag, i + 1), t, l.geom(), l.attrs()), flush=True)
 
 
-QSW_FUSED_TPG = (256, 1, 1)
-
-
 def sub(t, name, v):
     """t with quant.metal's #define name set to v."""
     t2 = re.sub(r'#define %s \d+' % name, '#define %s %d' % (name, v), t)
@@ -116,46 +113,45 @@ def sub(t, name, v):
     return t2
 
 
+def swap_fn(t, start, end, body):
+    """t with the text from start up to and including end replaced by body."""
+    a = t.index(start)
+    b = t.index(end, a) + len(end)
+    return t[:a] + body + t[b:]
+
+
 if 'qswitch' in ONLY:
-    # The fused pair (qswitch_fused + qswitch_sum) against the act/down pair by chunks of
-    # this tree (QSW_FUSED=False) and OLD_KERNELS' pair; the fused pair's simdgroup rows
-    # (QSW_FRS: 256 threads at 4, 512 at 2, 128 at 8), down rows in flight a thread
-    # (QSW_FDR) and loads in flight a lane of qswitch_sum (QSW_SUMU).
+    # The act/down pair by chunks: the act pass's first chunk of weights loaded before x
+    # is staged (QSW_PF 1: each next one after the chunk before is added; 2: before; 0:
+    # all after the staging, as in OLD_KERNELS), on act threadgroups of QSW_SG simdgroups
+    # of QSW_RS rows; OLD_KERNELS' pair.
     q = text('quant', M.KDIR)
     if OLD:
-        C.TEXT['quant'], C.QSW_RS = text('quant', OLD), 2
+        C.TEXT['quant'], C.QSW_RS, C.QSW_SG = text('quant', OLD), 2, 4
         for k in (10, 1):
-            C.QSWITCH = (True, (128, 1, 1), C.qmv_threads(k * 512 // 32, 1))
             c = C.case_qswitch(1, 2048, 512, 512, k, 4, 64, 'float32')
             run('old pair qswitch_glu k=%d' % k, c, c.launch)
             seq_parts('old pair qswitch_glu k=%d' % k, c)
             C.free_all()
-        C.QSWITCH = None
         C.TEXT.pop('quant')
-    C.QSW_FUSED = False
-    for k in (10, 1):
-        c = C.case_qswitch(1, 2048, 512, 512, k, 4, 64, 'float32')
-        run('new pair (vector loads) qswitch_glu k=%d' % k, c, c.launch)
-        C.free_all()
-    C.QSW_FUSED = True
-    for frs, fdr, su in ((4, 8, 4), (2, 8, 4), (8, 8, 4), (4, 4, 4), (4, 16, 4), (4, 8, 8)):
-        t = sub(sub(sub(q, 'QSW_FRS', frs), 'QSW_FDR', fdr), 'QSW_SUMU', su)
-        C.TEXT['quant'] = t
-        C.QSW_FTPG = 32 * 32 // frs
+    for pf, rs, sg in ((1, 2, 4), (0, 2, 4), (2, 2, 4), (1, 4, 4), (1, 1, 8), (2, 1, 8)):
+        C.TEXT['quant'], C.QSW_RS, C.QSW_SG = sub(sub(q, 'QSW_PF', pf), 'QSW_RS', rs), rs, sg
         for k in (10, 1):
-            for sdt in ('float32', 'bfloat16') if (frs, fdr, su) == (4, 8, 4) and k == 10 else ('float32',):
+            sdts = ('float32', 'bfloat16') if (pf, rs, sg) == (1, 2, 4) and k == 10 else ('float32',)
+            for sdt in sdts:
                 c = C.case_qswitch(1, 2048, 512, 512, k, 4, 64, sdt)
-                tag = 'fused FRS %d FDR %d SUMU %d qswitch_glu %s k=%d' % (frs, fdr, su, sdt, k)
+                tag = 'new PF %d RS %d SG %d qswitch_glu %s k=%d' % (pf, rs, sg, sdt, k)
                 run(tag, c, c.launch)
-                if (frs, fdr, su) == (4, 8, 4) or k == 10:
+                if sdt == 'float32':
                     seq_parts(tag, c)
                 C.free_all()
     C.TEXT.pop('quant')
-    C.QSW_FUSED, C.QSW_FTPG = None, 256
+    C.QSW_RS, C.QSW_SG = 2, 4
 if 'qmv' in ONLY:
-    # The staged qmv with each chunk's words loaded as uint4s and x read from threadgroup
-    # memory as float4s, on grids of G threadgroups of ty slots, against OLD_KERNELS; the
-    # same with scalar x reads (QMV_XPAD 33); and its loads without the decoding.
+    # The staged qmv with each chunk's words loaded as uint4s and codes read in place up
+    # to bit 23 (q_pos), on grids of G threadgroups of ty slots, against OLD_KERNELS; the
+    # same with run13's decode (each half word given the exponent once, codes at bit B *
+    # (j mod 16 / B)); and its loads without the decoding.
     def geom(G, ty):
         C.QMV_GEOM = None if G is None else (lambda N, K, bits: ('qmv_staged', G, (32, ty, 1)))
         return 'Encode' if G is None else '%d x %d slots' % (G, ty)
@@ -167,33 +163,43 @@ if 'qmv' in ONLY:
             qmv('old staged, Encode', 248320, 1024, bits, sdt)
         C.TEXT.pop('quant')
     q = text('quant', M.KDIR)
-    for G, ty in ((None, 8), (132, 16), (528, 4)):
+    for G, ty in ((None, 8), (132, 16)):
         g = geom(G, ty)
-        for bits, sdt in shapes if G is None else shapes[:1]:
+        for bits, sdt in shapes if G is None else shapes[:1] + shapes[2:]:
             qmv('new staged, ' + g, 248320, 1024, bits, sdt)
     geom(None, 8)
-    # x read as 32 scalars (the old padding), the words still as uint4s
-    a = q.index('inline float q_chunk_x(')
-    b = q.index('    return cs[c];\n}\n', a)
-    C.TEXT['quant'] = sub(q[:a] + """inline float q_chunk_x(threadgroup const float* xs, threadgroup const float* cs, int c, thread float* xc) {
-    for (int j = 0; j < 32; j++) {
-        xc[j] = xs[c * QMV_XPAD + j];
+    old_dot = """inline float q_chunk_dot(thread const uint* wd, thread const float* xc) {
+    float d0 = 0.0f, d1 = 0.0f;
+    for (int i = 0; i < B; i++) {
+        uint lo = (wd[i] & 0xFFFFu) | 0x4B000000u;
+        uint hi = (wd[i] >> 16) | 0x4B000000u;
+        for (int j = 0; j < 16 / B; j++) {
+            uint keep = 0x4B000000u | (((1u << B) - 1u) << (B * j));
+            d0 = fma(xc[i * (32 / B) + j], as_type<float>(lo & keep) - 8388608.0f, d0);
+            d1 = fma(xc[i * (32 / B) + 16 / B + j], as_type<float>(hi & keep) - 8388608.0f, d1);
+        }
     }
-""" + q[b:], 'QMV_XPAD', 33).replace('QMV_XMAX / 32 * QMV_XPAD / 4]', '(QMV_XMAX / 32 * QMV_XPAD + 3) / 4]')
-    for bits, sdt in shapes[:1]:
-        qmv('new staged, scalar x reads, Encode', 248320, 1024, bits, sdt)
+    return d0 + d1;
+}
+"""
+    t = swap_fn(q, 'inline float q_chunk_dot(', '    return d0 + d1;\n}\n', old_dot)
+    t = swap_fn(t, 'inline float q_xscale(int j) {', '\n}\n', """inline float q_xscale(int j) {
+    return as_type<float>(uint(127 - B * (j % (16 / B))) << 23);
+}
+""")
+    C.TEXT['quant'] = t
+    for bits, sdt in shapes[:2]:
+        qmv('new staged, run13 decode, Encode', 248320, 1024, bits, sdt)
     # The loads without the decoding (each chunk's words xor-ed, one multiply): what the
     # memory side of this access pattern takes alone (wrong results, timing only).
-    a = q.index('inline float q_chunk_dot(')
-    b = q.index('    return d0 + d1;\n}\n', a) + len('    return d0 + d1;\n}\n')
-    C.TEXT['quant'] = q[:a] + """inline float q_chunk_dot(thread const uint* wd, thread const float* xc) {
+    C.TEXT['quant'] = swap_fn(q, 'inline float q_chunk_dot(', '    return d0 + d1;\n}\n', """inline float q_chunk_dot(thread const uint* wd, thread const float* xc) {
     uint v = 0u;
     for (int i = 0; i < B; i++) {
         v ^= wd[i];
     }
     return float(v & 255u) * xc[0];
 }
-""" + q[b:]
+""")
     qmv('loads only (timing, not a kernel), Encode', 248320, 1024, 4, 'float32')
     C.TEXT.pop('quant')
     for N, K in ((3584, 1024), (1024, 3584)):
