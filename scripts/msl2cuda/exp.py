@@ -1,8 +1,7 @@
 # Issue 21 experiments, one call timing every variant (median of 20, cold L2) against the
 # kernels of an earlier tree (OLD_KERNELS: its kernels folder; EXP picks the families):
-# sdpa's keys a step and key split; qswitch_glu's act pass (QSW_SG simdgroups of QSW_RS
-# rows, QSW_PF: when the weights are loaded), each launch also timed alone; the staged
-# qmv's grid and decode, and its loads without the decoding. docs/h200/run12-exp*.log and run13-exp*.log
+# sdpa's keys a step and key split; qswitch_glu's act pass (where x's chunk sums are
+# taken), each launch also timed alone; the staged qmv's block loop and grid. docs/h200/run12-exp*.log and run13-exp*.log
 # hold the runs (run13-exp1: act with x loaded by each lane from device memory, since
 # replaced by the staging; run13-exp2: the act pass's shapes and the staged qmv's grid;
 # run14-exp*: this file's variants).
@@ -121,37 +120,36 @@ def swap_fn(t, start, end, body):
 
 
 if 'qswitch' in ONLY:
-    # The act/down pair by chunks: the act pass's first chunk of weights loaded before x
-    # is staged (QSW_PF 1: each next one after the chunk before is added; 2: before; 0:
-    # all after the staging, as in OLD_KERNELS), on act threadgroups of QSW_SG simdgroups
-    # of QSW_RS rows; OLD_KERNELS' pair.
+    # The act/down pair by chunks, the act pass's chunk sums of x taken in each lane from
+    # the staged values (QSW_XSUM 1) or by the staging (0: simd_sum a staged value, as in
+    # OLD_KERNELS); OLD_KERNELS' pair. (run14-exp2: QSW_PF, the act pass's weights loaded
+    # before x is staged; its text is docs/h200/run14-exp2-quant.metal.txt.)
     q = text('quant', M.KDIR)
     if OLD:
-        C.TEXT['quant'], C.QSW_RS, C.QSW_SG = text('quant', OLD), 2, 4
+        C.TEXT['quant'] = text('quant', OLD)
         for k in (10, 1):
             c = C.case_qswitch(1, 2048, 512, 512, k, 4, 64, 'float32')
             run('old pair qswitch_glu k=%d' % k, c, c.launch)
             seq_parts('old pair qswitch_glu k=%d' % k, c)
             C.free_all()
         C.TEXT.pop('quant')
-    for pf, rs, sg in ((1, 2, 4), (0, 2, 4), (2, 2, 4), (1, 4, 4), (1, 1, 8), (2, 1, 8)):
-        C.TEXT['quant'], C.QSW_RS, C.QSW_SG = sub(sub(q, 'QSW_PF', pf), 'QSW_RS', rs), rs, sg
+    for xsum in (1, 0):
+        C.TEXT['quant'] = sub(q, 'QSW_XSUM', xsum)
         for k in (10, 1):
-            sdts = ('float32', 'bfloat16') if (pf, rs, sg) == (1, 2, 4) and k == 10 else ('float32',)
-            for sdt in sdts:
+            for sdt in ('float32', 'bfloat16') if k == 10 and xsum == 1 else ('float32',):
                 c = C.case_qswitch(1, 2048, 512, 512, k, 4, 64, sdt)
-                tag = 'new PF %d RS %d SG %d qswitch_glu %s k=%d' % (pf, rs, sg, sdt, k)
+                tag = 'new XSUM %d qswitch_glu %s k=%d' % (xsum, sdt, k)
                 run(tag, c, c.launch)
                 if sdt == 'float32':
                     seq_parts(tag, c)
                 C.free_all()
     C.TEXT.pop('quant')
-    C.QSW_RS, C.QSW_SG = 2, 4
 if 'qmv' in ONLY:
-    # The staged qmv with each chunk's words loaded as uint4s and codes read in place up
-    # to bit 23 (q_pos), on grids of G threadgroups of ty slots, against OLD_KERNELS; the
-    # same with run13's decode (each half word given the exponent once, codes at bit B *
-    # (j mod 16 / B)); and its loads without the decoding.
+    # The staged qmv (uint4 chunk loads) with K <= 1024 taken by qmv_one_chunk (QMV_ONE 1:
+    # x read once for all of a slot's blocks; QMV_PF 1: the next block's weights loaded
+    # before this one's are added) or by the general block loop (QMV_ONE 0), on grids of
+    # G threadgroups of ty slots, against OLD_KERNELS. (run14-exp2: codes read in place
+    # up to bit 20, the text of docs/h200/run14-exp2-quant.metal.txt.)
     def geom(G, ty):
         C.QMV_GEOM = None if G is None else (lambda N, K, bits: ('qmv_staged', G, (32, ty, 1)))
         return 'Encode' if G is None else '%d x %d slots' % (G, ty)
@@ -163,44 +161,13 @@ if 'qmv' in ONLY:
             qmv('old staged, Encode', 248320, 1024, bits, sdt)
         C.TEXT.pop('quant')
     q = text('quant', M.KDIR)
-    for G, ty in ((None, 8), (132, 16)):
-        g = geom(G, ty)
-        for bits, sdt in shapes if G is None else shapes[:1] + shapes[2:]:
-            qmv('new staged, ' + g, 248320, 1024, bits, sdt)
-    geom(None, 8)
-    old_dot = """inline float q_chunk_dot(thread const uint* wd, thread const float* xc) {
-    float d0 = 0.0f, d1 = 0.0f;
-    for (int i = 0; i < B; i++) {
-        uint lo = (wd[i] & 0xFFFFu) | 0x4B000000u;
-        uint hi = (wd[i] >> 16) | 0x4B000000u;
-        for (int j = 0; j < 16 / B; j++) {
-            uint keep = 0x4B000000u | (((1u << B) - 1u) << (B * j));
-            d0 = fma(xc[i * (32 / B) + j], as_type<float>(lo & keep) - 8388608.0f, d0);
-            d1 = fma(xc[i * (32 / B) + 16 / B + j], as_type<float>(hi & keep) - 8388608.0f, d1);
-        }
-    }
-    return d0 + d1;
-}
-"""
-    t = swap_fn(q, 'inline float q_chunk_dot(', '    return d0 + d1;\n}\n', old_dot)
-    t = swap_fn(t, 'inline float q_xscale(int j) {', '\n}\n', """inline float q_xscale(int j) {
-    return as_type<float>(uint(127 - B * (j % (16 / B))) << 23);
-}
-""")
-    C.TEXT['quant'] = t
-    for bits, sdt in shapes[:2]:
-        qmv('new staged, run13 decode, Encode', 248320, 1024, bits, sdt)
-    # The loads without the decoding (each chunk's words xor-ed, one multiply): what the
-    # memory side of this access pattern takes alone (wrong results, timing only).
-    C.TEXT['quant'] = swap_fn(q, 'inline float q_chunk_dot(', '    return d0 + d1;\n}\n', """inline float q_chunk_dot(thread const uint* wd, thread const float* xc) {
-    uint v = 0u;
-    for (int i = 0; i < B; i++) {
-        v ^= wd[i];
-    }
-    return float(v & 255u) * xc[0];
-}
-""")
-    qmv('loads only (timing, not a kernel), Encode', 248320, 1024, 4, 'float32')
+    for one, pf, grids in ((0, 0, ((None, 8), (132, 16))), (1, 0, ((None, 8), (132, 16))),
+                           (1, 1, ((132, 8), (None, 8), (132, 6)))):
+        C.TEXT['quant'] = sub(sub(q, 'QMV_ONE', one), 'QMV_PF', pf)
+        for G, ty in grids:
+            g = geom(G, ty)
+            for bits, sdt in shapes if (G, ty) == grids[0] else shapes[:1]:
+                qmv('new ONE %d PF %d staged, %s' % (one, pf, g), 248320, 1024, bits, sdt)
     C.TEXT.pop('quant')
     for N, K in ((3584, 1024), (1024, 3584)):
         geom(None, 4)
