@@ -391,8 +391,10 @@ func qmvPerLane(groups int) int {
 // looping over its even share of the blocks: one wave, no ragged tail (264 = two 256-thread
 // threadgroups on each of the H200's 132 multiprocessors at the kernel's registers;
 // 1024 -> 248320 at 4 bits: 59.8 us against 66.4 for 970 threadgroups of 4 simdgroups,
-// 61.6 for 528 of 4, 69.7 for 396 of 8, docs/h200/run13-exp2.log). An Apple GPU's count
-// is still to be measured on a Mac.
+// 61.6 for 528 of 4, 69.7 for 396 of 8, docs/h200/run13-exp2.log; with uint4 chunk
+// loads 57.8 against 56.8 for 132 of 16, which fills each multiprocessor's registers
+// exactly, docs/h200/run14-exp3.log). An Apple GPU's count is still to be measured on a
+// Mac.
 const (
 	qmvXMax          = 4096 // QMV_XMAX
 	qmvStagedSlots   = 8

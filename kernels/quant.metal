@@ -288,9 +288,9 @@ inline float q_rows_reduce(thread float* acc, threadgroup float* part, int rows,
 #define QMV_XMAX 4096
 #define QMV_XPAD 33
 
-// q_stage_x copies x[0, K) to xs and the chunk sums to cs (nthr a multiple of 32 and K
-// of 32, so each simdgroup stages whole chunks), QMV_STAGE loads a thread in flight;
-// the caller puts a barrier after it.
+// q_stage_x copies x[0, K) to xs and, with SUMS, the chunk sums to cs (nthr a multiple
+// of 32 and K of 32, so each simdgroup stages whole chunks), QMV_STAGE loads a thread
+// in flight; the caller puts a barrier after it.
 #define QMV_STAGE 16
 template <int B, bool SUMS = true>
 inline void q_stage_x(const device float* xr, int K, threadgroup float* xs, threadgroup float* cs, uint tid,
@@ -421,74 +421,6 @@ inline float q_chunk_x(threadgroup const float* xs, threadgroup const float* cs,
     return cs[c];
 }
 
-// qmv_one_chunk is the staged path's block loop where each lane takes one chunk of a
-// row (K <= 32 * 32, one simdgroup a slot: no barrier inside): x is read from
-// threadgroup memory once for all the slot's blocks (b0, b0 + ty, ... of the
-// threadgroup's bpt, from its block tb), and with QMV_PF the next block's weights are
-// loaded before this block's are added, so a simdgroup keeps loads in flight while it
-// computes. A lane past the row (K < 1024) loads the last chunk and adds nothing.
-#define QMV_PF 1
-#define QMV_ONE 1
-
-// qmv_block_row is the first row read for block b: every block is read whole, the
-// last one starting QMV_ROWS rows before N; a block past the share reads that one.
-inline int qmv_block_row(int tb, int b, int bpt, int N) {
-    return min(b < bpt ? (tb + b) * QMV_ROWS : N, N - QMV_ROWS);
-}
-
-// qmv_block_out adds loaded block b and writes its rows (not those before the block's
-// own start: an overlapping last block).
-template <int B>
-inline void qmv_block_out(thread const uint* wd, thread const float* sc, thread const float* bi,
-                          thread const float* xc, float xsum, float f, int tb, int b, int bpt, int N,
-                          device float* out, uint lane) {
-    float acc[QMV_ROWS];
-    for (int r = 0; r < QMV_ROWS; r++) {
-        acc[r] = 0.0f;
-    }
-    q_chunk_add<B, QMV_ROWS>(wd, sc, bi, xc, xsum, f, acc);
-    float y = q_rows_simd(acc, lane);
-    int n0 = (tb + b) * QMV_ROWS;
-    int row = qmv_block_row(tb, b, bpt, N) + int(lane >> 2);
-    if ((lane & 3) == 0 && b < bpt && n0 < N && row >= n0) {
-        out[row] = y;
-    }
-}
-
-template <typename S, int B>
-inline void qmv_one_chunk(QMat<S> m, device float* out, int N, int tb, int bpt, int b0, int ty,
-                          threadgroup const float* xs, threadgroup const float* cs, uint lane) {
-    int nch = m.cols / 32;
-    int c = min(int(lane), nch - 1);
-    float f = int(lane) < nch ? 1.0f : 0.0f;
-    float xc[32];
-    float xsum = q_chunk_x(xs, cs, c, xc);
-    uint wa[QMV_ROWS * B];
-    float sa[QMV_ROWS];
-    float ba[QMV_ROWS];
-    if (QMV_PF == 0) {
-        for (int b = b0; b < bpt; b += ty) {
-            q_chunk_load<S, B, QMV_ROWS>(m, size_t(qmv_block_row(tb, b, bpt, N)), QMV_ROWS - 1, c, wa, sa, ba);
-            qmv_block_out<B>(wa, sa, ba, xc, xsum, f, tb, b, bpt, N, out, lane);
-        }
-        return;
-    }
-    uint wb[QMV_ROWS * B];
-    float sb[QMV_ROWS];
-    float bb[QMV_ROWS];
-    q_chunk_load<S, B, QMV_ROWS>(m, size_t(qmv_block_row(tb, b0, bpt, N)), QMV_ROWS - 1, c, wa, sa, ba);
-    for (int b = b0; b < bpt; b += 2 * ty) {
-        q_chunk_load<S, B, QMV_ROWS>(m, size_t(qmv_block_row(tb, b + ty, bpt, N)), QMV_ROWS - 1, c, wb, sb, bb);
-        qmv_block_out<B>(wa, sa, ba, xc, xsum, f, tb, b, bpt, N, out, lane);
-        if (b + ty >= bpt) {
-            break;
-        }
-        q_chunk_load<S, B, QMV_ROWS>(m, size_t(qmv_block_row(tb, b + 2 * ty, bpt, N)), QMV_ROWS - 1, c, wa, sa,
-                                     ba);
-        qmv_block_out<B>(wb, sb, bb, xc, xsum, f, tb, b + ty, bpt, N, out, lane);
-    }
-}
-
 // qmv's threadgroup is (tx, ty) threads: ty row slots, whose tx threads (tx / 32
 // simdgroups) share a row block of QMV_ROWS rows: thread t of a slot takes chunks
 // (staged path) or units t, t + tx, ... of each row. The row blocks are split evenly
@@ -515,13 +447,8 @@ inline void qmv_rows(const device float* x, const device uchar* w, const device 
             q_stage_x<B>(xr, p.K, xs, cs, tid, lane, nthr);
             threadgroup_barrier(mem_flags::mem_threadgroup);
         }
-        bool one = QMV_ONE && staged && tx == 32 && p.K <= 32 * 32;  // uniform: one chunk a lane
-        if (one) {
-            qmv_one_chunk<S, B>(m, out + size_t(i) * size_t(p.N), p.N, int(tg) * bpt, bpt, int(ry), int(ty), xs, cs,
-                                lane);
-        }
         // The same trip count for every thread (q_rows_reduce may hold barriers).
-        for (int b0 = 0; b0 < (one ? 0 : bpt); b0 += int(ty)) {
+        for (int b0 = 0; b0 < bpt; b0 += int(ty)) {
             int n0 = (int(tg) * bpt + b0 + int(ry)) * QMV_ROWS;
             bool live = b0 + int(ry) < bpt && n0 < p.N;
             int rows = live ? min(QMV_ROWS, p.N - n0) : 0;
@@ -710,11 +637,13 @@ inline void qswitch_down_loop(QMat<S> down, const device int* idx, const device 
 // gate and up; the threadgroup stages x once in threadgroup memory as the staged qmv
 // does (coalesced loads; Encode takes this entry for H <= QMV_XMAX), then lanes take
 // chunks lane, lane + 32, ..., QSW_CH chunks' weights in flight a lane, and the simdgroup
-// adds its rows with simd_sum. An expert out of range reads expert 0's rows and writes
+// adds its rows with simd_sum. The staging takes no chunk sums (a simd_sum a staged
+// value, on the way to the first weight load): each lane sums its chunk from the staged
+// values (q_chunk_xsum; the act launch alone at k = 10 12.8 us against 14.4,
+// docs/h200/run14-exp3.log). An expert out of range reads expert 0's rows and writes
 // zeros (its weights are loaded with no branch on the routed index).
 #define QSW_RS 2
 #define QSW_CH 1
-#define QSW_XSUM 1
 
 // qswitch_act_chunks adds lane's chunks of the gate and up rows n0 + r, r < QSW_RS (rows
 // past last repeat row n0 + last), to ga and ua: both of width B, x staged in xs and cs.
@@ -737,7 +666,7 @@ inline void qswitch_act_chunks(threadgroup const float* xs, threadgroup const fl
             float f = c0 + 32 * k < nch ? 1.0f : 0.0f;
             int o = k * QSW_RS;
             float xc[32];
-            float xsum = QSW_XSUM ? q_chunk_xsum<B>(xs, c, xc) : q_chunk_x(xs, cs, c, xc);
+            float xsum = q_chunk_xsum<B>(xs, c, xc);
             q_chunk_add<B, QSW_RS>(gw + o * B, gsc + o, gbi + o, xc, xsum, f, ga);
             q_chunk_add<B, QSW_RS>(uw + o * B, usc + o, ubi + o, xc, xsum, f, ua);
         }
@@ -757,9 +686,9 @@ inline void qswitch_act_chunks_impl(const device float* x, QMat<S> gate, QMat<S>
     int e = q_index(idx[tj], p.E);  // its load is in flight while x is staged
     const device float* xr = x + size_t(tj / p.K) * size_t(p.H);
     switch (gate.bits) {  // Encode picks the chunks entry for gate and up of one width 2, 4 or 8
-    case 2: q_stage_x<2, QSW_XSUM == 0>(xr, p.H, xs, cs, tid, lane, nthr); break;
-    case 4: q_stage_x<4, QSW_XSUM == 0>(xr, p.H, xs, cs, tid, lane, nthr); break;
-    default: q_stage_x<8, QSW_XSUM == 0>(xr, p.H, xs, cs, tid, lane, nthr); break;
+    case 2: q_stage_x<2, false>(xr, p.H, xs, cs, tid, lane, nthr); break;
+    case 4: q_stage_x<4, false>(xr, p.H, xs, cs, tid, lane, nthr); break;
+    default: q_stage_x<8, false>(xr, p.H, xs, cs, tid, lane, nthr); break;
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
     int i0 = (int(tg.x) * int(nthr / 32) + int(sg)) * QSW_RS;

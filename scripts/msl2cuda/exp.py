@@ -1,12 +1,11 @@
 # Issue 21 experiments, one call timing every variant (median of 20, cold L2) against the
 # kernels of an earlier tree (OLD_KERNELS: its kernels folder; EXP picks the families):
-# sdpa's keys a step and key split; qswitch_glu's act pass (where x's chunk sums are
-# taken), each launch also timed alone; the staged qmv's block loop and grid. docs/h200/run12-exp*.log and run13-exp*.log
+# sdpa's keys a step and key split; qswitch_glu's pair, each launch also timed alone;
+# the staged qmv's grid and its loads alone. docs/h200/run12-exp*.log and run13-exp*.log
 # hold the runs (run13-exp1: act with x loaded by each lane from device memory, since
 # replaced by the staging; run13-exp2: the act pass's shapes and the staged qmv's grid;
-# run14-exp*: this file's variants).
+# run14-exp*: below).
 import os
-import re
 
 import cases as C
 import msl2cuda as M
@@ -105,13 +104,6 @@ def seq_parts(tag, c):
         print('%-56s %9.1f us  %s  %s' % ('%s, launch %d alone' % (tag, i + 1), t, l.geom(), l.attrs()), flush=True)
 
 
-def sub(t, name, v):
-    """t with quant.metal's #define name set to v."""
-    t2 = re.sub(r'#define %s \d+' % name, '#define %s %d' % (name, v), t)
-    assert t2 != t or ('#define %s %d' % (name, v)) in t, name
-    return t2
-
-
 def swap_fn(t, start, end, body):
     """t with the text from start up to and including end replaced by body."""
     a = t.index(start)
@@ -119,37 +111,29 @@ def swap_fn(t, start, end, body):
     return t[:a] + body + t[b:]
 
 
+# docs/h200/run14-exp*.log, on the trees named there: exp1 (16e9d24) a fused qswitch_glu
+# pair (qswitch_fused: 32 act rows a threadgroup, then their chunk of every down row, the
+# partials added by qswitch_sum) and x read as float4s; exp2 (docs/h200/run14-exp2-quant
+# .metal.txt) codes read in place up to bit 20 and the act pass's first weights loaded
+# before x is staged; exp3 (c653c38) qmv_one_chunk (x in registers for all of a slot's
+# blocks, the next block's weights loaded before this one's are added) and the act
+# pass's chunk sums taken in the lane. What follows times this tree against OLD_KERNELS.
 if 'qswitch' in ONLY:
-    # The act/down pair by chunks, the act pass's chunk sums of x taken in each lane from
-    # the staged values (QSW_XSUM 1) or by the staging (0: simd_sum a staged value, as in
-    # OLD_KERNELS); OLD_KERNELS' pair. (run14-exp2: QSW_PF, the act pass's weights loaded
-    # before x is staged; its text is docs/h200/run14-exp2-quant.metal.txt.)
-    q = text('quant', M.KDIR)
-    if OLD:
-        C.TEXT['quant'] = text('quant', OLD)
+    for tag, kd in (('old', OLD), ('new', None)) if OLD else (('new', None),):
+        if kd:
+            C.TEXT['quant'] = text('quant', kd)
         for k in (10, 1):
-            c = C.case_qswitch(1, 2048, 512, 512, k, 4, 64, 'float32')
-            run('old pair qswitch_glu k=%d' % k, c, c.launch)
-            seq_parts('old pair qswitch_glu k=%d' % k, c)
-            C.free_all()
-        C.TEXT.pop('quant')
-    for xsum in (1, 0):
-        C.TEXT['quant'] = sub(q, 'QSW_XSUM', xsum)
-        for k in (10, 1):
-            for sdt in ('float32', 'bfloat16') if k == 10 and xsum == 1 else ('float32',):
+            for sdt in ('float32', 'bfloat16') if k == 10 else ('float32',):
                 c = C.case_qswitch(1, 2048, 512, 512, k, 4, 64, sdt)
-                tag = 'new XSUM %d qswitch_glu %s k=%d' % (xsum, sdt, k)
-                run(tag, c, c.launch)
+                name = '%s pair qswitch_glu %s k=%d' % (tag, sdt, k)
+                run(name, c, c.launch)
                 if sdt == 'float32':
-                    seq_parts(tag, c)
+                    seq_parts(name, c)
                 C.free_all()
-    C.TEXT.pop('quant')
+        C.TEXT.pop('quant', None)
 if 'qmv' in ONLY:
-    # The staged qmv (uint4 chunk loads) with K <= 1024 taken by qmv_one_chunk (QMV_ONE 1:
-    # x read once for all of a slot's blocks; QMV_PF 1: the next block's weights loaded
-    # before this one's are added) or by the general block loop (QMV_ONE 0), on grids of
-    # G threadgroups of ty slots, against OLD_KERNELS. (run14-exp2: codes read in place
-    # up to bit 20, the text of docs/h200/run14-exp2-quant.metal.txt.)
+    # The staged qmv on grids of G threadgroups of ty slots, against OLD_KERNELS, and its
+    # loads without the decoding.
     def geom(G, ty):
         C.QMV_GEOM = None if G is None else (lambda N, K, bits: ('qmv_staged', G, (32, ty, 1)))
         return 'Encode' if G is None else '%d x %d slots' % (G, ty)
@@ -160,14 +144,23 @@ if 'qmv' in ONLY:
         for bits, sdt in shapes:
             qmv('old staged, Encode', 248320, 1024, bits, sdt)
         C.TEXT.pop('quant')
-    q = text('quant', M.KDIR)
-    for one, pf, grids in ((0, 0, ((None, 8), (132, 16))), (1, 0, ((None, 8), (132, 16))),
-                           (1, 1, ((132, 8), (None, 8), (132, 6)))):
-        C.TEXT['quant'] = sub(sub(q, 'QMV_ONE', one), 'QMV_PF', pf)
-        for G, ty in grids:
-            g = geom(G, ty)
-            for bits, sdt in shapes if (G, ty) == grids[0] else shapes[:1]:
-                qmv('new ONE %d PF %d staged, %s' % (one, pf, g), 248320, 1024, bits, sdt)
+    for G, ty in ((None, 8), (132, 16)):
+        g = geom(G, ty)
+        for bits, sdt in shapes if G is None else shapes[:1]:
+            qmv('new staged, ' + g, 248320, 1024, bits, sdt)
+    # The loads without the decoding (each chunk's words xor-ed, one multiply): what the
+    # memory side of this access pattern takes alone (wrong results, timing only).
+    geom(None, 8)
+    C.TEXT['quant'] = swap_fn(text('quant', M.KDIR), 'inline float q_chunk_dot(', '    return d0 + d1;\n}\n',
+                              """inline float q_chunk_dot(thread const uint* wd, thread const float* xc) {
+    uint v = 0u;
+    for (int i = 0; i < B; i++) {
+        v ^= wd[i];
+    }
+    return float(v & 255u) * xc[0];
+}
+""")
+    qmv('loads only (timing, not a kernel), Encode', 248320, 1024, 4, 'float32')
     C.TEXT.pop('quant')
     for N, K in ((3584, 1024), (1024, 3584)):
         geom(None, 4)
