@@ -278,15 +278,16 @@ inline float q_rows_reduce(thread float* acc, threadgroup float* part, int rows,
 
 // The staged path of qmv (the qmv_staged entries), for 2-, 4- and 8-bit rows of at most
 // QMV_XMAX codes and threadgroups of many row blocks: the threadgroup first copies x to
-// threadgroup memory, each chunk of 32 values (padded to QMV_XPAD, so the 32 lanes of a
-// simdgroup reading 32 chunks hit 32 banks) with the sum of the chunk. Lane l then
-// takes chunks l, l + 32, ... of its rows: a chunk is 32 codes, B words (one 16-byte
-// load at 4 bits: q_words), inside one group, so one scale and one bias serve it. Code
+// threadgroup memory (16-byte aligned), each chunk of 32 values padded to QMV_XPAD (a
+// lane reads its chunk as 8 float4s; the 8 lanes of a quarter simdgroup reading 8 chunks
+// hit 32 banks), with the sum of the chunk. Lane l then takes chunks l, l + 32, ... of
+// its rows: a chunk is 32 codes, B words (one 16-byte load at 4 bits: q_words), inside
+// one group, so one scale and one bias serve it. Code
 // j of a half word is read in place, masked into the mantissa of 2^23 (one and, no
 // shift): x_j is staged multiplied by 2^-(B*j) (exact, a power of two), and the high
 // half word is shifted down once.
 #define QMV_XMAX 4096
-#define QMV_XPAD 33
+#define QMV_XPAD 36
 
 // q_stage_x copies x[0, K) to xs and, with SUMS, the chunk sums to cs (nthr a multiple
 // of 32 and K of 32, so each simdgroup stages whole chunks), QMV_STAGE loads a thread
@@ -396,13 +397,25 @@ inline void q_rows_chunk(QMat<S> m, size_t n0, int last, int c, thread const flo
     q_chunk_add<B, QMV_ROWS>(wd, sc, bi, xc, xsum, f, acc);
 }
 
+// q_chunk_x4 loads staged chunk c into registers as 8 float4s.
+inline void q_chunk_x4(threadgroup const float* xs, int c, thread float* xc) {
+    threadgroup const float4* x4 = (threadgroup const float4*)(xs + c * QMV_XPAD);
+    for (int q = 0; q < 8; q++) {
+        float4 v = x4[q];
+        xc[4 * q] = v.x;
+        xc[4 * q + 1] = v.y;
+        xc[4 * q + 2] = v.z;
+        xc[4 * q + 3] = v.w;
+    }
+}
+
 // q_chunk_xsum is q_chunk_x for x staged without the chunk sums (q_stage_x<B, false>):
 // the sum is taken here, each value's staging scale undone (exact, a power of two).
 template <int B>
 inline float q_chunk_xsum(threadgroup const float* xs, int c, thread float* xc) {
+    q_chunk_x4(xs, c, xc);
     float s0 = 0.0f, s1 = 0.0f;
     for (int j = 0; j < 32; j++) {
-        xc[j] = xs[c * QMV_XPAD + j];
         float up = as_type<float>(uint(127 + B * (j % (16 / B))) << 23);
         if (j % 2 == 0) {
             s0 = fma(xc[j], up, s0);
@@ -415,9 +428,7 @@ inline float q_chunk_xsum(threadgroup const float* xs, int c, thread float* xc) 
 
 // q_chunk_x loads staged chunk c into registers and returns its sum.
 inline float q_chunk_x(threadgroup const float* xs, threadgroup const float* cs, int c, thread float* xc) {
-    for (int j = 0; j < 32; j++) {
-        xc[j] = xs[c * QMV_XPAD + j];
-    }
+    q_chunk_x4(xs, c, xc);
     return cs[c];
 }
 
@@ -640,7 +651,8 @@ inline void qswitch_down_loop(QMat<S> down, const device int* idx, const device 
 // adds its rows with simd_sum. The staging takes no chunk sums (a simd_sum a staged
 // value, on the way to the first weight load): each lane sums its chunk from the staged
 // values (q_chunk_xsum; the act launch alone at k = 10 12.8 us against 14.4,
-// docs/h200/run14-exp3.log). An expert out of range reads expert 0's rows and writes
+// docs/h200/run14-exp3.log; 11.5 with x read as float4s, run14-exp4.log). An expert
+// out of range reads expert 0's rows and writes
 // zeros (its weights are loaded with no branch on the routed index).
 #define QSW_RS 2
 #define QSW_CH 1
@@ -854,7 +866,7 @@ kernel void qmv_staged_float32(const device float* x [[buffer(0)]], const device
                           uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
                           uint3 tpg [[threads_per_threadgroup]], uint3 ntg [[threadgroups_per_grid]]) {
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
-    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD];
+    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD] __attribute__((aligned(16)));  // read as float4s
     threadgroup float cs[QMV_XMAX / 32];
     qmv_staged_impl<float>(x, w, s, b, out, p, part, xs, cs, tg.x, ntg.x, tid, lane, sg, tpg.x, tpg.y);
 }
@@ -898,7 +910,7 @@ kernel void qswitch_act_chunks_float32(const device float* x [[buffer(0)]],
                                uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
                                uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
                        uint3 tpg [[threads_per_threadgroup]]) {
-    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD];
+    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD] __attribute__((aligned(16)));  // read as float4s
     threadgroup float cs[QMV_XMAX / 32];
     QMat<float> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<float> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
@@ -946,7 +958,7 @@ kernel void qmv_staged_float16(const device float* x [[buffer(0)]], const device
                           uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
                           uint3 tpg [[threads_per_threadgroup]], uint3 ntg [[threadgroups_per_grid]]) {
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
-    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD];
+    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD] __attribute__((aligned(16)));  // read as float4s
     threadgroup float cs[QMV_XMAX / 32];
     qmv_staged_impl<half>(x, w, s, b, out, p, part, xs, cs, tg.x, ntg.x, tid, lane, sg, tpg.x, tpg.y);
 }
@@ -990,7 +1002,7 @@ kernel void qswitch_act_chunks_float16(const device float* x [[buffer(0)]],
                                uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
                                uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
                        uint3 tpg [[threads_per_threadgroup]]) {
-    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD];
+    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD] __attribute__((aligned(16)));  // read as float4s
     threadgroup float cs[QMV_XMAX / 32];
     QMat<half> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<half> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
@@ -1038,7 +1050,7 @@ kernel void qmv_staged_bfloat16(const device float* x [[buffer(0)]], const devic
                           uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
                           uint3 tpg [[threads_per_threadgroup]], uint3 ntg [[threadgroups_per_grid]]) {
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
-    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD];
+    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD] __attribute__((aligned(16)));  // read as float4s
     threadgroup float cs[QMV_XMAX / 32];
     qmv_staged_impl<bfloat>(x, w, s, b, out, p, part, xs, cs, tg.x, ntg.x, tid, lane, sg, tpg.x, tpg.y);
 }
@@ -1082,7 +1094,7 @@ kernel void qswitch_act_chunks_bfloat16(const device float* x [[buffer(0)]],
                                uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
                                uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
                        uint3 tpg [[threads_per_threadgroup]]) {
-    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD];
+    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD] __attribute__((aligned(16)));  // read as float4s
     threadgroup float cs[QMV_XMAX / 32];
     QMat<bfloat> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<bfloat> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
