@@ -652,8 +652,8 @@ inline void qswitch_down_loop(QMat<S> down, const device int* idx, const device 
 // value, on the way to the first weight load): each lane sums its chunk from the staged
 // values (q_chunk_xsum; the act launch alone at k = 10 12.8 us against 14.4,
 // docs/h200/run14-exp3.log; 11.5 with x read as float4s, run14-exp4.log). An expert
-// out of range reads expert 0's rows and writes
-// zeros (its weights are loaded with no branch on the routed index).
+// out of range reads expert 0's rows and writes zeros (its weights are loaded with no
+// branch on the routed index).
 #define QSW_RS 2
 #define QSW_CH 1
 
