@@ -391,8 +391,10 @@ func qmvPerLane(groups int) int {
 // looping over its even share of the blocks: one wave, no ragged tail (264 = two 256-thread
 // threadgroups on each of the H200's 132 multiprocessors at the kernel's registers;
 // 1024 -> 248320 at 4 bits: 59.8 us against 66.4 for 970 threadgroups of 4 simdgroups,
-// 61.6 for 528 of 4, 69.7 for 396 of 8, docs/h200/run13-exp2.log). An Apple GPU's count
-// is still to be measured on a Mac.
+// 61.6 for 528 of 4, 69.7 for 396 of 8, docs/h200/run13-exp2.log; with uint4 chunk
+// loads 57.8 against 56.8 for 132 of 16, which fills each multiprocessor's registers
+// exactly, docs/h200/run14-exp3.log). An Apple GPU's count is still to be measured on a
+// Mac.
 const (
 	qmvXMax          = 4096 // QMV_XMAX
 	qmvStagedSlots   = 8
@@ -402,13 +404,19 @@ const (
 )
 
 // qmvStaged is whether a qmv launch takes the staged entry.
-func qmvStaged(p *QuantParams) bool {
-	return qChunkBits(p.Bits) && p.K <= qmvXMax && p.N >= qmvStagedMinRows
+func qmvStaged(l *Launch) bool {
+	p := l.Params.(*QuantParams)
+	return qChunkBits(p.Bits) && p.K <= qmvXMax && p.N >= qmvStagedMinRows && qAligned(&l.Args[1])
 }
+
+// qAligned is whether packed rows are bound 16 bytes from an aligned start: the chunk
+// entries (the staged qmv, qswitch_glu's _chunks) load a chunk's words as
+// uint4s (quant.metal's q_words), which Metal wants at 16-byte offsets.
+func qAligned(w *Arg) bool { return w.Offset%4 == 0 }
 
 func qmvEncode(l *Launch, e Encoder) {
 	p := l.Params.(*QuantParams)
-	staged := qmvStaged(p)
+	staged := qmvStaged(l)
 	if staged {
 		e.Entry(qEntry("qmv_staged", l.Args[2].DType))
 	} else {
@@ -449,14 +457,16 @@ func qembedEncode(l *Launch, e Encoder) {
 func qswitchEncode(l *Launch, e Encoder) {
 	p := l.Params.(*QSwitchGLUParams)
 	prm := mslPack(p)
-	act := 4 * max(1, p.T*p.K*p.I) // the activations [T, k, I]
 	dt := l.Args[2].DType
+	chunks := p.GateBits == p.UpBits && qChunkBits(p.GateBits) && p.H <= qmvXMax &&
+		qAligned(&l.Args[1]) && qAligned(&l.Args[4])
+	act := 4 * max(1, p.T*p.K*p.I) // the activations [T, k, I]
 	// Pass 1: every routed expert's activations: by chunks where gate and up share a
 	// width of 2, 4 or 8 bits and x fits the staging (qswitchSGs simdgroups of
 	// qswitchSGRows rows a threadgroup), else by units, qmvRows rows a threadgroup.
 	tpg := qmvThreads(p.H/8, 2)
 	rows := qmvRows // act rows a threadgroup
-	if p.GateBits == p.UpBits && qChunkBits(p.GateBits) && p.H <= qmvXMax {
+	if chunks {
 		e.Entry(qEntry("qswitch_act_chunks", dt))
 		tpg, rows = [3]int{32 * qswitchSGs, 1, 1}, qswitchSGs*qswitchSGRows
 	} else {
@@ -471,7 +481,7 @@ func qswitchEncode(l *Launch, e Encoder) {
 	// Pass 2: the outputs, qmvRows per threadgroup, each down row read once a token;
 	// an (expert, chunk) pair a thread for down rows of 2, 4 or 8 bits.
 	tpg = qmvThreads(p.K*p.I/8, 2)
-	if qChunkBits(p.DownBits) {
+	if qChunkBits(p.DownBits) && qAligned(&l.Args[7]) {
 		e.Entry(qEntry("qswitch_down_chunks", dt))
 		tpg = qmvThreads(p.K*p.I/32, 1)
 	} else {

@@ -278,20 +278,22 @@ inline float q_rows_reduce(thread float* acc, threadgroup float* part, int rows,
 
 // The staged path of qmv (the qmv_staged entries), for 2-, 4- and 8-bit rows of at most
 // QMV_XMAX codes and threadgroups of many row blocks: the threadgroup first copies x to
-// threadgroup memory, each chunk of 32 values (padded to QMV_XPAD, so the 32 lanes of a
-// simdgroup reading 32 chunks hit 32 banks) with the sum of the chunk. Lane l then
-// takes chunks l, l + 32, ... of its rows: a chunk is 32 codes, B words, inside one
-// group, so one scale and one bias serve it. Code j of a half word is read in place,
-// masked into the mantissa of 2^23 (one and, no shift): x_j is staged multiplied by
-// 2^-(B*j) (exact, a power of two), and the high half word is shifted down once.
+// threadgroup memory (16-byte aligned), each chunk of 32 values padded to QMV_XPAD (a
+// lane reads its chunk as 8 float4s; the 8 lanes of a quarter simdgroup reading 8 chunks
+// hit 32 banks), with the sum of the chunk. Lane l then takes chunks l, l + 32, ... of
+// its rows: a chunk is 32 codes, B words (one 16-byte load at 4 bits: q_words), inside
+// one group, so one scale and one bias serve it. Code
+// j of a half word is read in place, masked into the mantissa of 2^23 (one and, no
+// shift): x_j is staged multiplied by 2^-(B*j) (exact, a power of two), and the high
+// half word is shifted down once.
 #define QMV_XMAX 4096
-#define QMV_XPAD 33
+#define QMV_XPAD 36
 
-// q_stage_x copies x[0, K) to xs and the chunk sums to cs (nthr a multiple of 32 and K
-// of 32, so each simdgroup stages whole chunks), QMV_STAGE loads a thread in flight;
-// the caller puts a barrier after it.
+// q_stage_x copies x[0, K) to xs and, with SUMS, the chunk sums to cs (nthr a multiple
+// of 32 and K of 32, so each simdgroup stages whole chunks), QMV_STAGE loads a thread
+// in flight; the caller puts a barrier after it.
 #define QMV_STAGE 16
-template <int B>
+template <int B, bool SUMS = true>
 inline void q_stage_x(const device float* xr, int K, threadgroup float* xs, threadgroup float* cs, uint tid,
                       uint lane, uint nthr) {
     for (int k0 = int(tid); k0 < K; k0 += QMV_STAGE * int(nthr)) {
@@ -302,11 +304,11 @@ inline void q_stage_x(const device float* xr, int K, threadgroup float* xs, thre
         }
         for (int i = 0; i < QMV_STAGE; i++) {
             int k = k0 + i * int(nthr);  // k < K is uniform in a simdgroup
-            float cv = simd_sum(v[i]);
+            float cv = SUMS ? simd_sum(v[i]) : 0.0f;
             if (k < K) {
                 int j = k & 31;
                 xs[(k >> 5) * QMV_XPAD + j] = v[i] * as_type<float>(uint(127 - B * (j % (16 / B))) << 23);
-                if (lane == 0) {
+                if (SUMS && lane == 0) {
                     cs[k >> 5] = cv;
                 }
             }
@@ -333,6 +335,27 @@ inline float q_chunk_dot(thread const uint* wd, thread const float* xc) {
     return d0 + d1;
 }
 
+// q_words loads the B words of a chunk at p as vectors: uint2 at 2 bits, uint4s else
+// (one 16-byte load at 4 bits, not four 4-byte ones). p is 8-byte aligned at 2 bits and
+// 16-byte aligned else: a chunk's offset in its matrix is, and Encode takes these
+// entries only for matrices bound at such offsets (qAligned).
+template <int B>
+inline void q_words(const device uint* p, thread uint* wd) {
+    if (B == 2) {
+        uint2 v = *(const device uint2*)p;
+        wd[0] = v.x;
+        wd[1] = v.y;
+        return;
+    }
+    for (int q = 0; q < B / 4; q++) {
+        uint4 v = ((const device uint4*)p)[q];
+        wd[4 * q] = v.x;
+        wd[4 * q + 1] = v.y;
+        wd[4 * q + 2] = v.z;
+        wd[4 * q + 3] = v.w;
+    }
+}
+
 // q_chunk_load loads chunk c of rows n0 + r of m, r < R (rows past last repeat row n0 +
 // last): B words, a scale and a bias a row, into wd[r * B + i], sc[r], bi[r].
 template <typename S, int B, int R>
@@ -346,9 +369,7 @@ inline void q_chunk_load(QMat<S> m, size_t n0, int last, int c, thread uint* wd,
     size_t g0 = n0 * size_t(gs) + size_t((c * 32) >> gsh);
     for (int r = 0; r < R; r++) {
         int o = min(r, last);
-        for (int i = 0; i < B; i++) {
-            wd[r * B + i] = wp[o * rw + i];
-        }
+        q_words<B>(wp + o * rw, wd + r * B);
         sc[r] = float(m.s[g0 + size_t(o * gs)]);
         bi[r] = float(m.b[g0 + size_t(o * gs)]);
     }
@@ -376,11 +397,38 @@ inline void q_rows_chunk(QMat<S> m, size_t n0, int last, int c, thread const flo
     q_chunk_add<B, QMV_ROWS>(wd, sc, bi, xc, xsum, f, acc);
 }
 
+// q_chunk_x4 loads staged chunk c into registers as 8 float4s.
+inline void q_chunk_x4(threadgroup const float* xs, int c, thread float* xc) {
+    threadgroup const float4* x4 = (threadgroup const float4*)(xs + c * QMV_XPAD);
+    for (int q = 0; q < 8; q++) {
+        float4 v = x4[q];
+        xc[4 * q] = v.x;
+        xc[4 * q + 1] = v.y;
+        xc[4 * q + 2] = v.z;
+        xc[4 * q + 3] = v.w;
+    }
+}
+
+// q_chunk_xsum is q_chunk_x for x staged without the chunk sums (q_stage_x<B, false>):
+// the sum is taken here, each value's staging scale undone (exact, a power of two).
+template <int B>
+inline float q_chunk_xsum(threadgroup const float* xs, int c, thread float* xc) {
+    q_chunk_x4(xs, c, xc);
+    float s0 = 0.0f, s1 = 0.0f;
+    for (int j = 0; j < 32; j++) {
+        float up = as_type<float>(uint(127 + B * (j % (16 / B))) << 23);
+        if (j % 2 == 0) {
+            s0 = fma(xc[j], up, s0);
+        } else {
+            s1 = fma(xc[j], up, s1);
+        }
+    }
+    return s0 + s1;
+}
+
 // q_chunk_x loads staged chunk c into registers and returns its sum.
 inline float q_chunk_x(threadgroup const float* xs, threadgroup const float* cs, int c, thread float* xc) {
-    for (int j = 0; j < 32; j++) {
-        xc[j] = xs[c * QMV_XPAD + j];
-    }
+    q_chunk_x4(xs, c, xc);
     return cs[c];
 }
 
@@ -600,8 +648,12 @@ inline void qswitch_down_loop(QMat<S> down, const device int* idx, const device 
 // gate and up; the threadgroup stages x once in threadgroup memory as the staged qmv
 // does (coalesced loads; Encode takes this entry for H <= QMV_XMAX), then lanes take
 // chunks lane, lane + 32, ..., QSW_CH chunks' weights in flight a lane, and the simdgroup
-// adds its rows with simd_sum. An expert out of range reads expert 0's rows and writes
-// zeros (its weights are loaded with no branch on the routed index).
+// adds its rows with simd_sum. The staging takes no chunk sums (a simd_sum a staged
+// value, on the way to the first weight load): each lane sums its chunk from the staged
+// values (q_chunk_xsum; the act launch alone at k = 10 12.8 us against 14.4,
+// docs/h200/run14-exp3.log; 11.5 with x read as float4s, run14-exp4.log). An expert
+// out of range reads expert 0's rows and writes zeros (its weights are loaded with no
+// branch on the routed index).
 #define QSW_RS 2
 #define QSW_CH 1
 
@@ -626,7 +678,7 @@ inline void qswitch_act_chunks(threadgroup const float* xs, threadgroup const fl
             float f = c0 + 32 * k < nch ? 1.0f : 0.0f;
             int o = k * QSW_RS;
             float xc[32];
-            float xsum = q_chunk_x(xs, cs, c, xc);
+            float xsum = q_chunk_xsum<B>(xs, c, xc);
             q_chunk_add<B, QSW_RS>(gw + o * B, gsc + o, gbi + o, xc, xsum, f, ga);
             q_chunk_add<B, QSW_RS>(uw + o * B, usc + o, ubi + o, xc, xsum, f, ua);
         }
@@ -646,9 +698,9 @@ inline void qswitch_act_chunks_impl(const device float* x, QMat<S> gate, QMat<S>
     int e = q_index(idx[tj], p.E);  // its load is in flight while x is staged
     const device float* xr = x + size_t(tj / p.K) * size_t(p.H);
     switch (gate.bits) {  // Encode picks the chunks entry for gate and up of one width 2, 4 or 8
-    case 2: q_stage_x<2>(xr, p.H, xs, cs, tid, lane, nthr); break;
-    case 4: q_stage_x<4>(xr, p.H, xs, cs, tid, lane, nthr); break;
-    default: q_stage_x<8>(xr, p.H, xs, cs, tid, lane, nthr); break;
+    case 2: q_stage_x<2, false>(xr, p.H, xs, cs, tid, lane, nthr); break;
+    case 4: q_stage_x<4, false>(xr, p.H, xs, cs, tid, lane, nthr); break;
+    default: q_stage_x<8, false>(xr, p.H, xs, cs, tid, lane, nthr); break;
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
     int i0 = (int(tg.x) * int(nthr / 32) + int(sg)) * QSW_RS;
@@ -814,7 +866,7 @@ kernel void qmv_staged_float32(const device float* x [[buffer(0)]], const device
                           uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
                           uint3 tpg [[threads_per_threadgroup]], uint3 ntg [[threadgroups_per_grid]]) {
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
-    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD];
+    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD] __attribute__((aligned(16)));  // read as float4s
     threadgroup float cs[QMV_XMAX / 32];
     qmv_staged_impl<float>(x, w, s, b, out, p, part, xs, cs, tg.x, ntg.x, tid, lane, sg, tpg.x, tpg.y);
 }
@@ -858,7 +910,7 @@ kernel void qswitch_act_chunks_float32(const device float* x [[buffer(0)]],
                                uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
                                uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
                        uint3 tpg [[threads_per_threadgroup]]) {
-    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD];
+    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD] __attribute__((aligned(16)));  // read as float4s
     threadgroup float cs[QMV_XMAX / 32];
     QMat<float> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<float> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
@@ -906,7 +958,7 @@ kernel void qmv_staged_float16(const device float* x [[buffer(0)]], const device
                           uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
                           uint3 tpg [[threads_per_threadgroup]], uint3 ntg [[threadgroups_per_grid]]) {
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
-    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD];
+    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD] __attribute__((aligned(16)));  // read as float4s
     threadgroup float cs[QMV_XMAX / 32];
     qmv_staged_impl<half>(x, w, s, b, out, p, part, xs, cs, tg.x, ntg.x, tid, lane, sg, tpg.x, tpg.y);
 }
@@ -950,7 +1002,7 @@ kernel void qswitch_act_chunks_float16(const device float* x [[buffer(0)]],
                                uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
                                uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
                        uint3 tpg [[threads_per_threadgroup]]) {
-    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD];
+    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD] __attribute__((aligned(16)));  // read as float4s
     threadgroup float cs[QMV_XMAX / 32];
     QMat<half> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<half> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
@@ -998,7 +1050,7 @@ kernel void qmv_staged_bfloat16(const device float* x [[buffer(0)]], const devic
                           uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
                           uint3 tpg [[threads_per_threadgroup]], uint3 ntg [[threadgroups_per_grid]]) {
     threadgroup float part[QMV_MAXSG * QMV_ROWS];
-    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD];
+    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD] __attribute__((aligned(16)));  // read as float4s
     threadgroup float cs[QMV_XMAX / 32];
     qmv_staged_impl<bfloat>(x, w, s, b, out, p, part, xs, cs, tg.x, ntg.x, tid, lane, sg, tpg.x, tpg.y);
 }
@@ -1042,7 +1094,7 @@ kernel void qswitch_act_chunks_bfloat16(const device float* x [[buffer(0)]],
                                uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
                                uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
                        uint3 tpg [[threads_per_threadgroup]]) {
-    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD];
+    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD] __attribute__((aligned(16)));  // read as float4s
     threadgroup float cs[QMV_XMAX / 32];
     QMat<bfloat> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<bfloat> up = {uw, us, ub, p.H, p.up_bits, p.up_group};

@@ -243,7 +243,7 @@ def qmv_geom(N, K, bits):
     if QMV_GEOM is not None:
         return QMV_GEOM(N, K, bits)
     blocks = (N + QMV_ROWS - 1) // QMV_ROWS
-    if bits in (2, 4, 8) and K <= 4096 and blocks >= 4096:  # kernels.qmvStaged
+    if bits in (2, 4, 8) and K <= 4096 and blocks >= 4096:  # kernels.qmvStaged (cupy's rows are aligned)
         return 'qmv_staged', min((blocks + QMV_BPT - 1) // QMV_BPT, QMV_TGS), (32, QMV_TY, 1)
     return 'qmv', blocks, qmv_threads(K // 8, 4 if blocks >= 4096 else 1)
 
@@ -312,8 +312,9 @@ def case_qswitch(T, H, I, E, K, bits=4, group=64, sdt='float32', idxh=None):
     sch = NPR.uniform(0.05, 1, (T, K)).astype(np.float32)
     sch /= sch.sum(1, keepdims=True)
     idx, sc = cp.asarray(idxh), cp.asarray(sch)
-    # qswitchEncode: 2-, 4- and 8-bit rows (kernels.qChunkBits, H <= 4096) take the _chunks
-    # entries: qswitch_act_chunks DispatchThreadgroups((ceil(I / (QSW_SG * QSW_RS)), T * k, 1),
+    # qswitchEncode: 2-, 4- and 8-bit rows (kernels.qChunkBits, H <= 4096, bound at 16-byte
+    # offsets: kernels.qAligned, as cupy's arrays always are) take the _chunks entries:
+    # qswitch_act_chunks DispatchThreadgroups((ceil(I / (QSW_SG * QSW_RS)), T * k, 1),
     # (32 * QSW_SG, 1, 1)), then qswitch_down_chunks DispatchThreadgroups((ceil(H / 8), T, 1),
     # qmvThreads(k * I / 32, 1)); other widths the unit entries, 8 act rows a threadgroup,
     # qmvThreads(H / 8, 2) and qmvThreads(k * I / 8, 2). Buffers in index order.

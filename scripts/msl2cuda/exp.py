@@ -1,12 +1,11 @@
 # Issue 21 experiments, one call timing every variant (median of 20, cold L2) against the
 # kernels of an earlier tree (OLD_KERNELS: its kernels folder; EXP picks the families):
-# sdpa's keys a step and key split; qswitch_glu's act threadgroup (QSW_SG simdgroups of
-# QSW_RS rows, QSW_CH chunks in flight), each launch also timed alone; the staged qmv's
-# grid, and its loads without the decoding. docs/h200/run12-exp*.log and run13-exp*.log
+# sdpa's keys a step and key split; qswitch_glu's pair, each launch also timed alone;
+# the staged qmv's grid and its loads alone. docs/h200/run12-exp*.log and run13-exp*.log
 # hold the runs (run13-exp1: act with x loaded by each lane from device memory, since
-# replaced by the staging; run13-exp2: this file's variants).
+# replaced by the staging; run13-exp2: the act pass's shapes and the staged qmv's grid;
+# run14-exp*: below).
 import os
-import re
 
 import cases as C
 import msl2cuda as M
@@ -105,65 +104,62 @@ def seq_parts(tag, c):
         print('%-56s %9.1f us  %s  %s' % ('%s, launch %d alone' % (tag, i + 1), t, l.geom(), l.attrs()), flush=True)
 
 
+def swap_fn(t, start, end, body):
+    """t with the text from start up to and including end replaced by body."""
+    a = t.index(start)
+    b = t.index(end, a) + len(end)
+    return t[:a] + body + t[b:]
+
+
+# docs/h200/run14-exp*.log, on the trees named there: exp1 (16e9d24) a fused qswitch_glu
+# pair (qswitch_fused: 32 act rows a threadgroup, then their chunk of every down row, the
+# partials added by qswitch_sum) and x read as float4s; exp2 (docs/h200/run14-exp2-quant
+# .metal.txt) codes read in place up to bit 20 and the act pass's first weights loaded
+# before x is staged; exp3 (c653c38) qmv_one_chunk (x in registers for all of a slot's
+# blocks, the next block's weights loaded before this one's are added) and the act
+# pass's chunk sums taken in the lane. What follows times this tree against OLD_KERNELS.
 if 'qswitch' in ONLY:
-    # qswitch_act_chunks with QSW_SG simdgroups of QSW_RS rows a threadgroup (x staged in
-    # threadgroup memory), QSW_CH chunks' weights in flight a lane; the kernels of
-    # OLD_KERNELS with their geometry (one simdgroup a block of 8 rows).
-    q = text('quant', M.KDIR)
-    if OLD:
-        C.TEXT['quant'], C.QSW_RS = text('quant', OLD), 8
+    for tag, kd in (('old', OLD), ('new', None)) if OLD else (('new', None),):
+        if kd:
+            C.TEXT['quant'] = text('quant', kd)
         for k in (10, 1):
-            C.QSWITCH = (True, (32, 1, 1), (32 * min(8, (k * 16 + 31) // 32), 1, 1))
-            c = C.case_qswitch(1, 2048, 512, 512, k, 4, 64, 'float32')
-            run('old qswitch_glu k=%d' % k, c, c.launch)
-            seq_parts('old qswitch_glu k=%d' % k, c)
-            C.free_all()
-        C.QSWITCH = None
-        C.TEXT.pop('quant')
-    for rs, sg, ch in ((2, 4, 2), (2, 4, 1), (4, 4, 1), (4, 4, 2), (2, 8, 2), (1, 8, 2), (4, 2, 1), (8, 1, 1), (8, 4, 1)):
-        t = re.sub(r'#define QSW_RS \d+', '#define QSW_RS %d' % rs, q)
-        t = re.sub(r'#define QSW_CH \d+', '#define QSW_CH %d' % ch, t)
-        C.TEXT['quant'], C.QSW_RS, C.QSW_SG = t, rs, sg
-        for k in (10, 1):
-            c = C.case_qswitch(1, 2048, 512, 512, k, 4, 64, 'float32')
-            tag = 'new RS %d SG %d CH %d qswitch_glu k=%d' % (rs, sg, ch, k)
-            run(tag, c, c.launch)
-            if k == 10 or (rs, sg, ch) == (2, 4, 2):
-                seq_parts(tag, c)
-            C.free_all()
-    C.TEXT.pop('quant')
-    C.QSW_RS, C.QSW_SG = 2, 4
+            for sdt in ('float32', 'bfloat16') if k == 10 else ('float32',):
+                c = C.case_qswitch(1, 2048, 512, 512, k, 4, 64, sdt)
+                name = '%s pair qswitch_glu %s k=%d' % (tag, sdt, k)
+                run(name, c, c.launch)
+                if sdt == 'float32':
+                    seq_parts(name, c)
+                C.free_all()
+        C.TEXT.pop('quant', None)
 if 'qmv' in ONLY:
-    # The staged qmv (every block read whole) on grids of G threadgroups of ty slots (the
-    # kernel splits the row blocks evenly over them), against OLD_KERNELS.
+    # The staged qmv on grids of G threadgroups of ty slots, against OLD_KERNELS, and its
+    # loads without the decoding.
     def geom(G, ty):
         C.QMV_GEOM = None if G is None else (lambda N, K, bits: ('qmv_staged', G, (32, ty, 1)))
         return 'Encode' if G is None else '%d x %d slots' % (G, ty)
+    shapes = ((4, 'float32'), (8, 'float32'), (4, 'bfloat16'))
     if OLD:
         C.TEXT['quant'] = text('quant', OLD)
-        for G, ty in ((None, 4), (264, 8)):
-            g = geom(G, ty)
-            for bits, sdt in ((4, 'float32'), (8, 'float32'), (4, 'bfloat16')):
-                qmv('old staged, ' + g, 248320, 1024, bits, sdt)
+        geom(None, 8)
+        for bits, sdt in shapes:
+            qmv('old staged, Encode', 248320, 1024, bits, sdt)
         C.TEXT.pop('quant')
-    for G, ty in ((None, 4), (264, 8), (528, 4), (132, 16), (256, 8), (396, 8), (1056, 2), (792, 4)):
+    for G, ty in ((None, 8), (132, 16)):
         g = geom(G, ty)
-        for bits, sdt in ((4, 'float32'), (8, 'float32'), (4, 'bfloat16')) if G in (None, 264, 528) else ((4, 'float32'),):
+        for bits, sdt in shapes if G is None else shapes[:1]:
             qmv('new staged, ' + g, 248320, 1024, bits, sdt)
     # The loads without the decoding (each chunk's words xor-ed, one multiply): what the
     # memory side of this access pattern takes alone (wrong results, timing only).
-    q = text('quant', M.KDIR)
-    a = q.index('inline float q_chunk_dot(')
-    b = q.index('    return d0 + d1;\n}\n', a) + len('    return d0 + d1;\n}\n')
-    C.TEXT['quant'] = q[:a] + '''inline float q_chunk_dot(thread const uint* wd, thread const float* xc) {
+    geom(None, 8)
+    C.TEXT['quant'] = swap_fn(text('quant', M.KDIR), 'inline float q_chunk_dot(', '    return d0 + d1;\n}\n',
+                              """inline float q_chunk_dot(thread const uint* wd, thread const float* xc) {
     uint v = 0u;
     for (int i = 0; i < B; i++) {
         v ^= wd[i];
     }
     return float(v & 255u) * xc[0];
 }
-''' + q[b:]
-    geom(None, 8)
+""")
     qmv('loads only (timing, not a kernel), Encode', 248320, 1024, 4, 'float32')
     C.TEXT.pop('quant')
     for N, K in ((3584, 1024), (1024, 3584)):

@@ -32,9 +32,20 @@ typedef decltype(sizeof(0)) size_t;
 
 namespace metal {
 template <typename T, int N> struct vec;
-template <typename T> struct vec<T, 2> { T x, y; vec() = default; vec(T a, T b) : x(a), y(b) {} };
 template <typename T> struct vec<T, 3> { T x, y, z; vec() = default; vec(T a, T b, T c) : x(a), y(b), z(c) {} };
-// A 4-vector copies from any address space, as in MSL (float4 v = devicePtr[i]).
+// 2- and 4-vectors copy from any address space, as in MSL (float4 v = devicePtr[i]).
+#define MSLCHECK_VEC2_FROM(AS) \
+    vec(const AS vec& o) : x(o.x), y(o.y) {}
+template <typename T> struct vec<T, 2> {
+    T x, y;
+    vec() = default;
+    vec(const vec&) = default;
+    vec& operator=(const vec&) = default;
+    vec(T a, T b) : x(a), y(b) {}
+    MSLCHECK_VEC2_FROM(device)
+    MSLCHECK_VEC2_FROM(constant)
+    MSLCHECK_VEC2_FROM(threadgroup)
+};
 #define MSLCHECK_VEC4_FROM(AS) \
     vec(const AS vec& o) : x(o.x), y(o.y), z(o.z), w(o.w) {}
 template <typename T> struct vec<T, 4> {
@@ -49,6 +60,7 @@ template <typename T> struct vec<T, 4> {
 };
 typedef vec<uint, 2> uint2;
 typedef vec<uint, 3> uint3;
+typedef vec<uint, 4> uint4;
 typedef vec<int, 2> int2;
 typedef vec<int, 3> int3;
 typedef vec<float, 2> float2;
