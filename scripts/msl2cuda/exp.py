@@ -21,9 +21,10 @@ def text(fam, kdir):
 def run(name, c, L):
     L()
     C.sync()
-    (err, nn), _ = c.check()
+    (err, nn), note = c.check()
     t, _ = C.timed(L, reps=20, warm=3)
-    print('%-56s %9.1f us  err %.1e NaN %d  %s  %s' % (name, t, err, nn, L.geom(), L.attrs()), flush=True)
+    print('%-56s %9.1f us  err %.1e NaN %d  %s  %s%s' % (name, t, err, nn, L.geom(), L.attrs(),
+                                                        '  ' + note if note else ''), flush=True)
     return t
 
 
