@@ -466,28 +466,18 @@ func qswitchEncode(l *Launch, e Encoder) {
 	// qswitchSGRows rows a threadgroup), else by units, qmvRows rows a threadgroup.
 	tpg := qmvThreads(p.H/8, 2)
 	rows := qmvRows // act rows a threadgroup
-	bind := []int{0, 1, 2, 3, 4, 5, 6, 10}
 	if chunks {
 		e.Entry(qEntry("qswitch_act_chunks", dt))
 		tpg, rows = [3]int{32 * qswitchSGs, 1, 1}, qswitchSGs*qswitchSGRows
-		bind = []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
 	} else {
 		e.Entry(qEntry("qswitch_act", dt))
 	}
-	groups := [3]int{max((p.I+rows-1)/rows, 1), max(p.T*p.K, 1), 1}
-	scratch := act
-	if chunks {
-		// The chunks entry also loads the down weights into the cache for pass 2 and
-		// writes a word a simdgroup after the activations, which nothing reads
-		// (quant.metal's QSW_TOUCH).
-		scratch += 4 * groups[0] * groups[1] * qswitchSGs
-	}
-	for _, i := range bind {
+	for _, i := range []int{0, 1, 2, 3, 4, 5, 6, 10} {
 		e.SetArg(i, &l.Args[i])
 	}
 	e.SetBytes(13, prm)
-	e.Scratch(14, scratch)
-	e.DispatchThreadgroups(groups, tpg)
+	e.Scratch(14, act)
+	e.DispatchThreadgroups([3]int{max((p.I+rows-1)/rows, 1), max(p.T*p.K, 1), 1}, tpg)
 	// Pass 2: the outputs, qmvRows per threadgroup, each down row read once a token;
 	// an (expert, chunk) pair a thread for down rows of 2, 4 or 8 bits.
 	tpg = qmvThreads(p.K*p.I/8, 2)
@@ -501,7 +491,7 @@ func qswitchEncode(l *Launch, e Encoder) {
 		e.SetArg(i, &l.Args[i])
 	}
 	e.SetBytes(13, prm)
-	e.Scratch(14, scratch)
+	e.Scratch(14, act)
 	e.DispatchThreadgroups([3]int{max((p.H+qmvRows-1)/qmvRows, 1), max(p.T, 1), 1}, tpg)
 }
 

@@ -685,51 +685,29 @@ inline void qswitch_act_chunks(threadgroup const float* xs, threadgroup const fl
     }
 }
 
-// The act pass warms the L2 cache for the down pass, which otherwise waits on its
-// weights from DRAM after the act pass is done (docs/h200/run15-*.log): threadgroup g
-// of the n of an expert's slot loads one byte of each 32-byte sector of its share (its
-// nth) of that expert's down codes, scales and biases, QSW_TOUCH sectors a thread
-// issued with the gate and up loads, any more (none at Qwen3-Next's sizes) at the end.
-// The bytes are xor-ed into one word a simdgroup at the scratch's tail (Encode sizes
-// it), which nothing reads: the loads cannot be dropped and no result depends on them.
-#define QSW_TOUCH 4
-
-// QDownTouch numbers the sectors of one expert's down matrix: its codes, then its
-// scales, then its biases.
+// qswitch_act_chunks_impl: simdgroup sg of threadgroup (x, tj) computes the act rows
+// (x * nsg + sg) * QSW_RS + r, r < QSW_RS, of routed expert tj = t * K + j.
 template <typename S>
-struct QDownTouch {
-    const device uchar* w;
-    const device uchar* s;
-    const device uchar* b;
-    size_t sw;  // sectors of the codes
-    size_t ss;  // sectors of the scales (and of the biases)
-
-    // byte is the first byte of sector q (q below 'sectors()').
-    uint byte(size_t q) const {
-        const device uchar* a = q < sw ? w + 32 * q : (q < sw + ss ? s + 32 * (q - sw) : b + 32 * (q - sw - ss));
-        return uint(*a);
+inline void qswitch_act_chunks_impl(const device float* x, QMat<S> gate, QMat<S> up, const device int* idx,
+                                    device float* act, constant QSwitchGLUParams& p, threadgroup float* xs,
+                                    threadgroup float* cs, uint3 tg, uint tid, uint lane, uint sg, uint nthr) {
+    int tj = int(tg.y);  // t * K + j
+    if (tj >= p.T * p.K) {
+        return;  // an empty launch still dispatches one group; uniform, before any barrier
     }
-
-    size_t sectors() const { return sw + 2 * ss; }
-};
-
-// q_down_touch is expert e's down rows [e * H, (e + 1) * H) of down, numbered.
-template <typename S>
-inline QDownTouch<S> q_down_touch(QMat<S> down, int e, int H) {
-    size_t r0 = size_t(e) * size_t(H);
-    size_t g = size_t(down.groups());
-    QDownTouch<S> d = {down.w + r0 * size_t(down.row_bytes()), (const device uchar*)(down.s + r0 * g),
-                       (const device uchar*)(down.b + r0 * g), (size_t(H) * size_t(down.row_bytes()) + 31) / 32,
-                       (size_t(H) * g * sizeof(S) + 31) / 32};
-    return d;
-}
-
-// qswitch_act_rows computes and writes the act rows i0 + r, r < rows, of routed expert
-// e (slot tj) from x staged in xs.
-template <typename S>
-inline void qswitch_act_rows(threadgroup const float* xs, threadgroup const float* cs, QMat<S> gate, QMat<S> up,
-                             device float* act, constant QSwitchGLUParams& p, int e, int tj, int i0, int rows,
-                             uint lane) {
+    int e = q_index(idx[tj], p.E);  // its load is in flight while x is staged
+    const device float* xr = x + size_t(tj / p.K) * size_t(p.H);
+    switch (gate.bits) {  // Encode picks the chunks entry for gate and up of one width 2, 4 or 8
+    case 2: q_stage_x<2, false>(xr, p.H, xs, cs, tid, lane, nthr); break;
+    case 4: q_stage_x<4, false>(xr, p.H, xs, cs, tid, lane, nthr); break;
+    default: q_stage_x<8, false>(xr, p.H, xs, cs, tid, lane, nthr); break;
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    int i0 = (int(tg.x) * int(nthr / 32) + int(sg)) * QSW_RS;
+    int rows = min(QSW_RS, p.I - i0);
+    if (rows <= 0) {
+        return;  // uniform in the simdgroup; no barrier follows
+    }
     float ga[QSW_RS];
     float ua[QSW_RS];
     for (int r = 0; r < QSW_RS; r++) {
@@ -749,57 +727,6 @@ inline void qswitch_act_rows(threadgroup const float* xs, threadgroup const floa
             // An expert out of range contributes nothing (down skips it).
             act[size_t(tj) * size_t(p.I) + size_t(i0 + r)] = e < 0 ? 0.0f : (g / (1.0f + exp(-g))) * u;
         }
-    }
-}
-
-// qswitch_act_chunks_impl: simdgroup sg of threadgroup (x, tj) computes the act rows
-// (x * nsg + sg) * QSW_RS + r, r < QSW_RS, of routed expert tj = t * K + j. It also
-// loads its share of that expert's down matrix (QSW_TOUCH, above).
-template <typename S>
-inline void qswitch_act_chunks_impl(const device float* x, QMat<S> gate, QMat<S> up, QMat<S> down,
-                                    const device int* idx, device float* act, constant QSwitchGLUParams& p,
-                                    threadgroup float* xs, threadgroup float* cs, uint3 tg, uint3 ntg, uint tid,
-                                    uint lane, uint sg, uint nthr) {
-    int tj = int(tg.y);  // t * K + j
-    if (tj >= p.T * p.K) {
-        return;  // an empty launch still dispatches one group; uniform, before any barrier
-    }
-    int e = q_index(idx[tj], p.E);  // its load is in flight while x is staged
-    const device float* xr = x + size_t(tj / p.K) * size_t(p.H);
-    switch (gate.bits) {  // Encode picks the chunks entry for gate and up of one width 2, 4 or 8
-    case 2: q_stage_x<2, false>(xr, p.H, xs, cs, tid, lane, nthr); break;
-    case 4: q_stage_x<4, false>(xr, p.H, xs, cs, tid, lane, nthr); break;
-    default: q_stage_x<8, false>(xr, p.H, xs, cs, tid, lane, nthr); break;
-    }
-    // This threadgroup's share of the expert's down matrix (none for one out of range).
-    QDownTouch<S> dt = q_down_touch<S>(down, max(e, 0), p.H);
-    size_t nsec = e < 0 ? 0 : dt.sectors();
-    size_t q0 = nsec * size_t(tg.x) / size_t(ntg.x) + size_t(tid);
-    size_t q1 = nsec * size_t(tg.x + 1) / size_t(ntg.x);
-    uint tb[QSW_TOUCH];
-    for (int k = 0; k < QSW_TOUCH; k++) {
-        size_t q = q0 + size_t(k) * size_t(nthr);
-        tb[k] = q < q1 ? dt.byte(q) : 0u;
-    }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-    int i0 = (int(tg.x) * int(nthr / 32) + int(sg)) * QSW_RS;
-    int rows = min(QSW_RS, p.I - i0);
-    if (rows > 0) {  // uniform in the simdgroup; no barrier follows
-        qswitch_act_rows<S>(xs, cs, gate, up, act, p, e, tj, i0, rows, lane);
-    }
-    uint f = 0u;
-    for (int k = 0; k < QSW_TOUCH; k++) {
-        f ^= tb[k];
-    }
-    for (size_t q = q0 + QSW_TOUCH * size_t(nthr); q < q1; q += size_t(nthr)) {
-        f ^= dt.byte(q);
-    }
-    for (ushort d = 16; d >= 1; d /= 2) {
-        f ^= simd_shuffle_xor(f, d);
-    }
-    if (lane == 0) {
-        device uint* tail = (device uint*)(act + size_t(p.T) * size_t(p.K) * size_t(p.I));
-        tail[(size_t(tj) * size_t(ntg.x) + size_t(tg.x)) * size_t(nthr / 32) + size_t(sg)] = f;
     }
 }
 
@@ -978,18 +905,16 @@ kernel void qswitch_act_chunks_float32(const device float* x [[buffer(0)]],
                                const device uchar* gw [[buffer(1)]], const device float* gs [[buffer(2)]],
                                const device float* gb [[buffer(3)]], const device uchar* uw [[buffer(4)]],
                                const device float* us [[buffer(5)]], const device float* ub [[buffer(6)]],
-                               const device uchar* dw [[buffer(7)]], const device float* ds [[buffer(8)]],
-                               const device float* db [[buffer(9)]], const device int* idx [[buffer(10)]],
+                               const device int* idx [[buffer(10)]],
                                constant QSwitchGLUParams& p [[buffer(13)]], device float* act [[buffer(14)]],
                                uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
                                uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
-                       uint3 tpg [[threads_per_threadgroup]], uint3 ntg [[threadgroups_per_grid]]) {
+                       uint3 tpg [[threads_per_threadgroup]]) {
     threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD] __attribute__((aligned(16)));  // read as float4s
     threadgroup float cs[QMV_XMAX / 32];
     QMat<float> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<float> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
-    QMat<float> down = {dw, ds, db, p.I, p.down_bits, p.down_group};
-    qswitch_act_chunks_impl<float>(x, gate, up, down, idx, act, p, xs, cs, tg, ntg, tid, lane, sg, tpg.x);
+    qswitch_act_chunks_impl<float>(x, gate, up, idx, act, p, xs, cs, tg, tid, lane, sg, tpg.x);
 }
 
 kernel void qswitch_down_float32(const device uchar* dw [[buffer(7)]], const device float* ds [[buffer(8)]],
@@ -1072,18 +997,16 @@ kernel void qswitch_act_chunks_float16(const device float* x [[buffer(0)]],
                                const device uchar* gw [[buffer(1)]], const device half* gs [[buffer(2)]],
                                const device half* gb [[buffer(3)]], const device uchar* uw [[buffer(4)]],
                                const device half* us [[buffer(5)]], const device half* ub [[buffer(6)]],
-                               const device uchar* dw [[buffer(7)]], const device half* ds [[buffer(8)]],
-                               const device half* db [[buffer(9)]], const device int* idx [[buffer(10)]],
+                               const device int* idx [[buffer(10)]],
                                constant QSwitchGLUParams& p [[buffer(13)]], device float* act [[buffer(14)]],
                                uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
                                uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
-                       uint3 tpg [[threads_per_threadgroup]], uint3 ntg [[threadgroups_per_grid]]) {
+                       uint3 tpg [[threads_per_threadgroup]]) {
     threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD] __attribute__((aligned(16)));  // read as float4s
     threadgroup float cs[QMV_XMAX / 32];
     QMat<half> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<half> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
-    QMat<half> down = {dw, ds, db, p.I, p.down_bits, p.down_group};
-    qswitch_act_chunks_impl<half>(x, gate, up, down, idx, act, p, xs, cs, tg, ntg, tid, lane, sg, tpg.x);
+    qswitch_act_chunks_impl<half>(x, gate, up, idx, act, p, xs, cs, tg, tid, lane, sg, tpg.x);
 }
 
 kernel void qswitch_down_float16(const device uchar* dw [[buffer(7)]], const device half* ds [[buffer(8)]],
@@ -1166,18 +1089,16 @@ kernel void qswitch_act_chunks_bfloat16(const device float* x [[buffer(0)]],
                                const device uchar* gw [[buffer(1)]], const device bfloat* gs [[buffer(2)]],
                                const device bfloat* gb [[buffer(3)]], const device uchar* uw [[buffer(4)]],
                                const device bfloat* us [[buffer(5)]], const device bfloat* ub [[buffer(6)]],
-                               const device uchar* dw [[buffer(7)]], const device bfloat* ds [[buffer(8)]],
-                               const device bfloat* db [[buffer(9)]], const device int* idx [[buffer(10)]],
+                               const device int* idx [[buffer(10)]],
                                constant QSwitchGLUParams& p [[buffer(13)]], device float* act [[buffer(14)]],
                                uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
                                uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
-                       uint3 tpg [[threads_per_threadgroup]], uint3 ntg [[threadgroups_per_grid]]) {
+                       uint3 tpg [[threads_per_threadgroup]]) {
     threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD] __attribute__((aligned(16)));  // read as float4s
     threadgroup float cs[QMV_XMAX / 32];
     QMat<bfloat> gate = {gw, gs, gb, p.H, p.gate_bits, p.gate_group};
     QMat<bfloat> up = {uw, us, ub, p.H, p.up_bits, p.up_group};
-    QMat<bfloat> down = {dw, ds, db, p.I, p.down_bits, p.down_group};
-    qswitch_act_chunks_impl<bfloat>(x, gate, up, down, idx, act, p, xs, cs, tg, ntg, tid, lane, sg, tpg.x);
+    qswitch_act_chunks_impl<bfloat>(x, gate, up, idx, act, p, xs, cs, tg, tid, lane, sg, tpg.x);
 }
 
 kernel void qswitch_down_bfloat16(const device uchar* dw [[buffer(7)]], const device bfloat* ds [[buffer(8)]],

@@ -4,7 +4,10 @@
 # the staged qmv's grid and its loads alone. docs/h200/run12-exp*.log and run13-exp*.log
 # hold the runs (run13-exp1: act with x loaded by each lane from device memory, since
 # replaced by the staging; run13-exp2: the act pass's shapes and the staged qmv's grid;
-# run14-exp*: below).
+# run14-exp*: below; run15-exp*.log: tree c35ce3e, whose act chunks pass also loaded its
+# share of the routed expert's down weights so the down pass would find them in L2, with
+# OLD_KERNELS main's b0f4187; "launch 2 alone" follows an L2 flush, so only the pair can
+# show such warming).
 import os
 
 import cases as C
