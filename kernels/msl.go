@@ -3,41 +3,76 @@ package kernels
 import (
 	"embed"
 	"fmt"
+	"io/fs"
 	"strings"
 )
 
 // MSL holds the Metal twins: one .metal file per kernel family, compiled by the Metal
 // device at first use and run on Linux by the emulation harness in kernels/msltest, and
-// prelude.metal, which every family includes.
+// the files families include: prelude.metal, which every family includes, and shared
+// helpers (quant_rows.metal, included by the quant and qswitch families).
 //
 //go:embed *.metal
 var MSL embed.FS
 
-// preludeInclude is the line by which a family's file includes the prelude. Metal
-// compiles a library from one string, so Source pastes the prelude in its place;
-// Apple's offline compiler (xcrun metal) resolves the include itself.
-const preludeInclude = `#include "prelude.metal"`
-
-// Source returns the MSL source of a family as Metal compiles it: the prelude, then the
-// family's file, with #line directives so that diagnostics name each file and line. A
-// file without the include line is returned as it is.
+// Source returns the MSL source of a family as Metal compiles it: Metal compiles a
+// library from one string, so each `#include "X.metal"` line is replaced by X's text
+// (its own includes first, each file once), with #line directives so that diagnostics
+// name each file and line; Apple's offline compiler (xcrun metal) resolves the includes
+// itself. Other includes (<metal_stdlib>) are left to the compiler.
 func Source(family string) (string, error) {
-	b, err := MSL.ReadFile(family + ".metal")
-	if err != nil {
-		return "", fmt.Errorf("kernels: no MSL for family %q: %w", family, err)
+	var b strings.Builder
+	if err := pasteMSL(MSL, &b, family+".metal", map[string]bool{}); err != nil {
+		return "", err
 	}
-	src := string(b)
-	before, after, ok := strings.Cut(src, preludeInclude+"\n")
+	return b.String(), nil
+}
+
+// pasteMSL writes file (read from fsys) to b with its includes of .metal files pasted
+// in place; seen holds the files already pasted, which are not pasted again.
+func pasteMSL(fsys fs.FS, b *strings.Builder, file string, seen map[string]bool) error {
+	return pasteMSLFrom(fsys, b, file, "", seen)
+}
+
+// pasteMSLFrom is pasteMSL for a file included by includer ("" for the family's own).
+func pasteMSLFrom(fsys fs.FS, b *strings.Builder, file, includer string, seen map[string]bool) error {
+	data, err := fs.ReadFile(fsys, file)
+	if err != nil {
+		if includer == "" {
+			return fmt.Errorf("kernels: no MSL for family %q: %w", strings.TrimSuffix(file, ".metal"), err)
+		}
+		return fmt.Errorf("kernels: %s included by %s: %w", file, includer, err)
+	}
+	seen[file] = true
+	lines := strings.SplitAfter(string(data), "\n")
+	for i, line := range lines {
+		inc, ok := mslInclude(line)
+		if !ok {
+			b.WriteString(line)
+			continue
+		}
+		if !seen[inc] {
+			fmt.Fprintf(b, "#line 1 \"%s\"\n", inc)
+			if err := pasteMSLFrom(fsys, b, inc, file, seen); err != nil {
+				return err
+			}
+			if !strings.HasSuffix(b.String(), "\n") {
+				b.WriteByte('\n')
+			}
+		}
+		fmt.Fprintf(b, "#line %d \"%s\"\n", i+2, file) // the line after the include
+	}
+	return nil
+}
+
+// mslInclude reports the file a line includes when it is `#include "X.metal"`.
+func mslInclude(line string) (string, bool) {
+	rest, ok := strings.CutPrefix(strings.TrimSpace(line), "#include \"")
 	if !ok {
-		return src, nil // a family that does not use the prelude (yet) compiles on its own
+		return "", false
 	}
-	pre, err := MSL.ReadFile("prelude.metal")
-	if err != nil {
-		return "", fmt.Errorf("kernels: %w", err)
-	}
-	line := strings.Count(before, "\n") + 2 // the line after the include
-	return fmt.Sprintf("%s#line 1 \"prelude.metal\"\n%s#line %d \"%s.metal\"\n%s",
-		before, pre, line, family, after), nil
+	name, _, ok := strings.Cut(rest, "\"")
+	return name, ok && strings.HasSuffix(name, ".metal")
 }
 
 // Groups1D is the usual dispatch of a 1-D elementwise kernel over n threads.

@@ -16,8 +16,8 @@ import (
 // AVX-512), at 2, 3, 5 and 6 bits groups accumulated in order with x.q and sum(x) in
 // the matmul family's four-lane order within the group. So a row gives the same
 // result in qmv, qmm, the tied head and the experts, alone or among many rows, on the
-// CPU. The MSL qmv and qswitch_glu spread a row over a threadgroup (quant.metal) and
-// add the same terms in another order, within the catalog's tolerance.
+// CPU. The MSL qmv and qswitch_glu spread a row over a threadgroup (quant.metal,
+// qswitch.metal) and add the same terms in another order, within the catalog's tolerance.
 
 // QuantParams is the parameter struct of KQMV and KQMM: x [M, K] times the transpose of
 // the quantized [N, K] matrix gives out [M, N].
@@ -52,7 +52,7 @@ type QSwitchGLUParams struct {
 // KQSwitchGLU is KSwitchGLU with quantized experts: gate and up [E, I, H], down
 // [E, H, I], each as (w, scales, biases). Args x [T, H], gate w/s/b, up w/s/b, down
 // w/s/b, idx int32 [T, k], scores [T, k], out [T, H] (13 arguments).
-var KQSwitchGLU = Register(&Kernel{Name: "qswitch_glu", Family: "quant", CPU: qswitchCPU, Encode: qswitchEncode})
+var KQSwitchGLU = Register(&Kernel{Name: "qswitch_glu", Family: "qswitch", CPU: qswitchCPU, Encode: qswitchEncode})
 
 // qMatrix is a bound quantized matrix: its packed rows and its scale/bias arguments.
 type qMatrix struct {
@@ -354,7 +354,7 @@ func qBindAll(l *Launch, e Encoder, n int) {
 	}
 }
 
-// qmvRows and qmvMaxSimdgroups are quant.metal's QMV_ROWS and QMV_MAXSG.
+// qmvRows and qmvMaxSimdgroups are quant_rows.metal's QMV_ROWS and QMV_MAXSG.
 const (
 	qmvRows          = 8
 	qmvMaxSimdgroups = 8
@@ -411,7 +411,7 @@ func qmvStaged(l *Launch) bool {
 
 // qAligned is whether packed rows are bound 16 bytes from an aligned start: the chunk
 // entries (the staged qmv, qswitch_glu's _chunks) load a chunk's words as
-// uint4s (quant.metal's q_words), which Metal wants at 16-byte offsets.
+// uint4s (quant_rows.metal's q_words), which Metal wants at 16-byte offsets.
 func qAligned(w *Arg) bool { return w.Offset%4 == 0 }
 
 func qmvEncode(l *Launch, e Encoder) {
@@ -496,7 +496,7 @@ func qswitchEncode(l *Launch, e Encoder) {
 }
 
 // qswitch_act_chunks's threadgroup: qswitchSGs simdgroups of qswitchSGRows rows each
-// (quant.metal's QSW_RS), x staged once in threadgroup memory for them (see quant.metal).
+// (qswitch.metal's QSW_RS), x staged once in threadgroup memory for them (see qswitch.metal).
 // Qwen3-Next top-10 on the H200 translation (docs/h200/run13-exp2.log): the act launch
 // alone 13.4 us against 17.2 for one simdgroup of 8 rows at 255 registers; 14.2 at 4
 // simdgroups of 4 rows, 20.1 at 8 of 2, 16.3 at 2 of 4, 25.4 at 1 of 8.

@@ -2,7 +2,10 @@ package kernels
 
 import "math/rand"
 
-func init() { RegisterSamples("quant", quantSamples) }
+func init() {
+	RegisterSamples("quant", quantSamples)
+	RegisterSamples("qswitch", qswitchSamples)
+}
 
 // qSampleMatrix is a random quantized [rows, cols] matrix: random codes, scales near
 // 1/n (so values stay near [-1, 1]) and biases in [-0.5, 0.5).
@@ -70,6 +73,35 @@ func quantSamples(rng *rand.Rand) []*Launch {
 		out = append(out, launch(KQEmbed, &QEmbedParams{T: c.t, V: c.v, D: c.d, Bits: c.bits, Group: c.group},
 			ids, w, s, b, NewArg(Contiguous(Float32, c.t, c.d))))
 	}
+	// The staged qmv entry (qmvStaged): threadgroups of 32 row blocks in 8 slots, the
+	// last threadgroup with 3 blocks (idle slots), the last block 4 rows (read whole,
+	// overlapping the one before, at 2 and 4 bits); 2 x rows (x staged again); a width
+	// and scale dtype each; and a launch past qmvStagedGroups threadgroups (33 blocks
+	// each). Drawn from their own generator, so adding them left every other sample's
+	// data (the shared rng's draws) as it was.
+	srng := rand.New(rand.NewSource(21))
+	for _, c := range []struct {
+		m, n, kk, bits, group int
+		dt                    DType
+	}{
+		{2, qmvStagedMinRows + 20, 64, 4, 32, Float32},
+		{1, qmvStagedMinRows + 20, 128, 8, 64, BFloat16},
+		{1, qmvStagedMinRows, 64, 2, 64, Float16},
+		{1, qmvStagedGroups*qmvStagedBlocks*qmvRows + 20, 64, 4, 64, Float32},
+	} {
+		x := randArg(srng, Contiguous(Float32, c.m, c.kk), -1, 1)
+		w, s, b := qSampleMatrix(srng, c.n, c.kk, c.bits, c.group, c.dt)
+		out = append(out, launch(KQMV, &QuantParams{M: c.m, N: c.n, K: c.kk, Bits: c.bits, Group: c.group},
+			x, w, s, b, NewArg(Contiguous(Float32, c.m, c.n))))
+	}
+	return out
+}
+
+// qswitchSamples are qswitch_glu's launches (the qswitch family), drawn from their own
+// generator.
+func qswitchSamples(_ *rand.Rand) []*Launch {
+	rng := rand.New(rand.NewSource(23))
+	var out []*Launch
 	for _, c := range []struct {
 		p  QSwitchGLUParams
 		dt DType
@@ -99,27 +131,6 @@ func quantSamples(rng *rand.Rand) []*Launch {
 		sc := randArg(rng, Contiguous(Float32, p.T, p.K), 0, 1)
 		out = append(out, launch(KQSwitchGLU, &p, x, gw, gs, gb, uw, us, ub, dw, ds, db, ix, sc,
 			NewArg(Contiguous(Float32, p.T, p.H))))
-	}
-	// The staged qmv entry (qmvStaged): threadgroups of 32 row blocks in 8 slots, the
-	// last threadgroup with 3 blocks (idle slots), the last block 4 rows (read whole,
-	// overlapping the one before, at 2 and 4 bits); 2 x rows (x staged again); a width
-	// and scale dtype each; and a launch past qmvStagedGroups threadgroups (33 blocks
-	// each). Drawn from their own generator, so adding them left every other sample's
-	// data (the shared rng's draws) as it was.
-	srng := rand.New(rand.NewSource(21))
-	for _, c := range []struct {
-		m, n, kk, bits, group int
-		dt                    DType
-	}{
-		{2, qmvStagedMinRows + 20, 64, 4, 32, Float32},
-		{1, qmvStagedMinRows + 20, 128, 8, 64, BFloat16},
-		{1, qmvStagedMinRows, 64, 2, 64, Float16},
-		{1, qmvStagedGroups*qmvStagedBlocks*qmvRows + 20, 64, 4, 64, Float32},
-	} {
-		x := randArg(srng, Contiguous(Float32, c.m, c.kk), -1, 1)
-		w, s, b := qSampleMatrix(srng, c.n, c.kk, c.bits, c.group, c.dt)
-		out = append(out, launch(KQMV, &QuantParams{M: c.m, N: c.n, K: c.kk, Bits: c.bits, Group: c.group},
-			x, w, s, b, NewArg(Contiguous(Float32, c.m, c.n))))
 	}
 	return out
 }

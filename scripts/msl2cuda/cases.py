@@ -37,7 +37,7 @@ def P(*vals):
 
 
 # Experiments (exp.py): a family's MSL text in place of kernels/<family>.metal, and the
-# rows per threadgroup the quant variants use (quant.metal's QMV_ROWS).
+# rows per threadgroup the quant variants use (quant_rows.metal's QMV_ROWS).
 TEXT = {}
 QMV_ROWS = 8
 QMV_TY = 8  # simdgroup slots of a staged qmv threadgroup (kernels.qmvStagedSlots)
@@ -46,7 +46,7 @@ QMV_TGS = 264  # most threadgroups of a staged qmv (kernels.qmvStagedGroups)
 SDPA_MAXG = 4  # query heads a threadgroup of sdpa (sdpa.metal's SDPA_MAXG; exp.py varies it)
 QMV_GEOM = None  # exp.py: (N, K, bits) -> (entry, threadgroups, threadgroup size) in place of qmv_geom
 QSWITCH = None  # exp.py: (chunks, act threadgroup size, down threadgroup size) in place of qswitchEncode's
-QSW_RS = 2  # act rows a simdgroup of qswitch_act_chunks (quant.metal's QSW_RS, kernels.qswitchSGRows)
+QSW_RS = 2  # act rows a simdgroup of qswitch_act_chunks (qswitch.metal's QSW_RS, kernels.qswitchSGRows)
 QSW_SG = 4  # simdgroups a threadgroup of qswitch_act_chunks (kernels.qswitchSGs)
 
 
@@ -327,7 +327,7 @@ def case_qswitch(T, H, I, E, K, bits=4, group=64, sdt='float32', idxh=None):
     if QSWITCH is not None:
         chunks, ta, td = QSWITCH
         ent = 'chunks_' if chunks else ''
-    ka, kd = Kern('quant', 'qswitch_act_' + ent + sdt), Kern('quant', 'qswitch_down_' + ent + sdt)
+    ka, kd = Kern('qswitch', 'qswitch_act_' + ent + sdt), Kern('qswitch', 'qswitch_down_' + ent + sdt)
     prm = P(T, H, K, E, I, bits, bits, bits, group, group, group)
     R = QMV_ROWS
     ra = ta[0] // 32 * QSW_RS if ent else R  # act rows a threadgroup

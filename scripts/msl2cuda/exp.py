@@ -18,7 +18,8 @@ ONLY = os.environ.get('EXP', 'qswitch,qmv').split(',')  # also sdpa, moe
 
 
 def text(fam, kdir):
-    return open(os.path.join(kdir, fam + '.metal')).read()
+    """fam's MSL as Metal compiles it from the tree kdir (its includes from there too)."""
+    return M.source(fam, kdir)
 
 
 def run(name, c, L):
@@ -125,7 +126,7 @@ def swap_fn(t, start, end, body):
 if 'qswitch' in ONLY:
     for tag, kd in (('old', OLD), ('new', None)) if OLD else (('new', None),):
         if kd:
-            C.TEXT['quant'] = text('quant', kd)
+            C.TEXT['qswitch'] = text('qswitch', kd)
         for k in (10, 1):
             for sdt in ('float32', 'bfloat16') if k == 10 else ('float32',):
                 c = C.case_qswitch(1, 2048, 512, 512, k, 4, 64, sdt)
@@ -134,7 +135,7 @@ if 'qswitch' in ONLY:
                 if sdt == 'float32':
                     seq_parts(name, c)
                 C.free_all()
-        C.TEXT.pop('quant', None)
+        C.TEXT.pop('qswitch', None)
 if 'qmv' in ONLY:
     # The staged qmv on grids of G threadgroups of ty slots, against OLD_KERNELS, and its
     # loads without the decoding.
