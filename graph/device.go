@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 
 	"github.com/ingotml/ingot/alloc"
 	"github.com/ingotml/ingot/kernels"
@@ -82,7 +83,22 @@ func (d *cpuDevice) Run(batch []kernels.Launch) (err error) {
 			err = fmt.Errorf("graph: cpu kernel %s failed: %v", batch[i].Kernel.Name, r)
 		}
 	}()
+	// Launches already run with an earlier one (kernels.PairAhead), in order: a pair
+	// runs its second launch ahead of the few between, which do not touch it.
+	var paired []int
 	for i = range batch {
+		if len(paired) > 0 && paired[0] == i {
+			paired = paired[1:]
+			continue
+		}
+		if batch[i].Helper != nil {
+			if j := kernels.PairAhead(batch, i); j > 0 && !slices.Contains(paired, j) {
+				kernels.RunPair(&batch[i], &batch[j])
+				paired = append(paired, j)
+				slices.Sort(paired)
+				continue
+			}
+		}
 		batch[i].Kernel.CPU(&batch[i])
 	}
 	return nil

@@ -85,7 +85,7 @@ func (h *Helper) join() {
 		return
 	}
 	if h.state.CompareAndSwap(jobOffered, jobTaken) {
-		h.job.run()
+		h.runGuarded() // a panic must not leave the slot taken: it is raised below
 	} else {
 		for h.state.Load() != jobDone {
 			// The helper is running it: a few microseconds of memory-bound work.
@@ -121,8 +121,8 @@ func (h *Helper) parallelRows(n, step int, f func(r0, r1, scratch int)) {
 		loop(0)
 		return
 	}
+	defer h.join() // the helper's part is done before a panic of this one goes on
 	loop(0)
-	h.join()
 }
 
 // Serve runs the jobs offered to h until stop is closed: the loop of a goroutine with
@@ -204,6 +204,6 @@ func (h *Helper) parallelStreams(n, step int, f func(r0, r1, scratch int)) {
 		loop(0)
 		return
 	}
+	defer h.join() // the helper's part is done before a panic of this one goes on
 	loop(0)
-	h.join()
 }
