@@ -170,7 +170,11 @@ inline void qswitch_act_chunks_impl(const device float* x, QMat<S> gate, QMat<S>
     }
 }
 
-// qswitch_down_chunks is qswitch_down_loop by (expert, chunk) pairs.
+// qswitch_down_chunks is qswitch_down_loop by (expert, chunk) pairs, QSW_DR down rows a
+// threadgroup (Encode's qswitchDownRows): fewer rows a thread than the unit entries'
+// QMV_ROWS, so a token's down pass is more, shorter warps.
+#define QSW_DR 8
+#define QSW_ACC (QSW_DR > QMV_ROWS ? QSW_DR : QMV_ROWS)  // a down thread's sums (QSW_DR a multiple of QMV_ROWS, or less)
 template <typename S, int B>
 inline void qswitch_down_chunks(QMat<S> down, const device int* idx, const device float* scores,
                                 const device float* act, constant QSwitchGLUParams& p, int t, int h0,
@@ -189,16 +193,16 @@ inline void qswitch_down_chunks(QMat<S> down, const device int* idx, const devic
         float xc[32];
         float xs = q_chunk_xd<B>(act + (size_t(t) * size_t(K) + size_t(j)) * size_t(I), c, xc);
         int e = q_index(idx[t * K + j], E);
-        uint wd[QMV_ROWS * B];
-        float ws[QMV_ROWS];
-        float wb[QMV_ROWS];
-        q_chunk_load<S, B, QMV_ROWS>(down, size_t(max(e, 0)) * size_t(H) + size_t(h0), last, c, wd, ws, wb);
-        float d[QMV_ROWS];
-        for (int r = 0; r < QMV_ROWS; r++) {
+        uint wd[QSW_DR * B];
+        float ws[QSW_DR];
+        float wb[QSW_DR];
+        q_chunk_load<S, B, QSW_DR>(down, size_t(max(e, 0)) * size_t(H) + size_t(h0), last, c, wd, ws, wb);
+        float d[QSW_DR];
+        for (int r = 0; r < QSW_DR; r++) {
             d[r] = 0.0f;
         }
-        q_chunk_add<B, QMV_ROWS>(wd, ws, wb, xc, xs, sc, d);
-        for (int r = 0; r < QMV_ROWS; r++) {
+        q_chunk_add<B, QSW_DR>(wd, ws, wb, xc, xs, sc, d);
+        for (int r = 0; r < QSW_DR; r++) {
             acc[r] += e < 0 ? 0.0f : d[r];
         }
     }
@@ -250,17 +254,18 @@ template <typename S, bool CHUNKS>
 inline void qswitch_down_impl(QMat<S> down, const device int* idx, const device float* scores,
                               const device float* act, device float* out, constant QSwitchGLUParams& p,
                               threadgroup float* part, uint3 tg, uint tid, uint lane, uint sg, uint nthr) {
-    int h0 = int(tg.x) * QMV_ROWS;
+    int R = CHUNKS ? QSW_DR : QMV_ROWS;  // down rows a threadgroup
+    int h0 = int(tg.x) * R;
     int t = int(tg.y);
     if (t >= p.T) {
         return;  // as in qswitch_act
     }
-    int rows = min(QMV_ROWS, p.H - h0);
+    int rows = min(R, p.H - h0);
     if (rows <= 0) {
         return;
     }
-    float acc[QMV_ROWS];
-    for (int r = 0; r < QMV_ROWS; r++) {
+    float acc[QSW_ACC];
+    for (int r = 0; r < QSW_ACC; r++) {
         acc[r] = 0.0f;
     }
     if (CHUNKS) {  // Encode picks the chunks entry for down rows of 2, 4 or 8 bits
@@ -279,10 +284,14 @@ inline void qswitch_down_impl(QMat<S> down, const device int* idx, const device 
         default: qswitch_down_loop<S, 8>(down, idx, scores, act, p, t, h0, rows - 1, tid, nthr, acc); break;
         }
     }
-    int row;
-    float y = q_rows_reduce(acc, part, rows, tid, lane, sg, 0, nthr / 32, row);
-    if (row >= 0) {
-        out[size_t(t) * size_t(p.H) + size_t(h0 + row)] = y;
+    // QMV_ROWS rows at a time (q_rows_reduce's width); rows is uniform, so every thread
+    // reaches the same barriers.
+    for (int g = 0; g < QSW_ACC && g < rows; g += QMV_ROWS) {
+        int row;
+        float y = q_rows_reduce(acc + g, part, min(QMV_ROWS, rows - g), tid, lane, sg, 0, nthr / 32, row);
+        if (row >= 0) {
+            out[size_t(t) * size_t(p.H) + size_t(h0 + g + row)] = y;
+        }
     }
 }
 

@@ -383,25 +383,35 @@ func qmvPerLane(groups int) int {
 }
 
 // The staged qmv (quant.metal's qmv_staged entries): with many row blocks, 2-, 4- and
-// 8-bit rows of at most qmvXMax codes take threadgroups of qmvStagedSlots simdgroups
-// sharing at least qmvStagedBlocks row blocks, x staged once in threadgroup memory for
-// all of them (1024 -> 248320 at 4 bits: 66 us against 108 for the unit path, on the H200
-// translation, docs/h200/run10-exp5.log; with few row blocks staging does not pay:
-// 3584 -> 1024 took 15.6 us against 7.3). At most qmvStagedGroups threadgroups, each
-// looping over its even share of the blocks: one wave, no ragged tail (264 = two 256-thread
-// threadgroups on each of the H200's 132 multiprocessors at the kernel's registers;
-// 1024 -> 248320 at 4 bits: 59.8 us against 66.4 for 970 threadgroups of 4 simdgroups,
-// 61.6 for 528 of 4, 69.7 for 396 of 8, docs/h200/run13-exp2.log; with uint4 chunk
-// loads 57.8 against 56.8 for 132 of 16, which fills each multiprocessor's registers
-// exactly, docs/h200/run14-exp3.log). An Apple GPU's count is still to be measured on a
-// Mac.
+// 8-bit rows of at most qmvXMax codes take threadgroups of simdgroup slots sharing their
+// row blocks, x staged once in threadgroup memory for all of them (1024 -> 248320 at 4
+// bits: 66 us against 108 for the unit path, on the H200 translation,
+// docs/h200/run10-exp5.log; with few row blocks staging does not pay: 3584 -> 1024 took
+// 15.6 us against 7.3). At most qmvStagedWave slots, in one wave, each looping over its
+// even share of the blocks, at least qmvStagedBlocks each: qmvStagedSlots slots a
+// threadgroup where the pipeline takes that many threads, else as many as it takes
+// (fewer slots, more threadgroups; the kernel reads the slot count from its threadgroup
+// size). 2112 slots = 132 threadgroups of 16, one on each of the H200's multiprocessors
+// (at 128 registers a thread that fills one; the translation's pipeline limit then
+// drops to 256 threads, 264 threadgroups of 8): 1024 -> 248320 at 4 bits 54.7 us
+// against 55.5 for 264 of 8 (docs/h200/run16-exp3.log; earlier 59.8 for 264 of 8 against
+// 66.4 for 970 of 4, 61.6 for 528 of 4 and 69.7 for 396 of 8, run13-exp2.log). An Apple
+// GPU's counts are still to be measured on a Mac.
 const (
 	qmvXMax          = 4096 // QMV_XMAX
-	qmvStagedSlots   = 8
-	qmvStagedBlocks  = 32
-	qmvStagedGroups  = 264
+	qmvStagedSlots   = 16
+	qmvStagedWave    = 2112
+	qmvStagedBlocks  = 4
 	qmvStagedMinRows = qmvManyGroups * qmvRows
 )
+
+// qmvStagedGrid is the staged qmv's threadgroups and threadgroup size for blocks row
+// blocks, the slots a threadgroup clamped to the pipeline's thread limit.
+func qmvStagedGrid(blocks int, e Encoder) (groups int, tpg [3]int) {
+	slots := ClampGroup(32*qmvStagedSlots, e)[0] / 32
+	per := qmvStagedBlocks * slots // least blocks a threadgroup
+	return max(min((blocks+per-1)/per, qmvStagedWave/slots), 1), [3]int{32, slots, 1}
+}
 
 // qmvStaged is whether a qmv launch takes the staged entry.
 func qmvStaged(l *Launch) bool {
@@ -428,11 +438,13 @@ func qmvEncode(l *Launch, e Encoder) {
 	// quant.metal): ceil(N / 8) blocks fill the GPU at decode sizes.
 	blocks := max((p.N+qmvRows-1)/qmvRows, 1)
 	if staged {
-		groups := min((blocks+qmvStagedBlocks-1)/qmvStagedBlocks, qmvStagedGroups)
-		e.DispatchThreadgroups([3]int{groups, 1, 1}, [3]int{32, qmvStagedSlots, 1})
+		groups, tpg := qmvStagedGrid(blocks, e)
+		e.DispatchThreadgroups([3]int{groups, 1, 1}, tpg)
 		return
 	}
-	e.DispatchThreadgroups([3]int{blocks, 1, 1}, qmvThreads(p.K/8, qmvPerLane(blocks)))
+	// A slot's simdgroups split its rows' units at any count, so the pipeline's limit
+	// may lower it.
+	e.DispatchThreadgroups([3]int{blocks, 1, 1}, ClampGroup(qmvThreads(p.K/8, qmvPerLane(blocks))[0], e))
 }
 
 func qmmEncode(l *Launch, e Encoder) {
@@ -479,11 +491,13 @@ func qswitchEncode(l *Launch, e Encoder) {
 	e.Scratch(14, act)
 	e.DispatchThreadgroups([3]int{max((p.I+rows-1)/rows, 1), max(p.T*p.K, 1), 1}, tpg)
 	// Pass 2: the outputs, qmvRows per threadgroup, each down row read once a token;
-	// an (expert, chunk) pair a thread for down rows of 2, 4 or 8 bits.
+	// an (expert, chunk) pair a thread, qswitchDownRows outputs a threadgroup, for down
+	// rows of 2, 4 or 8 bits.
 	tpg = qmvThreads(p.K*p.I/8, 2)
+	rows = qmvRows
 	if qChunkBits(p.DownBits) && qAligned(&l.Args[7]) {
 		e.Entry(qEntry("qswitch_down_chunks", dt))
-		tpg = qmvThreads(p.K*p.I/32, 1)
+		tpg, rows = qmvThreads(p.K*p.I/32, 1), qswitchDownRows
 	} else {
 		e.Entry(qEntry("qswitch_down", dt))
 	}
@@ -492,7 +506,7 @@ func qswitchEncode(l *Launch, e Encoder) {
 	}
 	e.SetBytes(13, prm)
 	e.Scratch(14, act)
-	e.DispatchThreadgroups([3]int{max((p.H+qmvRows-1)/qmvRows, 1), max(p.T, 1), 1}, tpg)
+	e.DispatchThreadgroups([3]int{max((p.H+rows-1)/rows, 1), max(p.T, 1), 1}, tpg)
 }
 
 // qswitch_act_chunks's threadgroup: qswitchSGs simdgroups of qswitchSGRows rows each
@@ -504,6 +518,9 @@ const (
 	qswitchSGs    = 4
 	qswitchSGRows = 2
 )
+
+// qswitchDownRows is qswitch_down_chunks's outputs a threadgroup (qswitch.metal's QSW_DR).
+const qswitchDownRows = 8
 
 // qChunkBits is whether rows of bits-bit codes can be taken by 32-code chunks (the
 // staged qmv's and qswitch_glu's _chunks entries): 32 codes are bits whole words, 16 /

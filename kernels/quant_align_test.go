@@ -73,3 +73,52 @@ func TestQuantChunkEntriesNeedAlignedRows(t *testing.T) {
 		require.Equal(t, c.want, encodeEntries(kernels.KQSwitchGLU, p, args, c.packed, c.off), "args %v at %d", c.packed, c.off)
 	}
 }
+
+// gridRecorder is an Encoder with a pipeline thread limit that keeps each dispatch's
+// threadgroups and threadgroup size.
+type gridRecorder struct {
+	entryRecorder
+	limit        int
+	groups, tpgs [][3]int
+}
+
+func (r *gridRecorder) MaxThreads() int { return r.limit }
+func (r *gridRecorder) DispatchThreadgroups(g, tpg [3]int) {
+	r.groups, r.tpgs = append(r.groups, g), append(r.tpgs, tpg)
+}
+
+// TestStagedQMVGridFollowsPipelineLimit: the staged qmv takes 16 slots a threadgroup
+// where the pipeline takes 512 threads, fewer where it takes fewer, and keeps the same
+// simdgroups in flight (132 x 16 = 264 x 8 = 2112), fewer threadgroups for fewer blocks.
+func TestStagedQMVGridFollowsPipelineLimit(t *testing.T) {
+	grid := func(n, limit int) ([3]int, [3]int) {
+		const k = 1024
+		l := &kernels.Launch{Kernel: kernels.KQMV, Params: &kernels.QuantParams{M: 1, N: n, K: k, Bits: 4, Group: 64}, NArgs: 5}
+		for i, s := range []kernels.Layout{kernels.Contiguous(kernels.Float32, 1, k), kernels.Contiguous(kernels.UInt32, n, k/8),
+			kernels.Contiguous(kernels.Float32, n, k/64), kernels.Contiguous(kernels.Float32, n, k/64),
+			kernels.Contiguous(kernels.Float32, 1, n)} {
+			l.Args[i] = kernels.Arg{Layout: s}
+		}
+		r := &gridRecorder{limit: limit}
+		kernels.KQMV.Encode(l, r)
+		require.Equal(t, "qmv_staged_float32", r.entry)
+		require.Len(t, r.groups, 1)
+		return r.groups[0], r.tpgs[0]
+	}
+	for _, c := range []struct {
+		n, limit  int
+		groups    int
+		slots     int
+		situation string
+	}{
+		{248320, 1024, 132, 16, "the 0.8B head, a full pipeline"},
+		{248320, 512, 132, 16, "512 threads"},
+		{248320, 256, 264, 8, "256 threads"},
+		{248320, 96, 704, 3, "96 threads"},
+		{32800, 1024, 65, 16, "4,100 blocks: 64 a threadgroup"},
+	} {
+		g, tpg := grid(c.n, c.limit)
+		require.Equal(t, [3]int{c.groups, 1, 1}, g, c.situation)
+		require.Equal(t, [3]int{32, c.slots, 1}, tpg, c.situation)
+	}
+}

@@ -20,18 +20,21 @@ import (
 // counts rounded up and the per-lane units qmv switches at 4,096 threadgroups.
 //
 // A launch that already fills the GPU at the smaller size (fullGPU threadgroups in a
-// dispatch: about one wave of an H200's 132 cores at two a core, several per core of an
-// M-series Max's 40) may give each thread more work as the work grows: sdpa caps its
-// key splits at 256 threadgroups (kernels' sdpaGroups; docs/h200/run10-exp3.log).
+// dispatch, or fullGPU threadgroups' worth of 256 threads: about one wave of an H200's
+// 132 cores at two a core, several per core of an M-series Max's 40) may give each
+// thread more work as the work grows: sdpa caps its key splits at 256 threadgroups
+// (kernels' sdpaGroups; docs/h200/run10-exp3.log), the staged qmv its simdgroups at
+// 2,112 (132 threadgroups of 512 threads, kernels' qmvStagedWave).
 const (
 	maxWorkGrowth = 2.5
 	fullGPU       = 256
 )
 
-// fills reports whether one of l's dispatches has fullGPU threadgroups.
+// fills reports whether one of l's dispatches has fullGPU threadgroups, or as many
+// threads as fullGPU threadgroups of 256.
 func (l *launchGeom) fills() bool {
 	for _, d := range l.dispatches {
-		if d.groups() >= fullGPU {
+		if d.groups() >= fullGPU || d.groups()*d.group[0]*d.group[1]*d.group[2] >= fullGPU*256 {
 			return true
 		}
 	}

@@ -75,9 +75,10 @@ func TestEmulatedSamplesMatchGoTwins(t *testing.T) {
 
 // TestRowKernelsClampToPipelineLimit: a pipeline allowing fewer than 1024 threads per
 // threadgroup (Metal lowers it for kernels using many registers) still runs the row
-// kernels, which work at any multiple of 32, at its width.
+// kernels, which work at any multiple of 32, at its width, and the staged qmv, whose
+// threadgroups then hold fewer slots.
 func TestRowKernelsClampToPipelineLimit(t *testing.T) {
 	g, b := newEmulatedGPU(t, GPUOptions{}, msltest.OrderForward)
 	b.maxThr = 96 // clamps to 64
-	runSamples(t, g, b, []string{"norm", "reduce", "softmax"})
+	runSamples(t, g, b, []string{"norm", "reduce", "softmax", "quant"})
 }

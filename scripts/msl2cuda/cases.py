@@ -40,14 +40,15 @@ def P(*vals):
 # rows per threadgroup the quant variants use (quant_rows.metal's QMV_ROWS).
 TEXT = {}
 QMV_ROWS = 8
-QMV_TY = 8  # simdgroup slots of a staged qmv threadgroup (kernels.qmvStagedSlots)
-QMV_BPT = 32  # least row blocks of a staged qmv threadgroup (kernels.qmvStagedBlocks)
-QMV_TGS = 264  # most threadgroups of a staged qmv (kernels.qmvStagedGroups)
+QMV_TY = 16  # most simdgroup slots of a staged qmv threadgroup (kernels.qmvStagedSlots)
+QMV_BPS = 4  # least row blocks of a staged qmv slot (kernels.qmvStagedBlocks)
+QMV_WAVE = 2112  # most slots of a staged qmv launch (kernels.qmvStagedWave)
 SDPA_MAXG = 4  # query heads a threadgroup of sdpa (sdpa.metal's SDPA_MAXG; exp.py varies it)
 QMV_GEOM = None  # exp.py: (N, K, bits) -> (entry, threadgroups, threadgroup size) in place of qmv_geom
 QSWITCH = None  # exp.py: (chunks, act threadgroup size, down threadgroup size) in place of qswitchEncode's
 QSW_RS = 2  # act rows a simdgroup of qswitch_act_chunks (qswitch.metal's QSW_RS, kernels.qswitchSGRows)
 QSW_SG = 4  # simdgroups a threadgroup of qswitch_act_chunks (kernels.qswitchSGs)
+QSW_DR = 8  # outputs a threadgroup of qswitch_down_chunks (qswitch.metal's QSW_DR, kernels.qswitchDownRows)
 
 
 class Kern:
@@ -238,15 +239,20 @@ def qmv_threads(units, per_lane):
     return (32 * min(8, max(1, (units + 32 * per_lane - 1) // (32 * per_lane))), 1, 1)
 
 
-def qmv_geom(N, K, bits):
+def qmv_geom(N, K, bits, limit=1024):
     """kernels.qmvEncode: (entry, threadgroups, threadgroup size) of a qmv launch; the
-    kernel splits the ceil(N / 8) row blocks evenly among the threadgroups."""
+    kernel splits the ceil(N / 8) row blocks evenly among the threadgroups. limit is the
+    entry's thread limit (Metal's maxTotalThreadsPerThreadgroup; here the CUDA function's
+    max_threads_per_block, which its registers set): kernels.ClampGroup."""
     if QMV_GEOM is not None:
         return QMV_GEOM(N, K, bits)
     blocks = (N + QMV_ROWS - 1) // QMV_ROWS
     if bits in (2, 4, 8) and K <= 4096 and blocks >= 4096:  # kernels.qmvStaged (cupy's rows are aligned)
-        return 'qmv_staged', min((blocks + QMV_BPT - 1) // QMV_BPT, QMV_TGS), (32, QMV_TY, 1)
-    return 'qmv', blocks, qmv_threads(K // 8, 4 if blocks >= 4096 else 1)
+        slots = max(min(QMV_TY, limit // 32), 1)  # kernels.qmvStagedGrid
+        per = QMV_BPS * slots
+        return 'qmv_staged', max(min((blocks + per - 1) // per, QMV_WAVE // slots), 1), (32, slots, 1)
+    tpg = qmv_threads(K // 8, 4 if blocks >= 4096 else 1)
+    return 'qmv', blocks, (min(tpg[0], max(limit // 32 * 32, 32)), 1, 1)
 
 
 def case_qmv(N, K, bits, group=64, sdt='float32', M=1, entry='qmv'):
@@ -254,8 +260,10 @@ def case_qmv(N, K, bits, group=64, sdt='float32', M=1, entry='qmv'):
     m = QMat(N, K, bits, group, sdt)
     args = [x, m.w, m.s, m.b, out, P(M, N, K, bits, group)]
     if entry == 'qmv':  # qmvEncode: its entry, DispatchThreadgroups((groups, 1, 1), tpg)
-        ent, groups, tpg = qmv_geom(N, K, bits)
-        L = Kern('quant', '%s_%s' % (ent, sdt)).groups(args, (groups, 1, 1), tpg)
+        ent = qmv_geom(N, K, bits)[0]
+        k = Kern('quant', '%s_%s' % (ent, sdt))
+        ent, groups, tpg = qmv_geom(N, K, bits, getattr(k.f, 'max_threads_per_block', 1024))
+        L = k.groups(args, (groups, 1, 1), tpg)
     else:  # qmmEncode: DispatchThreads((N, M, 1), (min(N, 64), 1, 1))
         L = Kern('quant', '%s_%s' % (entry, sdt)).threads(args, (N, M, 1), (min(N, 64), 1, 1))
 
@@ -316,7 +324,7 @@ def case_qswitch(T, H, I, E, K, bits=4, group=64, sdt='float32', idxh=None):
     # qswitchEncode: 2-, 4- and 8-bit rows (kernels.qChunkBits, H <= 4096, bound at 16-byte
     # offsets: kernels.qAligned, as cupy's arrays always are) take the _chunks entries:
     # qswitch_act_chunks DispatchThreadgroups((ceil(I / (QSW_SG * QSW_RS)), T * k, 1),
-    # (32 * QSW_SG, 1, 1)), then qswitch_down_chunks DispatchThreadgroups((ceil(H / 8), T, 1),
+    # (32 * QSW_SG, 1, 1)), then qswitch_down_chunks DispatchThreadgroups((ceil(H / QSW_DR), T, 1),
     # qmvThreads(k * I / 32, 1)); other widths the unit entries, 8 act rows a threadgroup,
     # qmvThreads(H / 8, 2) and qmvThreads(k * I / 8, 2). Buffers in index order, those
     # each entry declares (a variant that binds more, as run15's, needs no other builder).
@@ -332,11 +340,12 @@ def case_qswitch(T, H, I, E, K, bits=4, group=64, sdt='float32', idxh=None):
     R = QMV_ROWS
     ra = ta[0] // 32 * QSW_RS if ent else R  # act rows a threadgroup
     ga = ((I + ra - 1) // ra, T * K, 1)
+    rd = QSW_DR if ent else R  # down outputs a threadgroup
     act = nan((T * K * I,))  # the launch's scratch
     b = {0: x, 1: gate.w, 2: gate.s, 3: gate.b, 4: up.w, 5: up.s, 6: up.b, 7: down.w, 8: down.s, 9: down.b,
          10: idx, 11: sc, 12: out, 13: prm, 14: act}
     L = Seq(ka.groups([b[i] for i in ka.bufs], ga, ta),
-            kd.groups([b[i] for i in kd.bufs], ((H + R - 1) // R, T, 1), td))
+            kd.groups([b[i] for i in kd.bufs], ((H + rd - 1) // rd, T, 1), td))
 
     def check():
         xh = h64(x)

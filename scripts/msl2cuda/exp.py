@@ -176,3 +176,240 @@ if 'moe' in ONLY:
         c = C.case_switch_glu(1, 2048, 512, 512, k)
         run('new switch_glu k=%d' % k, c, c.launch)
         C.free_all()
+
+
+# run16 (docs/h200/run16-*.log): qswitch_glu's down pass with fewer outputs a threadgroup
+# (QSW_DR: more, shorter warps; Nsight had 8.2 us at 0.28 issued a scheduler a cycle,
+# 2.4 warps a scheduler), and the act pass with each lane loading its x chunks from
+# device memory as float4s (no staging, no barrier); the staged qmv with the x of each
+# word read from threadgroup memory as it is used (fewer registers), on several grids.
+ACT_DX = '''template <typename S>
+inline void qswitch_act_chunks_impl(const device float* x, QMat<S> gate, QMat<S> up, const device int* idx,
+                                    device float* act, constant QSwitchGLUParams& p, threadgroup float* xs,
+                                    threadgroup float* cs, uint3 tg, uint tid, uint lane, uint sg, uint nthr) {
+    int tj = int(tg.y);
+    if (tj >= p.T * p.K) {
+        return;
+    }
+    int e = q_index(idx[tj], p.E);
+    const device float* xr = x + size_t(tj / p.K) * size_t(p.H);
+    int i0 = (int(tg.x) * int(nthr / 32) + int(sg)) * QSW_RS;
+    int rows = min(QSW_RS, p.I - i0);
+    if (rows <= 0) {
+        return;
+    }
+    float ga[QSW_RS];
+    float ua[QSW_RS];
+    for (int r = 0; r < QSW_RS; r++) {
+        ga[r] = 0.0f;
+        ua[r] = 0.0f;
+    }
+    size_t n0 = size_t(max(e, 0)) * size_t(p.I) + size_t(i0);
+    int nch = gate.cols / 32;
+    for (int c = int(lane); c < nch; c += 32) {
+        uint gw[QSW_RS * 4];
+        uint uw[QSW_RS * 4];
+        float gsc[QSW_RS], gbi[QSW_RS], usc[QSW_RS], ubi[QSW_RS];
+        q_chunk_load<S, 4, QSW_RS>(gate, n0, rows - 1, c, gw, gsc, gbi);
+        q_chunk_load<S, 4, QSW_RS>(up, n0, rows - 1, c, uw, usc, ubi);
+        float xc[32];
+        float xsum = q_chunk_xd<4>(xr, c, xc);
+        q_chunk_add<4, QSW_RS>(gw, gsc, gbi, xc, xsum, 1.0f, ga);
+        q_chunk_add<4, QSW_RS>(uw, usc, ubi, xc, xsum, 1.0f, ua);
+    }
+    for (int r = 0; r < QSW_RS; r++) {
+        float g = simd_sum(ga[r]);
+        float u = simd_sum(ua[r]);
+        if (int(lane) == r && r < rows) {
+            act[size_t(tj) * size_t(p.I) + size_t(i0 + r)] = e < 0 ? 0.0f : (g / (1.0f + exp(-g))) * u;
+        }
+    }
+}
+'''
+
+QMV_WORDS = '''template <typename S, int B>
+inline void q_rows_chunk_tg(QMat<S> m, size_t n0, int last, int c, threadgroup const float* xcp, float xsum,
+                            thread float* acc) {
+    uint wd[QMV_ROWS * B];
+    float sc[QMV_ROWS];
+    float bi[QMV_ROWS];
+    q_chunk_load<S, B, QMV_ROWS>(m, n0, last, c, wd, sc, bi);
+    float d[QMV_ROWS];
+    for (int r = 0; r < QMV_ROWS; r++) {
+        d[r] = 0.0f;
+    }
+    threadgroup const float4* x4 = (threadgroup const float4*)xcp;
+    for (int i = 0; i < B; i++) {
+        float xv[32 / B];
+        for (int q = 0; q < 8 / B; q++) {
+            float4 v = x4[i * (8 / B) + q];
+            xv[4 * q] = v.x;
+            xv[4 * q + 1] = v.y;
+            xv[4 * q + 2] = v.z;
+            xv[4 * q + 3] = v.w;
+        }
+        for (int r = 0; r < QMV_ROWS; r++) {
+            uint lo = (wd[r * B + i] & 0xFFFFu) | 0x4B000000u;
+            uint hi = (wd[r * B + i] >> 16) | 0x4B000000u;
+            for (int j = 0; j < 16 / B; j++) {
+                uint keep = 0x4B000000u | (((1u << B) - 1u) << (B * j));
+                d[r] = fma(xv[j], as_type<float>(lo & keep) - 8388608.0f, d[r]);
+                d[r] = fma(xv[16 / B + j], as_type<float>(hi & keep) - 8388608.0f, d[r]);
+            }
+        }
+    }
+    for (int r = 0; r < QMV_ROWS; r++) {
+        acc[r] += fma(sc[r], d[r], bi[r] * xsum);
+    }
+}
+'''
+QMV_CALL_OLD = '''                    float xc[32];
+                    float xsum = q_chunk_x(xs, cs, c, xc);
+                    q_rows_chunk<S, B>(m, size_t(nf), QMV_ROWS - 1, c, xc, xsum, 1.0f, acc);'''
+QMV_CALL_NEW = '''                    q_rows_chunk_tg<S, B>(m, size_t(nf), QMV_ROWS - 1, c, xs + c * QMV_XPAD, cs[c], acc);'''
+
+if 'qsw16' in ONLY:
+    base = text('qswitch', M.KDIR)
+    dx = swap_fn(base, 'template <typename S>\ninline void qswitch_act_chunks_impl(', '\n}\n', ACT_DX)
+    for tag, t, dr in (('main', base, 8), ('DR 4', base, 4), ('DR 2', base, 2), ('act dx, DR 8', dx, 8),
+                       ('act dx, DR 4', dx, 4), ('main again', base, 8)):
+        C.TEXT['qswitch'] = t.replace('#define QSW_DR 8', '#define QSW_DR %d' % dr)
+        C.QSW_DR = dr
+        for k in (10, 1):
+            for sdt in ('float32', 'bfloat16') if k == 10 else ('float32',):
+                c = C.case_qswitch(1, 2048, 512, 512, k, 4, 64, sdt)
+                name = '%s pair qswitch_glu %s k=%d' % (tag, sdt, k)
+                run(name, c, c.launch)
+                if sdt == 'float32' and k == 10:
+                    seq_parts(name, c)
+                C.free_all()
+    C.TEXT.pop('qswitch')
+    C.QSW_DR = 8
+if 'qmv16' in ONLY:
+    def geom16(G, ty):
+        C.QMV_GEOM = None if G is None else (lambda N, K, bits: ('qmv_staged', G, (32, ty, 1)))
+        return 'Encode' if G is None else '%d x %d slots' % (G, ty)
+    base = text('quant', M.KDIR)
+    words = base.replace(QMV_CALL_OLD, QMV_CALL_NEW)
+    assert words != base
+    words = words.replace('// q_chunk_x4 loads staged chunk c', QMV_WORDS + '\n// q_chunk_x4 loads staged chunk c')
+    for tag, t in (('main', base), ('words', words)):
+        C.TEXT['quant'] = t
+        for G, ty in ((None, 8), (132, 16), (660, 4), (528, 4), (396, 8)):
+            g = geom16(G, ty)
+            for bits, sdt in ((4, 'float32'), (4, 'bfloat16'), (8, 'float32')) if G is None else ((4, 'float32'),):
+                qmv('%s, %s' % (tag, g), 248320, 1024, bits, sdt)
+        C.QMV_GEOM = None
+    C.TEXT['quant'] = base
+    qmv('main again, Encode', 248320, 1024, 4, 'float32')
+    C.TEXT.pop('quant')
+
+
+# run16, second call: the decoding of a chunk (q_chunk_dot). 'or': the low half word's
+# exponent set by one or, not an and and an or ((w | c) & (c | m) = c | (w & m): the same
+# floats). 'opq': the low codes read in place, (w & m) | c with c a run-time value (so
+# the compiler keeps it in a register and each code is one and-or: an instruction holds
+# one immediate), no low half word made at all.
+DOT_OLD = '''        uint lo = (wd[i] & 0xFFFFu) | 0x4B000000u;
+        uint hi = (wd[i] >> 16) | 0x4B000000u;
+        for (int j = 0; j < 16 / B; j++) {
+            uint keep = 0x4B000000u | (((1u << B) - 1u) << (B * j));
+            d0 = fma(xc[i * (32 / B) + j], as_type<float>(lo & keep) - 8388608.0f, d0);'''
+DOT_OR = DOT_OLD.replace('uint lo = (wd[i] & 0xFFFFu) | 0x4B000000u;', 'uint lo = wd[i] | 0x4B000000u;')
+DOT_OPQ = '''        uint hi = (wd[i] >> 16) | c23;
+        for (int j = 0; j < 16 / B; j++) {
+            uint keep = 0x4B000000u | (((1u << B) - 1u) << (B * j));
+            d0 = fma(xc[i * (32 / B) + j], as_type<float>((wd[i] & (((1u << B) - 1u) << (B * j))) | c23) - 8388608.0f, d0);'''
+
+
+def opq(t):
+    reps = [(DOT_OLD, DOT_OPQ),
+            ('inline float q_chunk_dot(thread const uint* wd, thread const float* xc) {',
+             'inline float q_chunk_dot(thread const uint* wd, thread const float* xc, uint c23) {'),
+            ('thread const float* xc, float xsum, float f, thread float* acc) {',
+             'thread const float* xc, float xsum, float f, thread float* acc, uint c23) {'),
+            ('q_chunk_dot<B>(wd + r * B, xc)', 'q_chunk_dot<B>(wd + r * B, xc, c23)'),
+            ('''inline void q_rows_chunk(QMat<S> m, size_t n0, int last, int c, thread const float* xc, float xsum, float f,
+                         thread float* acc) {''',
+             '''inline void q_rows_chunk(QMat<S> m, size_t n0, int last, int c, thread const float* xc, float xsum, float f,
+                         thread float* acc) {
+    uint c23 = 0x4B000000u | uint(m.cols >> 31);'''),
+            ('q_chunk_add<B, QMV_ROWS>(wd, sc, bi, xc, xsum, f, acc);', 'q_chunk_add<B, QMV_ROWS>(wd, sc, bi, xc, xsum, f, acc, c23);'),
+            ('q_chunk_add<B, QSW_RS>(gw + o * B, gsc + o, gbi + o, xc, xsum, f, ga);',
+             'q_chunk_add<B, QSW_RS>(gw + o * B, gsc + o, gbi + o, xc, xsum, f, ga, c23);'),
+            ('q_chunk_add<B, QSW_RS>(uw + o * B, usc + o, ubi + o, xc, xsum, f, ua);',
+             'q_chunk_add<B, QSW_RS>(uw + o * B, usc + o, ubi + o, xc, xsum, f, ua, c23);'),
+            ('q_chunk_add<B, QSW_DR>(wd, ws, wb, xc, xs, sc, d);', 'q_chunk_add<B, QSW_DR>(wd, ws, wb, xc, xs, sc, d, c23);'),
+            ('    int nch = gate.cols / 32;\n', '    int nch = gate.cols / 32;\n    uint c23 = 0x4B000000u | uint(gate.cols >> 31);\n'),
+            ('    int chunks = I / 32;\n', '    int chunks = I / 32;\n    uint c23 = 0x4B000000u | uint(I >> 31);\n')]
+    for a, b in reps:
+        if a in t:
+            t = t.replace(a, b)
+    return t
+
+
+if 'dec16' in ONLY:
+    qs, qm = text('qswitch', M.KDIR), text('quant', M.KDIR)
+    assert DOT_OLD in qs and DOT_OLD in qm
+    variants = (('main', qs, qm), ('or', qs.replace(DOT_OLD, DOT_OR), qm.replace(DOT_OLD, DOT_OR)),
+                ('opq', opq(qs), opq(qm)), ('main again', qs, qm), ('or again', qs.replace(DOT_OLD, DOT_OR), qm.replace(DOT_OLD, DOT_OR)),
+                ('opq again', opq(qs), opq(qm)))
+    if os.environ.get('DEC16_SAVE'):
+        for tag, a, b in variants[:3]:
+            open(os.path.join(os.environ['DEC16_SAVE'], tag + '-qswitch.metal'), 'w').write(a)
+            open(os.path.join(os.environ['DEC16_SAVE'], tag + '-quant.metal'), 'w').write(b)
+    for tag, a, b in variants:
+        C.TEXT['qswitch'], C.TEXT['quant'] = a, b
+        for k in (10, 1):
+            for sdt in ('float32', 'bfloat16') if k == 10 else ('float32',):
+                c = C.case_qswitch(1, 2048, 512, 512, k, 4, 64, sdt)
+                name = '%s pair qswitch_glu %s k=%d' % (tag, sdt, k)
+                run(name, c, c.launch)
+                if sdt == 'float32' and k == 10:
+                    seq_parts(name, c)
+                C.free_all()
+        for bits, sdt in ((4, 'float32'), (4, 'bfloat16'), (8, 'float32'), (2, 'float32')):
+            qmv('%s, Encode' % tag, 248320, 1024, bits, sdt)
+        for N, K in ((3584, 1024), (1024, 3584)):
+            qmv('%s, Encode' % tag, N, K, 4, 'float32')
+    C.TEXT.pop('qswitch')
+    C.TEXT.pop('quant')
+
+
+# run16, third call (on the tree with the 'or' decoding): a chunk's dot in one
+# accumulator ('one'), and also each row's scale and bias applied by two fused
+# multiply-adds into acc ('lean'); qswitch_glu's down pass at 16 outputs a threadgroup.
+ONE_OLD = '''            d1 = fma(xc[i * (32 / B) + 16 / B + j], as_type<float>(hi & keep) - 8388608.0f, d1);'''
+ONE_NEW = '''            d0 = fma(xc[i * (32 / B) + 16 / B + j], as_type<float>(hi & keep) - 8388608.0f, d0);'''
+LEAN_OLD = '''        acc[r] += f * fma(sc[r], q_chunk_dot<B>(wd + r * B, xc), bi[r] * xsum);'''
+LEAN_NEW = '''        acc[r] = fma(f * sc[r], q_chunk_dot<B>(wd + r * B, xc), fma(f * bi[r], xsum, acc[r]));'''
+if 'r16c' in ONLY:
+    qs, qm = text('qswitch', M.KDIR), text('quant', M.KDIR)
+    assert ONE_OLD in qm and LEAN_OLD in qm and '#define QSW_DR 8' in qs
+    one = lambda t: t.replace(ONE_OLD, ONE_NEW)
+    lean = lambda t: one(t).replace(LEAN_OLD, LEAN_NEW)
+    def geom16(G, ty):
+        C.QMV_GEOM = None if G is None else (lambda N, K, bits: ('qmv_staged', G, (32, ty, 1)))
+        return 'Encode' if G is None else '%d x %d slots' % (G, ty)
+    for rep in (1, 2):
+        for tag, fn in (('or', lambda t: t), ('one', one), ('lean', lean)):
+            C.TEXT['quant'] = fn(qm)
+            for G, ty in ((None, 8), (132, 16)):
+                g = geom16(G, ty)
+                for bits, sdt in ((4, 'float32'), (4, 'bfloat16'), (8, 'float32')) if G is None else ((4, 'float32'),):
+                    qmv('%s, %s' % (tag, g), 248320, 1024, bits, sdt)
+            C.QMV_GEOM = None
+        C.TEXT.pop('quant')
+        for tag, t, dr in (('DR 8', qs, 8), ('DR 16', qs, 16), ('DR 8 lean', lean(qs), 8), ('DR 16 lean', lean(qs), 16)):
+            C.TEXT['qswitch'] = t.replace('#define QSW_DR 8', '#define QSW_DR %d' % dr)
+            C.QSW_DR = dr
+            for k in (10, 1):
+                for sdt in ('float32', 'bfloat16') if k == 10 else ('float32',):
+                    c = C.case_qswitch(1, 2048, 512, 512, k, 4, 64, sdt)
+                    name = '%s pair qswitch_glu %s k=%d' % (tag, sdt, k)
+                    run(name, c, c.launch)
+                    if sdt == 'float32' and k == 10 and rep == 1:
+                        seq_parts(name, c)
+                    C.free_all()
+        C.TEXT.pop('qswitch')
+        C.QSW_DR = 8
