@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"fmt"
 	"io/fs"
 	"strings"
 	"testing"
@@ -47,4 +48,32 @@ func TestSourceFamiliesShareQuantRows(t *testing.T) {
 	}
 	_, err := Source("nope")
 	require.EqualError(t, err, `kernels: no MSL for family "nope": open nope.metal: file does not exist`)
+}
+
+// TestMSLDefinesMatchEncode: the MSL constants that Encode's geometry assumes are the
+// Go ones (a threadgroup's rows, slots and staging), so changing one side alone fails
+// here rather than leaving rows unwritten.
+func TestMSLDefinesMatchEncode(t *testing.T) {
+	defines := map[string]int{}
+	for _, fam := range []string{"quant", "qswitch"} {
+		src, err := Source(fam)
+		require.NoError(t, err)
+		for _, line := range strings.Split(src, "\n") {
+			f := strings.Fields(line)
+			if len(f) >= 3 && f[0] == "#define" {
+				var v int
+				if _, err := fmt.Sscanf(f[2], "%d", &v); err == nil {
+					defines[f[1]] = v
+				}
+			}
+		}
+	}
+	for name, want := range map[string]int{
+		"QMV_ROWS": qmvRows, "QMV_MAXSG": qmvMaxSimdgroups, "QMV_XMAX": qmvXMax,
+		"QSW_RS": qswitchSGRows, "QSW_DR": qswitchDownRows,
+	} {
+		got, ok := defines[name]
+		require.True(t, ok, "%s is not #defined in the quant and qswitch sources", name)
+		require.Equal(t, want, got, "%s", name)
+	}
 }

@@ -171,8 +171,9 @@ inline void qswitch_act_chunks_impl(const device float* x, QMat<S> gate, QMat<S>
 }
 
 // qswitch_down_chunks is qswitch_down_loop by (expert, chunk) pairs, QSW_DR down rows a
-// threadgroup (Encode's qswitchDownRows): fewer rows a thread than the unit entries'
-// QMV_ROWS, so a token's down pass is more, shorter warps.
+// threadgroup (Encode's qswitchDownRows). 8 on the H200 translation: the down launch
+// alone 9.7 us against 11.6 at 4 rows (more, shorter warps, each reading its act chunk
+// again), 13.9 at 2 and 13.1 at 16 (docs/h200/run16-exp1.log, run16-exp3.log).
 #define QSW_DR 8
 #define QSW_ACC (QSW_DR > QMV_ROWS ? QSW_DR : QMV_ROWS)  // a down thread's sums (QSW_DR a multiple of QMV_ROWS, or less)
 template <typename S, int B>

@@ -519,7 +519,8 @@ const (
 	qswitchSGRows = 2
 )
 
-// qswitchDownRows is qswitch_down_chunks's outputs a threadgroup (qswitch.metal's QSW_DR).
+// qswitchDownRows is qswitch_down_chunks's outputs a threadgroup (qswitch.metal's QSW_DR,
+// where the choice is measured).
 const qswitchDownRows = 8
 
 // qChunkBits is whether rows of bits-bit codes can be taken by 32-code chunks (the

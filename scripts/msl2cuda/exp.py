@@ -156,7 +156,7 @@ if 'qmv' in ONLY:
     # The loads without the decoding (each chunk's words xor-ed, one multiply): what the
     # memory side of this access pattern takes alone (wrong results, timing only).
     geom(None, 8)
-    C.TEXT['quant'] = swap_fn(text('quant', M.KDIR), 'inline float q_chunk_dot(', '    return d0 + d1;\n}\n',
+    C.TEXT['quant'] = swap_fn(text('quant', M.KDIR), 'inline float q_chunk_dot(', '    return d;\n}\n',
                               """inline float q_chunk_dot(thread const uint* wd, thread const float* xc) {
     uint v = 0u;
     for (int i = 0; i < B; i++) {
@@ -178,7 +178,7 @@ if 'moe' in ONLY:
         C.free_all()
 
 
-# run16 (docs/h200/run16-*.log): qswitch_glu's down pass with fewer outputs a threadgroup
+# run16 (docs/h200/run16-exp1.log; the tree b432ac1 with QSW_DR): qswitch_glu's down pass with fewer outputs a threadgroup
 # (QSW_DR: more, shorter warps; Nsight had 8.2 us at 0.28 issued a scheduler a cycle,
 # 2.4 warps a scheduler), and the act pass with each lane loading its x chunks from
 # device memory as float4s (no staging, no barrier); the staged qmv with the x of each
@@ -305,7 +305,7 @@ if 'qmv16' in ONLY:
     C.TEXT.pop('quant')
 
 
-# run16, second call: the decoding of a chunk (q_chunk_dot). 'or': the low half word's
+# run16, second call (run16-exp2.log, the same tree): the decoding of a chunk (q_chunk_dot). 'or': the low half word's
 # exponent set by one or, not an and and an or ((w | c) & (c | m) = c | (w & m): the same
 # floats). 'opq': the low codes read in place, (w & m) | c with c a run-time value (so
 # the compiler keeps it in a register and each code is one and-or: an instruction holds
@@ -350,7 +350,7 @@ def opq(t):
 
 if 'dec16' in ONLY:
     qs, qm = text('qswitch', M.KDIR), text('quant', M.KDIR)
-    assert DOT_OLD in qs and DOT_OLD in qm
+    assert DOT_OLD in qs and DOT_OLD in qm, 'dec16 patches the decoding of b432ac1 (OLD_KERNELS does not apply here)'
     variants = (('main', qs, qm), ('or', qs.replace(DOT_OLD, DOT_OR), qm.replace(DOT_OLD, DOT_OR)),
                 ('opq', opq(qs), opq(qm)), ('main again', qs, qm), ('or again', qs.replace(DOT_OLD, DOT_OR), qm.replace(DOT_OLD, DOT_OR)),
                 ('opq again', opq(qs), opq(qm)))
@@ -376,7 +376,7 @@ if 'dec16' in ONLY:
     C.TEXT.pop('quant')
 
 
-# run16, third call (on the tree with the 'or' decoding): a chunk's dot in one
+# run16, third call (run16-exp3.log, the tree with the 'or' decoding): a chunk's dot in one
 # accumulator ('one'), and also each row's scale and bias applied by two fused
 # multiply-adds into acc ('lean'); qswitch_glu's down pass at 16 outputs a threadgroup.
 ONE_OLD = '''            d1 = fma(xc[i * (32 / B) + 16 / B + j], as_type<float>(hi & keep) - 8388608.0f, d1);'''
@@ -385,7 +385,7 @@ LEAN_OLD = '''        acc[r] += f * fma(sc[r], q_chunk_dot<B>(wd + r * B, xc), b
 LEAN_NEW = '''        acc[r] = fma(f * sc[r], q_chunk_dot<B>(wd + r * B, xc), fma(f * bi[r], xsum, acc[r]));'''
 if 'r16c' in ONLY:
     qs, qm = text('qswitch', M.KDIR), text('quant', M.KDIR)
-    assert ONE_OLD in qm and LEAN_OLD in qm and '#define QSW_DR 8' in qs
+    assert ONE_OLD in qm and LEAN_OLD in qm and '#define QSW_DR 8' in qs, 'r16c patches the tree before c255fdf'
     one = lambda t: t.replace(ONE_OLD, ONE_NEW)
     lean = lambda t: one(t).replace(LEAN_OLD, LEAN_NEW)
     def geom16(G, ty):
