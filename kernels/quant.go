@@ -406,9 +406,15 @@ const (
 )
 
 // qmvStagedGrid is the staged qmv's threadgroups and threadgroup size for blocks row
-// blocks, the slots a threadgroup clamped to the pipeline's thread limit.
+// blocks, the slots a threadgroup clamped to the pipeline's thread limit and rounded down
+// to a power of two, so the threadgroups still fill whole cores: on the H200 translation
+// 176 threadgroups of 12 slots took 86.0 us, two waves at one threadgroup a core,
+// against 55.7 for 264 of 8 (docs/h200/run16-exp4.log).
 func qmvStagedGrid(blocks int, e Encoder) (groups int, tpg [3]int) {
-	slots := ClampGroup(32*qmvStagedSlots, e)[0] / 32
+	slots := 1
+	for 2*slots <= ClampGroup(32*qmvStagedSlots, e)[0]/32 {
+		slots *= 2
+	}
 	per := qmvStagedBlocks * slots // least blocks a threadgroup
 	return max(min((blocks+per-1)/per, qmvStagedWave/slots), 1), [3]int{32, slots, 1}
 }

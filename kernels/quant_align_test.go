@@ -88,8 +88,9 @@ func (r *gridRecorder) DispatchThreadgroups(g, tpg [3]int) {
 }
 
 // TestStagedQMVGridFollowsPipelineLimit: the staged qmv takes 16 slots a threadgroup
-// where the pipeline takes 512 threads, fewer where it takes fewer, and keeps the same
-// simdgroups in flight (132 x 16 = 264 x 8 = 2112), fewer threadgroups for fewer blocks.
+// where the pipeline takes 512 threads, else the largest power of two it takes, and
+// keeps the same simdgroups in flight (132 x 16 = 264 x 8 = 2112), fewer threadgroups
+// for fewer blocks.
 func TestStagedQMVGridFollowsPipelineLimit(t *testing.T) {
 	grid := func(n, limit int) ([3]int, [3]int) {
 		const k = 1024
@@ -114,7 +115,8 @@ func TestStagedQMVGridFollowsPipelineLimit(t *testing.T) {
 		{248320, 1024, 132, 16, "the 0.8B head, a full pipeline"},
 		{248320, 512, 132, 16, "512 threads"},
 		{248320, 256, 264, 8, "256 threads"},
-		{248320, 96, 704, 3, "96 threads"},
+		{248320, 384, 264, 8, "384 threads: a power of two slots"},
+		{248320, 96, 1056, 2, "96 threads"},
 		{32800, 1024, 65, 16, "4,100 blocks: 64 a threadgroup"},
 	} {
 		g, tpg := grid(c.n, c.limit)

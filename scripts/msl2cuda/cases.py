@@ -248,7 +248,9 @@ def qmv_geom(N, K, bits, limit=1024):
         return QMV_GEOM(N, K, bits)
     blocks = (N + QMV_ROWS - 1) // QMV_ROWS
     if bits in (2, 4, 8) and K <= 4096 and blocks >= 4096:  # kernels.qmvStaged (cupy's rows are aligned)
-        slots = max(min(QMV_TY, limit // 32), 1)  # kernels.qmvStagedGrid
+        slots = 1  # kernels.qmvStagedGrid: a power of two, at most QMV_TY and the limit's simdgroups
+        while 2 * slots <= min(QMV_TY, limit // 32):
+            slots *= 2
         per = QMV_BPS * slots
         return 'qmv_staged', max(min((blocks + per - 1) // per, QMV_WAVE // slots), 1), (32, slots, 1)
     tpg = qmv_threads(K // 8, 4 if blocks >= 4096 else 1)

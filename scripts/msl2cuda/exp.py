@@ -413,3 +413,127 @@ if 'r16c' in ONLY:
                     C.free_all()
         C.TEXT.pop('qswitch')
         C.QSW_DR = 8
+
+
+# run16, seventh call: the staged qmv with the next row block's loads in flight while
+# this one's are added (two register buffers, for rows of at most 1,024 codes: one chunk
+# a lane, the same chunk in every block); x read once ('x1') or a block ('xb').
+PIPE_FN = '''// qmv_pipe_first is row block b's first row (the last block read whole, a dead block
+// reading the last one), the rows to skip, and whether the block is live.
+inline int qmv_pipe_first(int tg, int bpt, int b, int N, thread int& skip, thread bool& live) {
+    int n0 = (tg * bpt + b) * QMV_ROWS;
+    live = b < bpt && n0 < N;
+    int nf = min(live ? n0 : N, N - QMV_ROWS);
+    skip = n0 - nf;
+    return nf;
+}
+
+// qmv_pipe_block adds a loaded block, reduces it over the simdgroup and writes its rows.
+template <int B>
+inline void qmv_pipe_block(thread const uint* wd, thread const float* sc, thread const float* bi,
+                           threadgroup const float* xs, threadgroup const float* cs, int c, bool on,
+                           thread const float* xr, float xsr, int nf, int skip, bool live,
+                           device float* outr, threadgroup float* part, uint lane, uint sg) {
+    float acc[QMV_ROWS];
+    for (int r = 0; r < QMV_ROWS; r++) {
+        acc[r] = 0.0f;
+    }
+#if QMV_PIPE_X1
+    q_chunk_add<B, QMV_ROWS>(wd, sc, bi, xr, xsr, 1.0f, acc);
+#else
+    float xc[32];
+    float xsum = q_chunk_x(xs, cs, c, xc);
+    if (!on) {
+        for (int j = 0; j < 32; j++) {
+            xc[j] = 0.0f;
+        }
+        xsum = 0.0f;
+    }
+    q_chunk_add<B, QMV_ROWS>(wd, sc, bi, xc, xsum, 1.0f, acc);
+#endif
+    int row;
+    float y = q_rows_reduce(acc, part, live ? QMV_ROWS : 0, lane, lane, sg, sg, 1, row);
+    if (row >= 0 && row >= skip) {
+        outr[nf + row] = y;
+    }
+}
+
+// qmv_pipe: slot ry's blocks, two at a time, the second's loads issued before the first
+// is added (tx = 32, K <= 1024).
+template <typename S, int B>
+inline void qmv_pipe(QMat<S> m, int N, int K, device float* outr, threadgroup const float* xs,
+                     threadgroup const float* cs, threadgroup float* part, int tg, int bpt, uint ty, uint ry,
+                     uint lane, uint sg) {
+    int c = min(int(lane), K / 32 - 1);
+    bool on = int(lane) < K / 32;
+    float xr[32];
+    float xsr = 0.0f;
+#if QMV_PIPE_X1
+    xsr = q_chunk_x(xs, cs, c, xr);
+    if (!on) {
+        for (int j = 0; j < 32; j++) {
+            xr[j] = 0.0f;
+        }
+        xsr = 0.0f;
+    }
+#endif
+    uint wa[QMV_ROWS * B], wb[QMV_ROWS * B];
+    float sa[QMV_ROWS], ba[QMV_ROWS], sb[QMV_ROWS], bb[QMV_ROWS];
+    int skipA, skipB;
+    bool liveA, liveB;
+    int nA = qmv_pipe_first(tg, bpt, int(ry), N, skipA, liveA);
+    q_chunk_load<S, B, QMV_ROWS>(m, size_t(nA), QMV_ROWS - 1, c, wa, sa, ba);
+    for (int b0 = 0; b0 < bpt; b0 += 2 * int(ty)) {
+        int nB = qmv_pipe_first(tg, bpt, b0 + int(ty) + int(ry), N, skipB, liveB);
+        q_chunk_load<S, B, QMV_ROWS>(m, size_t(nB), QMV_ROWS - 1, c, wb, sb, bb);
+        qmv_pipe_block<B>(wa, sa, ba, xs, cs, c, on, xr, xsr, nA, skipA, liveA, outr, part, lane, sg);
+        if (b0 + int(ty) >= bpt) {
+            break;
+        }
+        nA = qmv_pipe_first(tg, bpt, b0 + 2 * int(ty) + int(ry), N, skipA, liveA);
+        q_chunk_load<S, B, QMV_ROWS>(m, size_t(nA), QMV_ROWS - 1, c, wa, sa, ba);
+        qmv_pipe_block<B>(wb, sb, bb, xs, cs, c, on, xr, xsr, nB, skipB, liveB, outr, part, lane, sg);
+    }
+}
+
+'''
+PIPE_CALL_OLD = '''        // The same trip count for every thread (q_rows_reduce may hold barriers).
+        for (int b0 = 0; b0 < bpt; b0 += int(ty)) {'''
+PIPE_CALL_NEW = '''        if (staged && tx == 32 && p.K <= 1024) {  // uniform
+            qmv_pipe<S, B>(m, p.N, p.K, out + size_t(i) * size_t(p.N), xs, cs, part, int(tg), bpt, ty, ry, lane, sg);
+            threadgroup_barrier(mem_flags::mem_threadgroup);
+            continue;
+        }
+        // The same trip count for every thread (q_rows_reduce may hold barriers).
+        for (int b0 = 0; b0 < bpt; b0 += int(ty)) {'''
+
+
+def pipe(t, x1):
+    assert PIPE_CALL_OLD in t
+    t = t.replace(PIPE_CALL_OLD, PIPE_CALL_NEW)
+    anchor = '// qmv\'s threadgroup is (tx, ty) threads'
+    assert anchor in t
+    return t.replace(anchor, '#define QMV_PIPE_X1 %d\n' % x1 + PIPE_FN + anchor)
+
+
+if 'pipe16' in ONLY:
+    qm = text('quant', M.KDIR)
+    def geom16(G, ty):
+        C.QMV_GEOM = None if G is None else (lambda N, K, bits: ('qmv_staged', G, (32, ty, 1)))
+        return 'Encode' if G is None else '%d x %d slots' % (G, ty)
+    for rep in (1, 2):
+        for tag, t in (('main', qm), ('pipe x1', pipe(qm, 1)), ('pipe xb', pipe(qm, 0))):
+            C.TEXT['quant'] = t
+            for G, ty in ((None, 0), (132, 16), (132, 8), (264, 8), (176, 12)):
+                g = geom16(G, ty)
+                try:
+                    for bits, sdt in ((4, 'float32'), (4, 'bfloat16'), (8, 'float32')) if G is None else ((4, 'float32'),):
+                        qmv('%s, %s' % (tag, g), 248320, 1024, bits, sdt)
+                except Exception as e:  # noqa: a grid the entry's registers refuse
+                    print('%s, %s: %s' % (tag, g, str(e)[:120]), flush=True)
+                    C.free_all()
+            C.QMV_GEOM = None
+            if rep == 1:
+                for N, K in ((248320, 2048), (151936, 2048)):
+                    qmv('%s, Encode' % tag, N, K, 4, 'float32')
+    C.TEXT.pop('quant')
