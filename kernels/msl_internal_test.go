@@ -69,7 +69,7 @@ func TestMSLDefinesMatchEncode(t *testing.T) {
 		}
 	}
 	for name, want := range map[string]int{
-		"QMV_ROWS": qmvRows, "QMV_MAXSG": qmvMaxSimdgroups, "QMV_XMAX": qmvXMax,
+		"QMV_ROWS": qmvRows, "QMV_MAXSG": qmvMaxSimdgroups, "QMV_XMAX": qmvXMax, "QMV_PIPE_K": qmvPipeMaxK,
 		"QSW_RS": qswitchSGRows, "QSW_DR": qswitchDownRows,
 	} {
 		got, ok := defines[name]

@@ -387,36 +387,32 @@ func qmvPerLane(groups int) int {
 // row blocks, x staged once in threadgroup memory for all of them (1024 -> 248320 at 4
 // bits: 66 us against 108 for the unit path, on the H200 translation,
 // docs/h200/run10-exp5.log; with few row blocks staging does not pay: 3584 -> 1024 took
-// 15.6 us against 7.3). At most qmvStagedWave slots, in one wave, each looping over its
-// even share of the blocks, at least qmvStagedBlocks each: qmvStagedSlots slots a
-// threadgroup where the pipeline takes that many threads, else as many as it takes
-// (fewer slots, more threadgroups; the kernel reads the slot count from its threadgroup
-// size). 2112 slots = 132 threadgroups of 16, one on each of the H200's multiprocessors
-// (at 128 registers a thread that fills one; the translation's pipeline limit then
-// drops to 256 threads, 264 threadgroups of 8): 1024 -> 248320 at 4 bits 54.7 us
-// against 55.5 for 264 of 8 (docs/h200/run16-exp3.log; earlier 59.8 for 264 of 8 against
-// 66.4 for 970 of 4, 61.6 for 528 of 4 and 69.7 for 396 of 8, run13-exp2.log). An Apple
-// GPU's counts are still to be measured on a Mac.
+// 15.6 us against 7.3). 4-bit rows of at most qmvPipeMaxK codes take the qmv_pipe
+// entries, which keep a slot's next row block's loads in flight while it adds this one's
+// (more registers a thread). Either way one threadgroup a core, qmvStagedGroups of them,
+// each as many slots as the pipeline takes threads, at most qmvStagedSlots, each slot at
+// least qmvStagedBlocks row blocks; a threadgroup loops over its even share. On the H200
+// translation (132 cores): the staged loop at 128 registers, 16 slots, 1024 -> 248320 at
+// 4 bits 55.0 us (55.7 for 264 threadgroups of 8, docs/h200/run16-exp4.log; 59.8 against
+// 66.4 for 970 of 4 in run13-exp2.log); the pipelined one at 168 registers, 12 slots,
+// 50.3 us (56.7 at 8 slots, 73.4 for 176 threadgroups of 12: two waves;
+// run16-exp4.log, run16-exp5.log). An Apple GPU's counts are still to be measured on a
+// Mac.
 const (
 	qmvXMax          = 4096 // QMV_XMAX
+	qmvPipeMaxK      = 1024 // QMV_PIPE_K
 	qmvStagedSlots   = 16
-	qmvStagedWave    = 2112
+	qmvStagedGroups  = 132
 	qmvStagedBlocks  = 4
 	qmvStagedMinRows = qmvManyGroups * qmvRows
 )
 
 // qmvStagedGrid is the staged qmv's threadgroups and threadgroup size for blocks row
-// blocks, the slots a threadgroup clamped to the pipeline's thread limit and rounded down
-// to a power of two, so the threadgroups still fill whole cores: on the H200 translation
-// 176 threadgroups of 12 slots took 86.0 us, two waves at one threadgroup a core,
-// against 55.7 for 264 of 8 (docs/h200/run16-exp4.log).
+// blocks: as many slots a threadgroup as the selected pipeline takes threads.
 func qmvStagedGrid(blocks int, e Encoder) (groups int, tpg [3]int) {
-	slots := 1
-	for 2*slots <= ClampGroup(32*qmvStagedSlots, e)[0]/32 {
-		slots *= 2
-	}
+	slots := ClampGroup(32*qmvStagedSlots, e)[0] / 32
 	per := qmvStagedBlocks * slots // least blocks a threadgroup
-	return max(min((blocks+per-1)/per, qmvStagedWave/slots), 1), [3]int{32, slots, 1}
+	return max(min((blocks+per-1)/per, qmvStagedGroups), 1), [3]int{32, slots, 1}
 }
 
 // qmvStaged is whether a qmv launch takes the staged entry.
@@ -433,7 +429,9 @@ func qAligned(w *Arg) bool { return w.Offset%4 == 0 }
 func qmvEncode(l *Launch, e Encoder) {
 	p := l.Params.(*QuantParams)
 	staged := qmvStaged(l)
-	if staged {
+	if staged && p.Bits == 4 && p.K <= qmvPipeMaxK {
+		e.Entry(qEntry("qmv_pipe", l.Args[2].DType))
+	} else if staged {
 		e.Entry(qEntry("qmv_staged", l.Args[2].DType))
 	} else {
 		e.Entry(qEntry("qmv", l.Args[2].DType))

@@ -6,11 +6,83 @@
 // MoE products (qswitch_glu) are the qswitch family (qswitch.metal).
 #include "quant_rows.metal"
 
+// The pipelined staged qmv (the qmv_pipe entries, 4-bit rows of at most QMV_PIPE_K codes,
+// one simdgroup a slot): a lane takes the same chunk of every row block, and a slot
+// issues its next block's loads before it adds this one's (two register buffers), so its
+// loads stay in flight while it computes. 168 registers on the H200 translation, so 12
+// slots a threadgroup, one threadgroup a core: 1024 -> 248320 at 4 bits 50.3 us against
+// 55.0 for the staged loop at 16 slots (docs/h200/run16-exp5.log; at 8 slots 56.7).
+#define QMV_PIPE_K 1024
+
+// qmv_pipe_first is row block b's first row (the last block read whole, a dead block
+// reading the last one), with the block's first rows to skip and whether it is live.
+inline int qmv_pipe_first(int tg, int bpt, int b, int N, thread int& skip, thread bool& live) {
+    int n0 = (tg * bpt + b) * QMV_ROWS;
+    live = b < bpt && n0 < N;
+    int nf = min(live ? n0 : N, N - QMV_ROWS);
+    skip = n0 - nf;
+    return nf;
+}
+
+// qmv_pipe_block adds a loaded block (chunk c of its rows; a lane past the row's chunks,
+// on false, adds zeros), reduces it over the simdgroup and writes its live rows.
+template <int B>
+inline void qmv_pipe_block(thread const uint* wd, thread const float* sc, thread const float* bi,
+                           threadgroup const float* xs, threadgroup const float* cs, int c, bool on, int nf,
+                           int skip, bool live, device float* outr, threadgroup float* part, uint lane, uint sg) {
+    float acc[QMV_ROWS];
+    for (int r = 0; r < QMV_ROWS; r++) {
+        acc[r] = 0.0f;
+    }
+    float xc[32];
+    float xsum = q_chunk_x(xs, cs, c, xc);
+    if (!on) {
+        for (int j = 0; j < 32; j++) {
+            xc[j] = 0.0f;
+        }
+        xsum = 0.0f;
+    }
+    q_chunk_add<B, QMV_ROWS>(wd, sc, bi, xc, xsum, 1.0f, acc);
+    int row;
+    float y = q_rows_reduce(acc, part, live ? QMV_ROWS : 0, lane, lane, sg, sg, 1, row);
+    if (row >= 0 && row >= skip) {
+        outr[nf + row] = y;
+    }
+}
+
+// qmv_pipe runs slot ry's row blocks ry, ry + ty, ... of threadgroup tg for one x row
+// (staged in xs and cs), two at a time: the second's loads are issued before the first
+// is added, the third's before the second is. Every slot makes the same trips.
+template <typename S, int B>
+inline void qmv_pipe(QMat<S> m, int N, int K, device float* outr, threadgroup const float* xs,
+                     threadgroup const float* cs, threadgroup float* part, int tg, int bpt, int ty, int ry,
+                     uint lane, uint sg) {
+    int c = min(int(lane), K / 32 - 1);
+    bool on = int(lane) < K / 32;
+    uint wa[QMV_ROWS * B], wb[QMV_ROWS * B];
+    float sa[QMV_ROWS], ba[QMV_ROWS], sb[QMV_ROWS], bb[QMV_ROWS];
+    int skipA, skipB;
+    bool liveA, liveB;
+    int nA = qmv_pipe_first(tg, bpt, ry, N, skipA, liveA);
+    q_chunk_load<S, B, QMV_ROWS>(m, size_t(nA), QMV_ROWS - 1, c, wa, sa, ba);
+    for (int b0 = 0; b0 < bpt; b0 += 2 * ty) {
+        int nB = qmv_pipe_first(tg, bpt, b0 + ty + ry, N, skipB, liveB);
+        q_chunk_load<S, B, QMV_ROWS>(m, size_t(nB), QMV_ROWS - 1, c, wb, sb, bb);
+        qmv_pipe_block<B>(wa, sa, ba, xs, cs, c, on, nA, skipA, liveA, outr, part, lane, sg);
+        if (b0 + ty >= bpt) {
+            break;  // uniform
+        }
+        nA = qmv_pipe_first(tg, bpt, b0 + 2 * ty + ry, N, skipA, liveA);
+        q_chunk_load<S, B, QMV_ROWS>(m, size_t(nA), QMV_ROWS - 1, c, wa, sa, ba);
+        qmv_pipe_block<B>(wb, sb, bb, xs, cs, c, on, nB, skipB, liveB, outr, part, lane, sg);
+    }
+}
+
 // qmv's threadgroup is (tx, ty) threads: ty row slots, whose tx threads (tx / 32
 // simdgroups) share a row block of QMV_ROWS rows: thread t of a slot takes chunks
 // (staged path) or units t, t + tx, ... of each row. The row blocks are split evenly
 // among the ntg threadgroups; slot y takes blocks y, y + ty, ... of its threadgroup's.
-template <typename S, int B, bool STAGED>
+template <typename S, int B, bool STAGED, bool PIPE = false>
 inline void qmv_rows(const device float* x, const device uchar* w, const device S* s,
                      const device S* b, device float* out, constant QuantParams& p,
                      threadgroup float* part, threadgroup float* xs, threadgroup float* cs, uint tg, uint ntg,
@@ -32,8 +104,12 @@ inline void qmv_rows(const device float* x, const device uchar* w, const device 
             q_stage_x<B>(xr, p.K, xs, cs, tid, lane, nthr);
             threadgroup_barrier(mem_flags::mem_threadgroup);
         }
+        if (PIPE) {  // the qmv_pipe entries: 4-bit rows of at most QMV_PIPE_K codes, tx = 32
+            qmv_pipe<S, B>(m, p.N, p.K, out + size_t(i) * size_t(p.N), xs, cs, part, int(tg), bpt, int(ty),
+                           int(ry), lane, sg);
+        }
         // The same trip count for every thread (q_rows_reduce may hold barriers).
-        for (int b0 = 0; b0 < bpt; b0 += int(ty)) {
+        for (int b0 = 0; b0 < (PIPE ? 0 : bpt); b0 += int(ty)) {
             int n0 = (int(tg) * bpt + b0 + int(ry)) * QMV_ROWS;
             bool live = b0 + int(ry) < bpt && n0 < p.N;
             int rows = live ? min(QMV_ROWS, p.N - n0) : 0;
@@ -105,6 +181,16 @@ inline void qmv_staged_impl(const device float* x, const device uchar* w, const 
     }
 }
 
+// qmv_pipe_impl is the pipelined staged path (4-bit rows of at most QMV_PIPE_K codes; its
+// own entries, for its registers).
+template <typename S>
+inline void qmv_pipe_impl(const device float* x, const device uchar* w, const device S* s,
+                          const device S* b, device float* out, constant QuantParams& p,
+                          threadgroup float* part, threadgroup float* xs, threadgroup float* cs, uint tg, uint ntg,
+                          uint tid, uint lane, uint sg, uint tx, uint ty) {
+    qmv_rows<S, 4, true, true>(x, w, s, b, out, p, part, xs, cs, tg, ntg, tid, lane, sg, tx, ty);
+}
+
 template <typename S>
 inline void qmm_impl(const device float* x, const device uchar* w, const device S* s,
                      const device S* b, device float* out, constant QuantParams& p, uint2 gid) {
@@ -154,6 +240,18 @@ kernel void qmv_staged_float32(const device float* x [[buffer(0)]], const device
     qmv_staged_impl<float>(x, w, s, b, out, p, part, xs, cs, tg.x, ntg.x, tid, lane, sg, tpg.x, tpg.y);
 }
 
+kernel void qmv_pipe_float32(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
+                        const device float* s [[buffer(2)]], const device float* b [[buffer(3)]],
+                        device float* out [[buffer(4)]], constant QuantParams& p [[buffer(5)]],
+                        uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
+                        uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
+                        uint3 tpg [[threads_per_threadgroup]], uint3 ntg [[threadgroups_per_grid]]) {
+    threadgroup float part[QMV_MAXSG * QMV_ROWS];
+    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD] __attribute__((aligned(16)));  // read as float4s
+    threadgroup float cs[QMV_XMAX / 32];
+    qmv_pipe_impl<float>(x, w, s, b, out, p, part, xs, cs, tg.x, ntg.x, tid, lane, sg, tpg.x, tpg.y);
+}
+
 kernel void qmm_float32(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
                        const device float* s [[buffer(2)]], const device float* b [[buffer(3)]],
                        device float* out [[buffer(4)]], constant QuantParams& p [[buffer(5)]],
@@ -191,6 +289,18 @@ kernel void qmv_staged_float16(const device float* x [[buffer(0)]], const device
     qmv_staged_impl<half>(x, w, s, b, out, p, part, xs, cs, tg.x, ntg.x, tid, lane, sg, tpg.x, tpg.y);
 }
 
+kernel void qmv_pipe_float16(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
+                        const device half* s [[buffer(2)]], const device half* b [[buffer(3)]],
+                        device float* out [[buffer(4)]], constant QuantParams& p [[buffer(5)]],
+                        uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
+                        uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
+                        uint3 tpg [[threads_per_threadgroup]], uint3 ntg [[threadgroups_per_grid]]) {
+    threadgroup float part[QMV_MAXSG * QMV_ROWS];
+    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD] __attribute__((aligned(16)));  // read as float4s
+    threadgroup float cs[QMV_XMAX / 32];
+    qmv_pipe_impl<half>(x, w, s, b, out, p, part, xs, cs, tg.x, ntg.x, tid, lane, sg, tpg.x, tpg.y);
+}
+
 kernel void qmm_float16(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
                        const device half* s [[buffer(2)]], const device half* b [[buffer(3)]],
                        device float* out [[buffer(4)]], constant QuantParams& p [[buffer(5)]],
@@ -226,6 +336,18 @@ kernel void qmv_staged_bfloat16(const device float* x [[buffer(0)]], const devic
     threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD] __attribute__((aligned(16)));  // read as float4s
     threadgroup float cs[QMV_XMAX / 32];
     qmv_staged_impl<bfloat>(x, w, s, b, out, p, part, xs, cs, tg.x, ntg.x, tid, lane, sg, tpg.x, tpg.y);
+}
+
+kernel void qmv_pipe_bfloat16(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
+                        const device bfloat* s [[buffer(2)]], const device bfloat* b [[buffer(3)]],
+                        device float* out [[buffer(4)]], constant QuantParams& p [[buffer(5)]],
+                        uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]],
+                        uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
+                        uint3 tpg [[threads_per_threadgroup]], uint3 ntg [[threadgroups_per_grid]]) {
+    threadgroup float part[QMV_MAXSG * QMV_ROWS];
+    threadgroup float xs[QMV_XMAX / 32 * QMV_XPAD] __attribute__((aligned(16)));  // read as float4s
+    threadgroup float cs[QMV_XMAX / 32];
+    qmv_pipe_impl<bfloat>(x, w, s, b, out, p, part, xs, cs, tg.x, ntg.x, tid, lane, sg, tpg.x, tpg.y);
 }
 
 kernel void qmm_bfloat16(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],

@@ -46,7 +46,7 @@ func TestQuantChunkEntriesNeedAlignedRows(t *testing.T) {
 	qmvArgs := []kernels.Layout{kernels.Contiguous(kernels.Float32, 1, k), kernels.Contiguous(kernels.UInt32, n, k/8),
 		kernels.Contiguous(kernels.Float32, n, k/64), kernels.Contiguous(kernels.Float32, n, k/64),
 		kernels.Contiguous(kernels.Float32, 1, n)}
-	for off, want := range map[int]string{0: "qmv_staged_float32", 4: "qmv_staged_float32", 1: "qmv_float32", 2: "qmv_float32"} {
+	for off, want := range map[int]string{0: "qmv_pipe_float32", 4: "qmv_pipe_float32", 1: "qmv_float32", 2: "qmv_float32"} {
 		require.Equal(t, []string{want}, encodeEntries(kernels.KQMV, qmv, qmvArgs, []int{1}, off), "offset %d", off)
 	}
 
@@ -87,10 +87,10 @@ func (r *gridRecorder) DispatchThreadgroups(g, tpg [3]int) {
 	r.groups, r.tpgs = append(r.groups, g), append(r.tpgs, tpg)
 }
 
-// TestStagedQMVGridFollowsPipelineLimit: the staged qmv takes 16 slots a threadgroup
-// where the pipeline takes 512 threads, else the largest power of two it takes, and
-// keeps the same simdgroups in flight (132 x 16 = 264 x 8 = 2112), fewer threadgroups
-// for fewer blocks.
+// TestStagedQMVGridFollowsPipelineLimit: the staged qmv takes one threadgroup a core
+// (132), each 16 slots where the pipeline takes 512 threads, else as many as it takes,
+// fewer threadgroups for fewer blocks; 4-bit rows of at most 1,024 codes take the
+// pipelined entries, other widths and longer rows the staged loop.
 func TestStagedQMVGridFollowsPipelineLimit(t *testing.T) {
 	grid := func(n, limit int) ([3]int, [3]int) {
 		const k = 1024
@@ -102,7 +102,7 @@ func TestStagedQMVGridFollowsPipelineLimit(t *testing.T) {
 		}
 		r := &gridRecorder{limit: limit}
 		kernels.KQMV.Encode(l, r)
-		require.Equal(t, "qmv_staged_float32", r.entry)
+		require.Equal(t, "qmv_pipe_float32", r.entry)
 		require.Len(t, r.groups, 1)
 		return r.groups[0], r.tpgs[0]
 	}
@@ -114,9 +114,9 @@ func TestStagedQMVGridFollowsPipelineLimit(t *testing.T) {
 	}{
 		{248320, 1024, 132, 16, "the 0.8B head, a full pipeline"},
 		{248320, 512, 132, 16, "512 threads"},
-		{248320, 256, 264, 8, "256 threads"},
-		{248320, 384, 264, 8, "384 threads: a power of two slots"},
-		{248320, 96, 1056, 2, "96 threads"},
+		{248320, 256, 132, 8, "256 threads"},
+		{248320, 384, 132, 12, "384 threads (the pipelined entry on the H200 translation)"},
+		{248320, 96, 132, 3, "96 threads"},
 		{32800, 1024, 65, 16, "4,100 blocks: 64 a threadgroup"},
 	} {
 		g, tpg := grid(c.n, c.limit)

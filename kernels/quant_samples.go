@@ -73,11 +73,12 @@ func quantSamples(rng *rand.Rand) []*Launch {
 		out = append(out, launch(KQEmbed, &QEmbedParams{T: c.t, V: c.v, D: c.d, Bits: c.bits, Group: c.group},
 			ids, w, s, b, NewArg(Contiguous(Float32, c.t, c.d))))
 	}
-	// The staged qmv entry (qmvStaged): threadgroups of 64 row blocks in 16 slots, the
-	// last threadgroup with 3 blocks (idle slots), the last block 4 rows (read whole,
-	// overlapping the one before, at 2 and 4 bits); 2 x rows (x staged again); a width
-	// and scale dtype each; and a launch past qmvStagedWave slots (65 blocks a
-	// threadgroup). Drawn from their own generator, so adding them left every other sample's
+	// The staged qmv entries (qmvStaged; 4-bit rows of at most qmvPipeMaxK codes take the
+	// pipelined ones): threadgroups of 64 row blocks in 16 slots, the last threadgroup
+	// with 3 blocks (idle slots), the last block 4 rows (read whole, overlapping the one
+	// before, at 2 and 4 bits); 2 x rows (x staged again); a width and scale dtype each;
+	// a launch past qmvStagedGroups threadgroups (65 blocks a threadgroup); and 4-bit
+	// rows past qmvPipeMaxK codes (the staged loop). Drawn from their own generator, so adding them left every other sample's
 	// data (the shared rng's draws) as it was.
 	srng := rand.New(rand.NewSource(21))
 	for _, c := range []struct {
@@ -87,7 +88,8 @@ func quantSamples(rng *rand.Rand) []*Launch {
 		{2, qmvStagedMinRows + 20, 64, 4, 32, Float32},
 		{1, qmvStagedMinRows + 20, 128, 8, 64, BFloat16},
 		{1, qmvStagedMinRows, 64, 2, 64, Float16},
-		{1, qmvStagedWave*qmvStagedBlocks*qmvRows + 20, 64, 4, 64, Float32},
+		{1, qmvStagedGroups*qmvStagedSlots*qmvStagedBlocks*qmvRows + 20, 64, 4, 64, Float32},
+		{1, qmvStagedMinRows, qmvPipeMaxK + 64, 4, 64, Float32},
 	} {
 		x := randArg(srng, Contiguous(Float32, c.m, c.kk), -1, 1)
 		w, s, b := qSampleMatrix(srng, c.n, c.kk, c.bits, c.group, c.dt)

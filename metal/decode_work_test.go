@@ -24,7 +24,7 @@ import (
 // 132 cores at two a core, several per core of an M-series Max's 40) may give each
 // thread more work as the work grows: sdpa caps its key splits at 256 threadgroups
 // (kernels' sdpaGroups; docs/h200/run10-exp3.log), the staged qmv its simdgroups at
-// 2,112 (132 threadgroups of 512 threads, kernels' qmvStagedWave).
+// one threadgroup a core (132 of up to 512 threads, kernels' qmvStagedGroups).
 const (
 	maxWorkGrowth = 2.5
 	fullGPU       = 256

@@ -42,7 +42,8 @@ TEXT = {}
 QMV_ROWS = 8
 QMV_TY = 16  # most simdgroup slots of a staged qmv threadgroup (kernels.qmvStagedSlots)
 QMV_BPS = 4  # least row blocks of a staged qmv slot (kernels.qmvStagedBlocks)
-QMV_WAVE = 2112  # most slots of a staged qmv launch (kernels.qmvStagedWave)
+QMV_TGS = 132  # most threadgroups of a staged qmv (kernels.qmvStagedGroups)
+QMV_PIPE_K = 1024  # longest 4-bit rows of the pipelined entries (kernels.qmvPipeMaxK)
 SDPA_MAXG = 4  # query heads a threadgroup of sdpa (sdpa.metal's SDPA_MAXG; exp.py varies it)
 QMV_GEOM = None  # exp.py: (N, K, bits) -> (entry, threadgroups, threadgroup size) in place of qmv_geom
 QSWITCH = None  # exp.py: (chunks, act threadgroup size, down threadgroup size) in place of qswitchEncode's
@@ -248,11 +249,10 @@ def qmv_geom(N, K, bits, limit=1024):
         return QMV_GEOM(N, K, bits)
     blocks = (N + QMV_ROWS - 1) // QMV_ROWS
     if bits in (2, 4, 8) and K <= 4096 and blocks >= 4096:  # kernels.qmvStaged (cupy's rows are aligned)
-        slots = 1  # kernels.qmvStagedGrid: a power of two, at most QMV_TY and the limit's simdgroups
-        while 2 * slots <= min(QMV_TY, limit // 32):
-            slots *= 2
+        ent = 'qmv_pipe' if bits == 4 and K <= QMV_PIPE_K else 'qmv_staged'
+        slots = max(min(QMV_TY, limit // 32), 1)  # kernels.qmvStagedGrid
         per = QMV_BPS * slots
-        return 'qmv_staged', max(min((blocks + per - 1) // per, QMV_WAVE // slots), 1), (32, slots, 1)
+        return ent, max(min((blocks + per - 1) // per, QMV_TGS), 1), (32, slots, 1)
     tpg = qmv_threads(K // 8, 4 if blocks >= 4096 else 1)
     return 'qmv', blocks, (min(tpg[0], max(limit // 32 * 32, 32)), 1, 1)
 

@@ -537,3 +537,26 @@ if 'pipe16' in ONLY:
                 for N, K in ((248320, 2048), (151936, 2048)):
                     qmv('%s, Encode' % tag, N, K, 4, 'float32')
     C.TEXT.pop('quant')
+
+
+# run16, eighth call: the double-buffered staged qmv on one threadgroup a core of as many
+# slots as its registers allow (run16-exp4.log ran it at 132 x 8 and on wave-splitting grids).
+if 'pipe16b' in ONLY:
+    qm = text('quant', M.KDIR)
+    def geom16(G, ty):
+        C.QMV_GEOM = None if G is None else (lambda N, K, bits: ('qmv_staged', G, (32, ty, 1)))
+        return 'Encode' if G is None else '%d x %d slots' % (G, ty)
+    for rep in (1, 2):
+        for tag, t, grids in (('main', qm, ((None, 0),)), ('pipe xb', pipe(qm, 0), ((132, 12), (132, 11), (132, 10))),
+                              ('pipe x1', pipe(qm, 1), ((132, 11), (132, 10)))):
+            C.TEXT['quant'] = t
+            for G, ty in grids:
+                g = geom16(G, ty)
+                try:
+                    for bits, sdt in ((4, 'float32'), (4, 'bfloat16')):
+                        qmv('%s, %s' % (tag, g), 248320, 1024, bits, sdt)
+                except Exception as e:  # noqa: a grid the entry's registers refuse
+                    print('%s, %s: %s' % (tag, g, str(e)[:120]), flush=True)
+                    C.free_all()
+            C.QMV_GEOM = None
+    C.TEXT.pop('quant')
