@@ -415,7 +415,8 @@ if 'r16c' in ONLY:
         C.QSW_DR = 8
 
 
-# run16, seventh call: the staged qmv with the next row block's loads in flight while
+# run16, seventh call (run16-exp4.log; the tree c255fdf~: these patches apply to the trees
+# before the qmv_pipe entries, which are the 'xb' variant): the staged qmv with the next row block's loads in flight while
 # this one's are added (two register buffers, for rows of at most 1,024 codes: one chunk
 # a lane, the same chunk in every block); x read once ('x1') or a block ('xb').
 PIPE_FN = '''// qmv_pipe_first is row block b's first row (the last block read whole, a dead block
@@ -509,7 +510,7 @@ PIPE_CALL_NEW = '''        if (staged && tx == 32 && p.K <= 1024) {  // uniform
 
 
 def pipe(t, x1):
-    assert PIPE_CALL_OLD in t
+    assert PIPE_CALL_OLD in t, 'pipe16 patches a tree without the qmv_pipe entries'
     t = t.replace(PIPE_CALL_OLD, PIPE_CALL_NEW)
     anchor = '// qmv\'s threadgroup is (tx, ty) threads'
     assert anchor in t
