@@ -116,6 +116,25 @@ def swap_fn(t, start, end, body):
     return t[:a] + body + t[b:]
 
 
+def qswitch_set(tag, parts=(10,)):
+    """qswitch_glu at Qwen3-Next's sizes: top-10 with float32 and bfloat16 scales, top-1;
+    for the top-k in parts, each launch of the float32 pair also timed alone."""
+    for k in (10, 1):
+        for sdt in ('float32', 'bfloat16') if k == 10 else ('float32',):
+            c = C.case_qswitch(1, 2048, 512, 512, k, 4, 64, sdt)
+            name = '%s pair qswitch_glu %s k=%d' % (tag, sdt, k)
+            run(name, c, c.launch)
+            if sdt == 'float32' and k in parts:
+                seq_parts(name, c)
+            C.free_all()
+
+
+def qmv_grid(G, ty):
+    """The staged qmv (the qmv_staged entry) on G threadgroups of ty slots; G None: Encode's."""
+    C.QMV_GEOM = None if G is None else (lambda N, K, bits: ('qmv_staged', G, (32, ty, 1)))
+    return 'Encode' if G is None else '%d x %d slots' % (G, ty)
+
+
 # docs/h200/run14-exp*.log, on the trees named there: exp1 (16e9d24) a fused qswitch_glu
 # pair (qswitch_fused: 32 act rows a threadgroup, then their chunk of every down row, the
 # partials added by qswitch_sum) and x read as float4s; exp2 (docs/h200/run14-exp2-quant
@@ -127,35 +146,25 @@ if 'qswitch' in ONLY:
     for tag, kd in (('old', OLD), ('new', None)) if OLD else (('new', None),):
         if kd:
             C.TEXT['qswitch'] = text('qswitch', kd)
-        for k in (10, 1):
-            for sdt in ('float32', 'bfloat16') if k == 10 else ('float32',):
-                c = C.case_qswitch(1, 2048, 512, 512, k, 4, 64, sdt)
-                name = '%s pair qswitch_glu %s k=%d' % (tag, sdt, k)
-                run(name, c, c.launch)
-                if sdt == 'float32':
-                    seq_parts(name, c)
-                C.free_all()
+        qswitch_set(tag, parts=(10, 1))
         C.TEXT.pop('qswitch', None)
 if 'qmv' in ONLY:
     # The staged qmv on grids of G threadgroups of ty slots, against OLD_KERNELS, and its
     # loads without the decoding.
-    def geom(G, ty):
-        C.QMV_GEOM = None if G is None else (lambda N, K, bits: ('qmv_staged', G, (32, ty, 1)))
-        return 'Encode' if G is None else '%d x %d slots' % (G, ty)
     shapes = ((4, 'float32'), (8, 'float32'), (4, 'bfloat16'))
     if OLD:
         C.TEXT['quant'] = text('quant', OLD)
-        geom(None, 8)
+        qmv_grid(None, 8)
         for bits, sdt in shapes:
             qmv('old staged, Encode', 248320, 1024, bits, sdt)
         C.TEXT.pop('quant')
     for G, ty in ((None, 8), (132, 16)):
-        g = geom(G, ty)
+        g = qmv_grid(G, ty)
         for bits, sdt in shapes if G is None else shapes[:1]:
             qmv('new staged, ' + g, 248320, 1024, bits, sdt)
     # The loads without the decoding (each chunk's words xor-ed, one multiply): what the
     # memory side of this access pattern takes alone (wrong results, timing only).
-    geom(None, 8)
+    qmv_grid(None, 8)
     C.TEXT['quant'] = swap_fn(text('quant', M.KDIR), 'inline float q_chunk_dot(', '    return d;\n}\n',
                               """inline float q_chunk_dot(thread const uint* wd, thread const float* xc) {
     uint v = 0u;
@@ -168,7 +177,7 @@ if 'qmv' in ONLY:
     qmv('loads only (timing, not a kernel), Encode', 248320, 1024, 4, 'float32')
     C.TEXT.pop('quant')
     for N, K in ((3584, 1024), (1024, 3584)):
-        geom(None, 4)
+        qmv_grid(None, 4)
         qmv('new (Encode)', N, K, 4, 'float32')
     C.QMV_GEOM = None
 if 'moe' in ONLY:
@@ -275,20 +284,10 @@ if 'qsw16' in ONLY:
                        ('act dx, DR 4', dx, 4), ('main again', base, 8)):
         C.TEXT['qswitch'] = t.replace('#define QSW_DR 8', '#define QSW_DR %d' % dr)
         C.QSW_DR = dr
-        for k in (10, 1):
-            for sdt in ('float32', 'bfloat16') if k == 10 else ('float32',):
-                c = C.case_qswitch(1, 2048, 512, 512, k, 4, 64, sdt)
-                name = '%s pair qswitch_glu %s k=%d' % (tag, sdt, k)
-                run(name, c, c.launch)
-                if sdt == 'float32' and k == 10:
-                    seq_parts(name, c)
-                C.free_all()
+        qswitch_set(tag)
     C.TEXT.pop('qswitch')
     C.QSW_DR = 8
 if 'qmv16' in ONLY:
-    def geom16(G, ty):
-        C.QMV_GEOM = None if G is None else (lambda N, K, bits: ('qmv_staged', G, (32, ty, 1)))
-        return 'Encode' if G is None else '%d x %d slots' % (G, ty)
     base = text('quant', M.KDIR)
     words = base.replace(QMV_CALL_OLD, QMV_CALL_NEW)
     assert words != base
@@ -296,7 +295,7 @@ if 'qmv16' in ONLY:
     for tag, t in (('main', base), ('words', words)):
         C.TEXT['quant'] = t
         for G, ty in ((None, 8), (132, 16), (660, 4), (528, 4), (396, 8)):
-            g = geom16(G, ty)
+            g = qmv_grid(G, ty)
             for bits, sdt in ((4, 'float32'), (4, 'bfloat16'), (8, 'float32')) if G is None else ((4, 'float32'),):
                 qmv('%s, %s' % (tag, g), 248320, 1024, bits, sdt)
         C.QMV_GEOM = None
@@ -360,14 +359,7 @@ if 'dec16' in ONLY:
             open(os.path.join(os.environ['DEC16_SAVE'], tag + '-quant.metal'), 'w').write(b)
     for tag, a, b in variants:
         C.TEXT['qswitch'], C.TEXT['quant'] = a, b
-        for k in (10, 1):
-            for sdt in ('float32', 'bfloat16') if k == 10 else ('float32',):
-                c = C.case_qswitch(1, 2048, 512, 512, k, 4, 64, sdt)
-                name = '%s pair qswitch_glu %s k=%d' % (tag, sdt, k)
-                run(name, c, c.launch)
-                if sdt == 'float32' and k == 10:
-                    seq_parts(name, c)
-                C.free_all()
+        qswitch_set(tag)
         for bits, sdt in ((4, 'float32'), (4, 'bfloat16'), (8, 'float32'), (2, 'float32')):
             qmv('%s, Encode' % tag, 248320, 1024, bits, sdt)
         for N, K in ((3584, 1024), (1024, 3584)):
@@ -388,14 +380,11 @@ if 'r16c' in ONLY:
     assert ONE_OLD in qm and LEAN_OLD in qm and '#define QSW_DR 8' in qs, 'r16c patches the tree before c255fdf'
     one = lambda t: t.replace(ONE_OLD, ONE_NEW)
     lean = lambda t: one(t).replace(LEAN_OLD, LEAN_NEW)
-    def geom16(G, ty):
-        C.QMV_GEOM = None if G is None else (lambda N, K, bits: ('qmv_staged', G, (32, ty, 1)))
-        return 'Encode' if G is None else '%d x %d slots' % (G, ty)
     for rep in (1, 2):
         for tag, fn in (('or', lambda t: t), ('one', one), ('lean', lean)):
             C.TEXT['quant'] = fn(qm)
             for G, ty in ((None, 8), (132, 16)):
-                g = geom16(G, ty)
+                g = qmv_grid(G, ty)
                 for bits, sdt in ((4, 'float32'), (4, 'bfloat16'), (8, 'float32')) if G is None else ((4, 'float32'),):
                     qmv('%s, %s' % (tag, g), 248320, 1024, bits, sdt)
             C.QMV_GEOM = None
@@ -403,14 +392,7 @@ if 'r16c' in ONLY:
         for tag, t, dr in (('DR 8', qs, 8), ('DR 16', qs, 16), ('DR 8 lean', lean(qs), 8), ('DR 16 lean', lean(qs), 16)):
             C.TEXT['qswitch'] = t.replace('#define QSW_DR 8', '#define QSW_DR %d' % dr)
             C.QSW_DR = dr
-            for k in (10, 1):
-                for sdt in ('float32', 'bfloat16') if k == 10 else ('float32',):
-                    c = C.case_qswitch(1, 2048, 512, 512, k, 4, 64, sdt)
-                    name = '%s pair qswitch_glu %s k=%d' % (tag, sdt, k)
-                    run(name, c, c.launch)
-                    if sdt == 'float32' and k == 10 and rep == 1:
-                        seq_parts(name, c)
-                    C.free_all()
+            qswitch_set(tag, parts=(10,) if rep == 1 else ())
         C.TEXT.pop('qswitch')
         C.QSW_DR = 8
 
@@ -519,14 +501,11 @@ def pipe(t, x1):
 
 if 'pipe16' in ONLY:
     qm = text('quant', M.KDIR)
-    def geom16(G, ty):
-        C.QMV_GEOM = None if G is None else (lambda N, K, bits: ('qmv_staged', G, (32, ty, 1)))
-        return 'Encode' if G is None else '%d x %d slots' % (G, ty)
     for rep in (1, 2):
         for tag, t in (('main', qm), ('pipe x1', pipe(qm, 1)), ('pipe xb', pipe(qm, 0))):
             C.TEXT['quant'] = t
             for G, ty in ((None, 0), (132, 16), (132, 8), (264, 8), (176, 12)):
-                g = geom16(G, ty)
+                g = qmv_grid(G, ty)
                 try:
                     for bits, sdt in ((4, 'float32'), (4, 'bfloat16'), (8, 'float32')) if G is None else ((4, 'float32'),):
                         qmv('%s, %s' % (tag, g), 248320, 1024, bits, sdt)
@@ -544,15 +523,12 @@ if 'pipe16' in ONLY:
 # slots as its registers allow (run16-exp4.log ran it at 132 x 8 and on wave-splitting grids).
 if 'pipe16b' in ONLY:
     qm = text('quant', M.KDIR)
-    def geom16(G, ty):
-        C.QMV_GEOM = None if G is None else (lambda N, K, bits: ('qmv_staged', G, (32, ty, 1)))
-        return 'Encode' if G is None else '%d x %d slots' % (G, ty)
     for rep in (1, 2):
         for tag, t, grids in (('main', qm, ((None, 0),)), ('pipe xb', pipe(qm, 0), ((132, 12), (132, 11), (132, 10))),
                               ('pipe x1', pipe(qm, 1), ((132, 11), (132, 10)))):
             C.TEXT['quant'] = t
             for G, ty in grids:
-                g = geom16(G, ty)
+                g = qmv_grid(G, ty)
                 try:
                     for bits, sdt in ((4, 'float32'), (4, 'bfloat16')):
                         qmv('%s, %s' % (tag, g), 248320, 1024, bits, sdt)
