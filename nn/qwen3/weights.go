@@ -140,7 +140,7 @@ func (s fileSource) float(g *graph.Graph, name string, _ kind, shape []int) (ten
 	if g == nil {
 		return tensor.Array{}, st, nil
 	}
-	a, err := s.ck.Tensor(g, name)
+	a, err := nn.LoadTensor(g, s.ck, name)
 	if err != nil {
 		return tensor.Array{}, st, fmt.Errorf("qwen3: %w", err)
 	}
