@@ -15,6 +15,14 @@ import (
 // text_config overlay, JSON null as absent, the number rules and the typed errors, so
 // that two families read the same file by the same rules.
 
+// Limits that keep hostile configs from driving huge allocations or integer overflow
+// further down; real models are orders of magnitude below them. A family's Validate
+// holds its layer count to MaxLayers and every size to MaxDim.
+const (
+	MaxLayers = 1 << 16
+	MaxDim    = 1 << 24
+)
+
 // ErrConfig is wrapped by every *ConfigError.
 var ErrConfig = errors.New("invalid config")
 

@@ -12,11 +12,10 @@ import (
 // TypeQwen3 is the model_type this package builds.
 const TypeQwen3 = "qwen3"
 
-// Limits that keep hostile configs from driving huge allocations or integer overflow
-// further down; real models are orders of magnitude below them.
+// The config limits every family holds its sizes to (nn.MaxLayers, nn.MaxDim).
 const (
-	maxLayers = 1 << 16
-	maxDim    = 1 << 24
+	maxLayers = nn.MaxLayers
+	maxDim    = nn.MaxDim
 )
 
 // Config is the architecture of a dense Qwen3 model. Field comments give the HF

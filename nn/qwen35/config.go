@@ -34,11 +34,10 @@ const (
 // ModelTypes lists the model_type values this package builds.
 var ModelTypes = []string{TypeQwen35, TypeQwen35Text, TypeQwen35MoE, TypeQwen35MoEText, TypeQwen3Next}
 
-// Limits that keep hostile configs from driving huge allocations or integer
-// overflow further down; real models are orders of magnitude below them.
+// The config limits every family holds its sizes to (nn.MaxLayers, nn.MaxDim).
 const (
-	maxLayers = 1 << 16
-	maxDim    = 1 << 24
+	maxLayers = nn.MaxLayers
+	maxDim    = nn.MaxDim
 )
 
 // Config is the architecture of a Qwen3.5 (dense or MoE) hybrid model. Field
