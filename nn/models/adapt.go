@@ -17,44 +17,54 @@ type entry struct {
 
 // adapt makes a family's nn.Family value a registry entry: the one adapter every
 // family goes through.
-func adapt[C any](f nn.Family[C]) entry {
+func adapt[C any, M nn.Model](f nn.Family[C, M]) entry {
 	wrap := func(c *C, err error) (Config, error) {
 		if err != nil {
 			return nil, err
 		}
-		return config[C]{f, c}, nil
+		return config[C, M]{f, c}, nil
 	}
 	return entry{
-		parse:     func(data []byte) (Config, error) { return wrap(f.Parse(data)) },
-		repro:     func(o nn.ReproOptions) (Config, error) { return wrap(f.Repro(o)) },
-		load:      f.Load,
+		parse: func(data []byte) (Config, error) { return wrap(f.Parse(data)) },
+		repro: func(o nn.ReproOptions) (Config, error) { return wrap(f.Repro(o)) },
+		load: func(ck *checkpoint.Checkpoint, g *graph.Graph, opt nn.Options) (nn.Model, error) {
+			return model(f.Load(ck, g, opt))
+		},
 		inspect:   f.Inspect,
 		mlxLayout: f.MLXLayout,
 	}
 }
 
+// model returns a family's model as an nn.Model: nil, not a typed nil, on error.
+func model[M nn.Model](m M, err error) (nn.Model, error) {
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
 // config is a family's parsed configuration as a Config.
-type config[C any] struct {
-	f nn.Family[C]
+type config[C any, M nn.Model] struct {
+	f nn.Family[C, M]
 	c *C
 }
 
-func (x config[C]) Describe() (*nn.Description, error) { return x.f.Describe(x.c) }
+func (x config[C, M]) Describe() (*nn.Description, error) { return x.f.Describe(x.c) }
 
-func (x config[C]) Random(g *graph.Graph, seed int64, opt nn.Options) (nn.Model, error) {
-	return x.f.Random(x.c, g, seed, opt)
+func (x config[C, M]) Random(g *graph.Graph, seed int64, opt nn.Options) (nn.Model, error) {
+	return model(x.f.Random(x.c, g, seed, opt))
 }
 
-func (x config[C]) JSON() ([]byte, error) { return x.f.JSON(x.c) }
+func (x config[C, M]) JSON() ([]byte, error) { return x.f.JSON(x.c) }
 
-func (x config[C]) RandomCheckpoint(seed int64, dt checkpoint.DType) ([]checkpoint.WriteTensor, error) {
+func (x config[C, M]) RandomCheckpoint(seed int64, dt checkpoint.DType) ([]checkpoint.WriteTensor, error) {
 	return x.f.RandomCheckpoint(x.c, seed, dt)
 }
 
-func (x config[C]) Resize(hidden, experts int) (Config, error) {
+func (x config[C, M]) Resize(hidden, experts int) (Config, error) {
 	c, err := x.f.Resize(x.c, hidden, experts)
 	if err != nil {
 		return nil, err
 	}
-	return config[C]{x.f, c}, nil
+	return config[C, M]{x.f, c}, nil
 }
