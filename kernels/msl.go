@@ -74,12 +74,3 @@ func mslInclude(line string) (string, bool) {
 	name, _, ok := strings.Cut(rest, "\"")
 	return name, ok && strings.HasSuffix(name, ".metal")
 }
-
-// Groups1D is the usual dispatch of a 1-D elementwise kernel over n threads.
-func Groups1D(n int) (grid, group [3]int) {
-	g := 256
-	if n < g {
-		g = max(n, 1)
-	}
-	return [3]int{max(n, 1), 1, 1}, [3]int{g, 1, 1}
-}

@@ -14,7 +14,7 @@ type Host struct {
 	Shape []int
 	Data  []byte // len = elements * DType.Size()
 	// Release, when set, says Data is a checkpoint's mapped bytes, pinned until
-	// Release is called: Array then uses them in place (graph.FromHost) and hands the
+	// Release is called: Array then uses them in place (tensor.FromHost) and hands the
 	// pin to the buffer; any other use ends with Done.
 	Release func()
 }
@@ -57,11 +57,10 @@ func (h Host) Float32s() []float32 {
 // Array places h on g as an array of h's dtype and shape: pinned mapped bytes in place
 // where the device allows (their pin then belongs to the buffer), anything else copied.
 func (h Host) Array(g *graph.Graph) tensor.Array {
-	l := kernels.Contiguous(h.DType, h.Shape...)
 	if h.Release != nil {
-		return tensor.Wrap(g.FromHost(l, h.Data, h.Release))
+		return tensor.FromHost(g, h.DType, h.Data, h.Release, h.Shape...)
 	}
-	return tensor.Wrap(g.FromBytes(l, h.Data))
+	return tensor.FromBytes(g, h.DType, h.Data, h.Shape...)
 }
 
 // Done ends a use of h that did not go through Array: it releases a pin.

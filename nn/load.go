@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/ingotml/ingot/graph"
@@ -8,6 +9,48 @@ import (
 	"github.com/ingotml/ingot/nn/checkpoint"
 	"github.com/ingotml/ingot/tensor"
 )
+
+// LoadTensor places checkpoint c's tensor name on g's device as stored (float16 and
+// bfloat16 stay half-width, packed weights stay packed). On the CPU device the buffer
+// is the file's mapped bytes themselves (tensor.FromHost: no copy, nothing in the Go
+// heap; the mapping stays pinned while the buffer lives, past Close), still counted as
+// one buffer object as MLX counts a loaded weight. On Metal, or for a tensor not
+// aligned to its element size, the bytes are copied once into a device buffer (Metal:
+// a shared-storage MTLBuffer filled by memcpy); safetensors offsets are not
+// page-aligned, so Metal cannot wrap the mapping (newBufferWithBytesNoCopy needs page
+// alignment).
+func LoadTensor(g *graph.Graph, c *checkpoint.Checkpoint, name string) (tensor.Array, error) {
+	b, info, release, err := c.Mapped(name)
+	if err != nil {
+		return tensor.Array{}, err
+	}
+	fail := func(reason string, err error) (tensor.Array, error) {
+		if release != nil {
+			release()
+		}
+		_, file, _ := c.Info(name)
+		return tensor.Array{}, &checkpoint.CheckpointError{Path: file, Tensor: name, Reason: reason, Err: err}
+	}
+	dt, err := checkpoint.KernelDType(info.DType)
+	if err != nil {
+		return fail("unsupported dtype", err)
+	}
+	if len(info.Shape) > kernels.MaxDims {
+		return fail(fmt.Sprintf("rank %d exceeds %d", len(info.Shape), kernels.MaxDims), nil)
+	}
+	// On the CPU device FromHost uses b in place (a later fault is the kernels' to catch:
+	// graph.ErrMemoryFault); elsewhere it copies b, which aliases the mapping, in this
+	// goroutine: the fault guard sits here (see checkpoint.CatchFault).
+	var a tensor.Array
+	err = checkpoint.CatchTensorFault(name, func() error {
+		a = tensor.FromHost(g, dt, b, release, info.Shape...)
+		return nil
+	})
+	if err != nil {
+		return tensor.Array{}, err
+	}
+	return a, nil
+}
 
 // LoadQuantizedWeight places a quantized module's packed weight, scales and biases on
 // g, after checking them against the checkpoint's quantization (QuantSpecOf).
@@ -18,7 +61,7 @@ func LoadQuantizedWeight(g *graph.Graph, c *checkpoint.Checkpoint, module string
 	}
 	var arrs [3]tensor.Array
 	for i, suffix := range []string{".weight", ".scales", ".biases"} {
-		if arrs[i], err = c.Tensor(g, module+suffix); err != nil {
+		if arrs[i], err = LoadTensor(g, c, module+suffix); err != nil {
 			return tensor.QuantizedWeight{}, err
 		}
 	}
@@ -31,7 +74,7 @@ func LoadLinear(g *graph.Graph, c *checkpoint.Checkpoint, module string) (Linear
 	var bias tensor.Array
 	if _, _, ok := c.Info(module + ".bias"); ok {
 		var err error
-		if bias, err = c.Tensor(g, module+".bias"); err != nil {
+		if bias, err = LoadTensor(g, c, module+".bias"); err != nil {
 			return nil, err
 		}
 	}
@@ -42,7 +85,7 @@ func LoadLinear(g *graph.Graph, c *checkpoint.Checkpoint, module string) (Linear
 		}
 		return &QuantizedLinear{QuantizedWeight: w, Bias: bias}, nil
 	}
-	w, err := c.Tensor(g, module+".weight")
+	w, err := LoadTensor(g, c, module+".weight")
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +101,7 @@ func LoadEmbedding(g *graph.Graph, c *checkpoint.Checkpoint, module string) (Emb
 		}
 		return &QuantizedEmbedding{QuantizedWeight: w}, nil
 	}
-	w, err := c.Tensor(g, module+".weight")
+	w, err := LoadTensor(g, c, module+".weight")
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +126,7 @@ func LoadExperts(g *graph.Graph, c *checkpoint.Checkpoint, prefix string) (Exper
 	var w [3]tensor.Array
 	for i, m := range names {
 		var err error
-		if w[i], err = c.Tensor(g, m+".weight"); err != nil {
+		if w[i], err = LoadTensor(g, c, m+".weight"); err != nil {
 			return nil, err
 		}
 	}
@@ -104,8 +147,8 @@ func UploadQuantized(g *graph.Graph, t *checkpoint.QuantizedTensor) (tensor.Quan
 	lead := t.Shape[:len(t.Shape)-1]
 	ws := append(slices.Clone(lead), words)
 	ss := append(slices.Clone(lead), groups)
-	w := tensor.Wrap(g.FromBytes(kernels.Contiguous(tensor.UInt32, ws...), t.WeightBytes()))
-	s := tensor.Wrap(g.FromBytes(kernels.Contiguous(dt, ss...), t.Scales))
-	b := tensor.Wrap(g.FromBytes(kernels.Contiguous(dt, ss...), t.Biases))
+	w := tensor.FromBytes(g, tensor.UInt32, t.WeightBytes(), ws...)
+	s := tensor.FromBytes(g, dt, t.Scales, ss...)
+	b := tensor.FromBytes(g, dt, t.Biases, ss...)
 	return tensor.NewQuantizedWeight(w, s, b, t.Bits, t.GroupSize)
 }

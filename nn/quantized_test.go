@@ -147,7 +147,7 @@ func TestQuantizedSwitchGLUEqualsDequantized(t *testing.T) {
 func TestNewQuantizedWeightErrors(t *testing.T) {
 	g := graph.NewCPU(graph.Options{})
 	u32 := func(shape ...int) tensor.Array {
-		return tensor.Wrap(g.FromBytes(kernels.Contiguous(kernels.UInt32, shape...), make([]byte, 4*shape[0]*shape[1])))
+		return tensor.FromBytes(g, kernels.UInt32, make([]byte, 4*shape[0]*shape[1]), shape...)
 	}
 	f32 := func(shape ...int) tensor.Array {
 		return tensor.FromFloat32(g, make([]float32, shape[0]*shape[1]), shape...)

@@ -16,9 +16,10 @@ import (
 //
 // Where the guard sits: every read of mapped bytes must happen inside CatchFault, on
 // the goroutine that called it (SetPanicOnFault is per goroutine). Inside this package
-// that is Safetensors.Float32 and Int64, Checkpoint.Tensor (g.FromBytes copies the
-// mapping into the device buffer there, in the calling goroutine), AppendBytes (the
-// copies nn/qwen35's loader makes) and CheckFinite: those errors name the tensor too.
+// that is Safetensors.Float32 and Int64, AppendBytes (the copies nn/qwen35's loader
+// makes) and CheckFinite; outside it nn.LoadTensor (tensor.FromHost copies the mapping
+// into the device buffer there, in the calling goroutine, under CatchTensorFault):
+// those errors name the tensor too.
 // Bytes returns the mapping itself, so its callers guard their own reads: the loader
 // entries nn/models.Load and LoadCheckpoint wrap the whole load, and cmd/quantize its
 // whole run. A change
@@ -95,8 +96,8 @@ func CatchFault(f func() error) (err error) {
 	return f()
 }
 
-// catchTensorFault is CatchFault for reads of one tensor, which its error names.
-func catchTensorFault(name string, f func() error) error {
+// CatchTensorFault is CatchFault for reads of one tensor, which its error names.
+func CatchTensorFault(name string, f func() error) error {
 	err := CatchFault(f)
 	var ce *CheckpointError
 	if errors.Is(err, ErrFileChanged) && errors.As(err, &ce) && ce.Tensor == "" {

@@ -76,7 +76,7 @@ func TestInPlaceWeightShrinks(t *testing.T) {
 	c, err := checkpoint.OpenCheckpoint(dir)
 	require.NoError(t, err)
 	g := graph.NewCPU(graph.Options{})
-	w, err := c.Tensor(g, "m.weight")
+	w, err := nn.LoadTensor(g, c, "m.weight")
 	require.NoError(t, err)
 	lin, err := nn.LoadLinear(g, c, "m")
 	require.NoError(t, err)

@@ -6,7 +6,7 @@ import (
 )
 
 // Pin keeps s's mapping alive for a caller that uses tensor bytes in place after s is
-// closed (a device buffer that is a weight's mapped bytes, graph.FromHost): the
+// closed (a device buffer that is a weight's mapped bytes, tensor.FromHost): the
 // mapping is released when s is closed and every pin's release has been called. The
 // release may be called from any goroutine; calling it more than once is a no-op.
 // In-memory and read-range files need no pin (their bytes are copies).

@@ -120,7 +120,7 @@ func (c *Checkpoint) CheckFinite(name string) error {
 	size := info.DType.Size()
 	bad := -1
 	var value float64
-	err = catchTensorFault(name, func() error { // b is the mapping (see CatchFault)
+	err = CatchTensorFault(name, func() error { // b is the mapping (see CatchFault)
 		for i := 0; i+size <= len(b); i += size {
 			var v float64
 			switch info.DType {

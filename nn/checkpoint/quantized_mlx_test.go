@@ -20,7 +20,7 @@ func qtFromFile(t *testing.T, g *graph.Graph, s *checkpoint.Safetensors, name st
 	b, info, err := s.Bytes(name)
 	require.NoError(t, err)
 	dt := map[checkpoint.DType]kernels.DType{checkpoint.F32: kernels.Float32, checkpoint.F16: kernels.Float16, checkpoint.BF16: kernels.BFloat16, checkpoint.U32: kernels.UInt32}[info.DType]
-	return tensor.Wrap(g.FromBytes(kernels.Contiguous(dt, info.Shape...), b))
+	return tensor.FromBytes(g, dt, b, info.Shape...)
 }
 
 func qtValues(t *testing.T, a tensor.Array) []float32 {

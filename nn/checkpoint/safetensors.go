@@ -16,7 +16,7 @@ import (
 	"sync/atomic"
 	"unicode/utf8"
 
-	"github.com/ingotml/ingot/tensor"
+	"github.com/ingotml/ingot/kernels"
 	"github.com/x448/float16"
 )
 
@@ -505,7 +505,7 @@ func (s *Safetensors) Float32(name string) ([]float32, []int, error) {
 	default:
 		return nil, nil, s.mismatch(t, "float32")
 	}
-	err = catchTensorFault(name, func() error { // b may be a mapping (see CatchFault)
+	err = CatchTensorFault(name, func() error { // b may be a mapping (see CatchFault)
 		switch t.DType {
 		case F32:
 			for i := range out {
@@ -543,7 +543,7 @@ func (s *Safetensors) Int64(name string) ([]int64, []int, error) {
 	default:
 		return nil, nil, s.mismatch(t, "int64")
 	}
-	err = catchTensorFault(name, func() error { // b may be a mapping (see CatchFault)
+	err = CatchTensorFault(name, func() error { // b may be a mapping (see CatchFault)
 		if t.DType == I64 {
 			for i := range out {
 				out[i] = int64(binary.LittleEndian.Uint64(b[8*i:]))
@@ -567,14 +567,14 @@ func (s *Safetensors) mismatch(t TensorInfo, want string) error {
 
 // EngineDType maps a safetensors float dtype to the engine's; ok is false for the
 // others (integers, float64, float8), which no float weight here may use.
-func EngineDType(d DType) (dt tensor.DType, ok bool) {
+func EngineDType(d DType) (dt kernels.DType, ok bool) {
 	switch d {
 	case F32:
-		return tensor.Float32, true
+		return kernels.Float32, true
 	case F16:
-		return tensor.Float16, true
+		return kernels.Float16, true
 	case BF16:
-		return tensor.BFloat16, true
+		return kernels.BFloat16, true
 	}
 	return 0, false
 }

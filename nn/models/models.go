@@ -40,28 +40,11 @@ type Config interface {
 	Resize(hidden, experts int) (Config, error)
 }
 
-// Family is what a model package gives the registry.
-type Family struct {
-	// Parse reads config.json data (Hugging Face's rules).
-	Parse func(config []byte) (Config, error)
-	// Repro returns the leak repro's random model of the options' model type.
-	Repro func(o nn.ReproOptions) (Config, error)
-	// Load builds the model from a checkpoint already open (its config.json and headers
-	// parsed once, by the caller, who closes it).
-	Load func(ck *checkpoint.Checkpoint, g *graph.Graph, opt nn.Options) (nn.Model, error)
-	// Inspect checks an open checkpoint exactly as Load would, from config.json and the
-	// safetensors headers alone, and describes the model it holds.
-	Inspect func(ck *checkpoint.Checkpoint) (*nn.Description, error)
-	// MLXLayout returns a float checkpoint's tensors as mlx-lm's sanitize leaves them
-	// before it quantizes (what cmd/quantize writes).
-	MLXLayout func(ck *checkpoint.Checkpoint) ([]checkpoint.WriteTensor, error)
-}
-
 // ErrUnknownModelType is wrapped by the error for a model_type no package builds.
 var ErrUnknownModelType = errors.New("unknown model type")
 
 // ErrDense is wrapped by the error for an expert count given to a dense model.
-var ErrDense = errors.New("describes a dense model")
+var ErrDense = nn.ErrDense
 
 // DefaultType is the repro's model type when none is given.
 const DefaultType = "qwen3_5_moe"
@@ -98,19 +81,19 @@ func ModelType(config []byte) (string, error) {
 }
 
 // family returns the family of a model type.
-func family(t string) (Family, error) {
+func family(t string) (entry, error) {
 	f, ok := registry[t]
 	if !ok {
-		return Family{}, fmt.Errorf("%w %q (known: %s)", ErrUnknownModelType, t, strings.Join(Types(), ", "))
+		return entry{}, fmt.Errorf("%w %s (known: %s)", ErrUnknownModelType, nn.Quote(t), strings.Join(Types(), ", "))
 	}
 	return f, nil
 }
 
 // lookup returns the family config.json data names.
-func lookup(config []byte) (Family, error) {
+func lookup(config []byte) (entry, error) {
 	t, err := ModelType(config)
 	if err != nil {
-		return Family{}, err
+		return entry{}, err
 	}
 	return family(t)
 }
@@ -121,7 +104,7 @@ func ParseConfig(config []byte) (Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	return f.Parse(config)
+	return f.parse(config)
 }
 
 // ReproConfig returns the leak repro's random model of o.ModelType (DefaultType when
@@ -134,7 +117,7 @@ func ReproConfig(o nn.ReproOptions) (Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	return f.Repro(o)
+	return f.repro(o)
 }
 
 // Open opens the checkpoint in dir (config.json and every weight file's header, parsed
@@ -175,7 +158,7 @@ func LoadCheckpoint(ck *checkpoint.Checkpoint, g *graph.Graph, opt nn.Options) (
 	var m nn.Model
 	err = checkpoint.CatchFault(func() error {
 		var err error
-		m, err = f.Load(ck, g, opt)
+		m, err = f.load(ck, g, opt)
 		return err
 	})
 	return m, err
@@ -198,7 +181,7 @@ func InspectCheckpoint(ck *checkpoint.Checkpoint) (*nn.Description, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(ck.Dir, "config.json"), err)
 	}
-	return f.Inspect(ck)
+	return f.inspect(ck)
 }
 
 // Random builds the model config.json data describes, with random weights from seed.
@@ -211,11 +194,11 @@ func Random(config []byte, g *graph.Graph, seed int64, opt nn.Options) (nn.Model
 }
 
 // MLXLayout returns ck's tensors in mlx-lm's layout, by the family its config.json's
-// model_type names (see Family.MLXLayout).
+// model_type names (see nn.Family.MLXLayout).
 func MLXLayout(ck *checkpoint.Checkpoint) ([]checkpoint.WriteTensor, error) {
 	f, err := lookup(ck.Config)
 	if err != nil {
 		return nil, err
 	}
-	return f.MLXLayout(ck)
+	return f.mlxLayout(ck)
 }

@@ -3,11 +3,8 @@ package qwen3
 import (
 	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
-	"os"
-	"strings"
 
 	"github.com/ingotml/ingot/nn"
 )
@@ -15,11 +12,10 @@ import (
 // TypeQwen3 is the model_type this package builds.
 const TypeQwen3 = "qwen3"
 
-// Limits that keep hostile configs from driving huge allocations or integer overflow
-// further down; real models are orders of magnitude below them.
+// The config limits every family holds its sizes to (nn.MaxLayers, nn.MaxDim).
 const (
-	maxLayers = 1 << 16
-	maxDim    = 1 << 24
+	maxLayers = nn.MaxLayers
+	maxDim    = nn.MaxDim
 )
 
 // Config is the architecture of a dense Qwen3 model. Field comments give the HF
@@ -40,24 +36,17 @@ type Config struct {
 }
 
 // ErrConfig is wrapped by every *ConfigError.
-var ErrConfig = errors.New("invalid config")
+var ErrConfig = nn.ErrConfig
 
 // ConfigError reports one config.json field that is missing, mistyped, out of range
-// or asks for something this package does not build.
-type ConfigError struct {
-	Key    string
-	Reason string
-}
+// or asks for something this package does not build, formatted as
+// "qwen3 config: <key>: <reason>" (nn's one config reader's error).
+type ConfigError = nn.ConfigError
 
-// Error formats the error as "qwen3: config: <key>: <reason>".
-func (e *ConfigError) Error() string { return fmt.Sprintf("qwen3: config: %s: %s", e.Key, e.Reason) }
+// family names this package in its config errors.
+const family = "qwen3"
 
-// Unwrap returns ErrConfig.
-func (e *ConfigError) Unwrap() error { return ErrConfig }
-
-func cfgErr(key, format string, args ...any) error {
-	return &ConfigError{Key: key, Reason: fmt.Sprintf(format, args...)}
-}
+func cfgErr(key, format string, args ...any) error { return nn.ConfigErr(family, key, format, args...) }
 
 // ParseHFConfig parses and validates a Hugging Face config.json. Keys may be at the
 // top level or nested under "text_config" (nested keys win). Absent keys take
@@ -66,12 +55,12 @@ func cfgErr(key, format string, args ...any) error {
 // Options this package does not build (sliding windows, rope scaling, another
 // activation, a recurrent layer type) are refused.
 func ParseHFConfig(data []byte) (*Config, error) {
-	f, err := configFields(data)
+	f, err := nn.ReadConfigFields(family, data)
 	if err != nil {
 		return nil, err
 	}
 	c := &Config{}
-	if c.ModelType, err = f.str("model_type", TypeQwen3); err != nil {
+	if c.ModelType, err = f.String("model_type", TypeQwen3); err != nil {
 		return nil, err
 	}
 	ints := []struct {
@@ -88,24 +77,29 @@ func ParseHFConfig(data []byte) (*Config, error) {
 		{"head_dim", &c.HeadDim, 128},
 	}
 	for _, x := range ints {
-		if *x.dst, err = f.int(x.key, x.def); err != nil {
+		if x.def < 0 {
+			*x.dst, err = f.RequiredInt(x.key)
+		} else {
+			*x.dst, err = f.Int(x.key, x.def)
+		}
+		if err != nil {
 			return nil, err
 		}
 	}
 	c.NumKVHeads = cmp.Or(c.NumKVHeads, c.NumHeads)
-	if c.RMSNormEps, err = f.float(f.m, "rms_norm_eps", 1e-6); err != nil {
+	if c.RMSNormEps, err = f.Float("rms_norm_eps", 1e-6); err != nil {
 		return nil, err
 	}
-	if c.TieWordEmbeddings, err = f.bool("tie_word_embeddings"); err != nil {
+	if c.TieWordEmbeddings, err = f.Bool("tie_word_embeddings", false); err != nil {
 		return nil, err
 	}
-	if c.AttentionBias, err = f.bool("attention_bias"); err != nil {
+	if c.AttentionBias, err = f.Bool("attention_bias", false); err != nil {
 		return nil, err
 	}
-	if err := f.rope(c); err != nil {
+	if err := rope(f, c); err != nil {
 		return nil, err
 	}
-	if err := f.unsupported(c.NumLayers); err != nil {
+	if err := unsupported(f, c.NumLayers); err != nil {
 		return nil, err
 	}
 	if err := c.Validate(); err != nil {
@@ -117,21 +111,13 @@ func ParseHFConfig(data []byte) (*Config, error) {
 // LoadConfig reads and validates an HF config.json; errors name the file and wrap the
 // underlying *ConfigError or I/O error.
 func LoadConfig(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("qwen3: load config %s: %w", path, err)
-	}
-	c, err := ParseHFConfig(data)
-	if err != nil {
-		return nil, fmt.Errorf("qwen3: load config %s: %w", path, err)
-	}
-	return c, nil
+	return nn.LoadConfig(family, path, ParseHFConfig)
 }
 
 // Validate checks every size and constant the model is built from.
 func (c *Config) Validate() error {
 	if c.ModelType != TypeQwen3 {
-		return cfgErr("model_type", "this package builds %q, not %q", TypeQwen3, c.ModelType)
+		return cfgErr("model_type", "this package builds %q, not %s", TypeQwen3, nn.Quote(c.ModelType))
 	}
 	for _, x := range []struct {
 		key   string
@@ -198,111 +184,26 @@ func (c *Config) MarshalHF() ([]byte, error) {
 	})
 }
 
-// fields are config.json's keys, text_config's over the top level's.
-type fields struct{ m map[string]json.RawMessage }
-
-func configFields(data []byte) (fields, error) {
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(data, &top); err != nil {
-		return fields{}, cfgErr("(file)", "not a JSON object: %v", err)
-	}
-	if raw, ok := top["text_config"]; ok && string(raw) != "null" {
-		var nested map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &nested); err != nil {
-			return fields{}, cfgErr("text_config", "want an object, got %s", snippet(raw))
-		}
-		for k, v := range nested {
-			top[k] = v
-		}
-	}
-	return fields{m: top}, nil
-}
-
-// get returns key's value, treating JSON null as absent.
-func (f fields) get(m map[string]json.RawMessage, key string) (json.RawMessage, bool) {
-	raw, ok := m[key]
-	if !ok || string(raw) == "null" {
-		return nil, false
-	}
-	return raw, true
-}
-
-// int reads a non-negative JSON integer; def < 0 makes the key required.
-func (f fields) int(key string, def int) (int, error) {
-	raw, ok := f.get(f.m, key)
-	if !ok {
-		if def < 0 {
-			return 0, cfgErr(key, "missing")
-		}
-		return def, nil
-	}
-	var v float64
-	if err := json.Unmarshal(raw, &v); err != nil || v != math.Trunc(v) || v < 0 || v > maxDim {
-		return 0, cfgErr(key, "want an integer in [0, %d], got %s", maxDim, snippet(raw))
-	}
-	return int(v), nil
-}
-
-func (f fields) float(m map[string]json.RawMessage, key string, def float64) (float64, error) {
-	raw, ok := f.get(m, key)
-	if !ok {
-		return def, nil
-	}
-	var v float64
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return 0, cfgErr(key, "want a number, got %s", snippet(raw))
-	}
-	return v, nil
-}
-
-func (f fields) bool(key string) (bool, error) {
-	raw, ok := f.get(f.m, key)
-	if !ok {
-		return false, nil
-	}
-	var v bool
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return false, cfgErr(key, "want true or false, got %s", snippet(raw))
-	}
-	return v, nil
-}
-
-func (f fields) str(key, def string) (string, error) {
-	raw, ok := f.get(f.m, key)
-	if !ok {
-		return def, nil
-	}
-	var v string
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return "", cfgErr(key, "want a string, got %s", snippet(raw))
-	}
-	return v, nil
-}
-
 // rope reads rope_theta from rope_parameters (transformers 5), else the flat key, and
 // refuses any rope type but the default (no scaling).
-func (f fields) rope(c *Config) error {
+func rope(f nn.ConfigFields, c *Config) error {
 	var err error
-	if c.RopeTheta, err = f.float(f.m, "rope_theta", 10000); err != nil {
+	if c.RopeTheta, err = f.Float("rope_theta", 10000); err != nil {
 		return err
 	}
 	for _, key := range []string{"rope_parameters", "rope_scaling"} {
-		raw, ok := f.get(f.m, key)
-		if !ok {
-			continue
-		}
-		var m map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &m); err != nil {
-			return cfgErr(key, "want an object, got %s", snippet(raw))
+		sub, err := f.Object(key)
+		if err != nil {
+			return err
 		}
 		for _, k := range []string{"rope_type", "type"} {
-			if t, ok := f.get(m, k); ok && string(t) != `"default"` {
-				return cfgErr(key+"."+k, "only the default rope is built, got %s", snippet(t))
+			if t, ok := sub.Get(k); ok && string(t) != `"default"` {
+				return sub.Err(k, "only the default rope is built, got %s", nn.Snippet(t))
 			}
 		}
 		if key == "rope_parameters" {
-			if c.RopeTheta, err = f.float(m, "rope_theta", c.RopeTheta); err != nil {
-				return cfgErr(key+".rope_theta", "want a number")
+			if c.RopeTheta, err = sub.Float("rope_theta", c.RopeTheta); err != nil {
+				return err
 			}
 		}
 	}
@@ -310,37 +211,40 @@ func (f fields) rope(c *Config) error {
 }
 
 // unsupported refuses options of the HF class this package does not build.
-func (f fields) unsupported(layers int) error {
-	if v, err := f.bool("use_sliding_window"); err != nil || v {
+func unsupported(f nn.ConfigFields, layers int) error {
+	if v, err := f.Bool("use_sliding_window", false); err != nil || v {
 		return cmp.Or(err, cfgErr("use_sliding_window", "sliding-window attention is not built"))
 	}
-	if act, err := f.str("hidden_act", "silu"); err != nil || act != "silu" {
-		return cmp.Or(err, cfgErr("hidden_act", "only silu is built, got %q", act))
+	if act, err := f.String("hidden_act", "silu"); err != nil || act != "silu" {
+		return cmp.Or(err, cfgErr("hidden_act", "only silu is built, got %s", nn.Quote(act)))
 	}
-	raw, ok := f.get(f.m, "layer_types")
-	if !ok {
-		return nil
-	}
-	var types []string
-	if err := json.Unmarshal(raw, &types); err != nil {
-		return cfgErr("layer_types", "want an array of strings, got %s", snippet(raw))
+	types, ok, err := f.Strings("layer_types")
+	if err != nil || !ok {
+		return err
 	}
 	if len(types) != layers {
 		return cfgErr("layer_types", "has %d entries for num_hidden_layers=%d", len(types), layers)
 	}
 	for i, t := range types {
 		if t != nn.Attention.String() {
-			return cfgErr(fmt.Sprintf("layer_types[%d]", i), "a Qwen3 layer is %q, got %q", nn.Attention.String(), t)
+			return cfgErr(fmt.Sprintf("layer_types[%d]", i), "a Qwen3 layer is %q, got %s", nn.Attention.String(), nn.Quote(t))
 		}
 	}
 	return nil
 }
 
-// snippet shortens a raw JSON value for an error message.
-func snippet(raw json.RawMessage) string {
-	s := strings.TrimSpace(string(raw))
-	if len(s) > 40 {
-		s = s[:40] + "..."
+// Resize returns a validated copy with the hidden size changed (0 keeps it); any
+// expert count wraps nn.ErrDense: every Qwen3 layer is dense.
+func (c *Config) Resize(hidden, experts int) (*Config, error) {
+	if experts > 0 {
+		return nil, nn.ErrDense
 	}
-	return s
+	r := *c
+	if hidden > 0 {
+		r.HiddenSize = hidden
+	}
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
+	return &r, nil
 }

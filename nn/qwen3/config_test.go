@@ -66,20 +66,20 @@ func TestParseErrors(t *testing.T) {
 		drop string
 		want string
 	}{
-		{drop: "vocab_size", want: "qwen3: config: vocab_size: missing"},
-		{set: map[string]any{"hidden_size": 64.5}, want: "qwen3: config: hidden_size: want an integer in [0, 16777216], got 64.5"},
-		{set: map[string]any{"hidden_size": "64"}, want: `qwen3: config: hidden_size: want an integer in [0, 16777216], got "64"`},
-		{set: map[string]any{"num_hidden_layers": 0}, want: "qwen3: config: num_hidden_layers: must be in [1, 65536], got 0"},
-		{set: map[string]any{"num_key_value_heads": 3}, want: "qwen3: config: num_key_value_heads: must divide num_attention_heads=4, got 3"},
-		{set: map[string]any{"head_dim": 15}, want: "qwen3: config: head_dim: must be even (rotary pairs), got 15"},
-		{set: map[string]any{"rms_norm_eps": -1}, want: "qwen3: config: rms_norm_eps: must be a finite number > 0, got -1"},
-		{set: map[string]any{"model_type": "llama"}, want: `qwen3: config: model_type: this package builds "qwen3", not "llama"`},
-		{set: map[string]any{"use_sliding_window": true}, want: "qwen3: config: use_sliding_window: sliding-window attention is not built"},
-		{set: map[string]any{"hidden_act": "gelu"}, want: `qwen3: config: hidden_act: only silu is built, got "gelu"`},
-		{set: map[string]any{"rope_scaling": map[string]any{"rope_type": "yarn"}}, want: `qwen3: config: rope_scaling.rope_type: only the default rope is built, got "yarn"`},
-		{set: map[string]any{"layer_types": []string{"full_attention", "linear_attention"}}, want: `qwen3: config: layer_types[1]: a Qwen3 layer is "full_attention", got "linear_attention"`},
-		{set: map[string]any{"layer_types": []string{"full_attention"}}, want: "qwen3: config: layer_types: has 1 entries for num_hidden_layers=2"},
-		{set: map[string]any{"tie_word_embeddings": "yes"}, want: `qwen3: config: tie_word_embeddings: want true or false, got "yes"`},
+		{drop: "vocab_size", want: "qwen3 config: vocab_size: missing"},
+		{set: map[string]any{"hidden_size": 64.5}, want: "qwen3 config: hidden_size: want an integer, got 64.5"},
+		{set: map[string]any{"hidden_size": "64"}, want: `qwen3 config: hidden_size: want a number, got "64"`},
+		{set: map[string]any{"num_hidden_layers": 0}, want: "qwen3 config: num_hidden_layers: must be in [1, 65536], got 0"},
+		{set: map[string]any{"num_key_value_heads": 3}, want: "qwen3 config: num_key_value_heads: must divide num_attention_heads=4, got 3"},
+		{set: map[string]any{"head_dim": 15}, want: "qwen3 config: head_dim: must be even (rotary pairs), got 15"},
+		{set: map[string]any{"rms_norm_eps": -1}, want: "qwen3 config: rms_norm_eps: must be a finite number > 0, got -1"},
+		{set: map[string]any{"model_type": "llama"}, want: `qwen3 config: model_type: this package builds "qwen3", not "llama"`},
+		{set: map[string]any{"use_sliding_window": true}, want: "qwen3 config: use_sliding_window: sliding-window attention is not built"},
+		{set: map[string]any{"hidden_act": "gelu"}, want: `qwen3 config: hidden_act: only silu is built, got "gelu"`},
+		{set: map[string]any{"rope_scaling": map[string]any{"rope_type": "yarn"}}, want: `qwen3 config: rope_scaling.rope_type: only the default rope is built, got "yarn"`},
+		{set: map[string]any{"layer_types": []string{"full_attention", "linear_attention"}}, want: `qwen3 config: layer_types[1]: a Qwen3 layer is "full_attention", got "linear_attention"`},
+		{set: map[string]any{"layer_types": []string{"full_attention"}}, want: "qwen3 config: layer_types: has 1 entries for num_hidden_layers=2"},
+		{set: map[string]any{"tie_word_embeddings": "yes"}, want: `qwen3 config: tie_word_embeddings: want true or false, got "yes"`},
 	} {
 		m := baseConfig()
 		delete(m, tc.drop)
@@ -110,7 +110,7 @@ func TestReproConfig(t *testing.T) {
 	require.Equal(t, 3*11+3, len(d.Params), "11 per layer, the embedding, the final norm and lm_head")
 
 	_, err = ReproConfig(nn.ReproOptions{ModelType: "qwen3_5"})
-	require.EqualError(t, err, `qwen3: config: ModelType: this package builds "qwen3", not "qwen3_5"`)
+	require.EqualError(t, err, `qwen3 config: ModelType: this package builds "qwen3", not "qwen3_5"`)
 	_, err = ReproConfig(nn.ReproOptions{Layers: -1})
-	require.EqualError(t, err, "qwen3: config: Layers: must not be negative, got -1")
+	require.EqualError(t, err, "qwen3 config: Layers: must not be negative, got -1")
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/ingotml/ingot/graph"
 	"github.com/ingotml/ingot/internal/golden"
 	"github.com/ingotml/ingot/nn"
+	"github.com/ingotml/ingot/nn/checkpoint"
 )
 
 // tol is the agreement required with the transformers reference: nn/qwen35's.
@@ -18,7 +19,17 @@ func goldenModels(t *testing.T) []golden.Set { return golden.SetsOf(t, TypeQwen3
 
 func loadModel(t testing.TB, g *graph.Graph, dir string) *Model {
 	t.Helper()
-	m, err := Load(dir, g, nn.Options{})
+	m, err := loadDir(dir, g, nn.Options{})
 	require.NoError(t, err)
 	return m
+}
+
+// loadDir loads the checkpoint in dir as nn/models' Load does.
+func loadDir(dir string, g *graph.Graph, opt nn.Options) (*Model, error) {
+	return golden.WithCheckpoint(dir, func(ck *checkpoint.Checkpoint) (*Model, error) { return LoadCheckpoint(ck, g, opt) })
+}
+
+// inspectDir inspects the checkpoint in dir as nn/models' Inspect does.
+func inspectDir(dir string) (*nn.Description, error) {
+	return golden.WithCheckpoint(dir, InspectCheckpoint)
 }

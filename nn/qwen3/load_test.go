@@ -64,8 +64,8 @@ func TestLoadRefuses(t *testing.T) {
 			}
 			return out
 		})
-		_, ierr := Inspect(dir)
-		_, lerr := Load(dir, graph.NewCPU(graph.Options{}), nn.Options{})
+		_, ierr := inspectDir(dir)
+		_, lerr := loadDir(dir, graph.NewCPU(graph.Options{}), nn.Options{})
 		for _, err := range []error{ierr, lerr} {
 			require.ErrorIs(t, err, c.want)
 			var we *nn.WeightError
@@ -105,9 +105,9 @@ func TestTiedEmbeddings(t *testing.T) {
 		}
 		return out
 	})
-	d, err := Inspect(tied)
+	d, err := inspectDir(tied)
 	require.NoError(t, err)
-	du, err := Inspect(untied)
+	du, err := inspectDir(untied)
 	require.NoError(t, err)
 	require.Equal(t, len(du.Params)-1, len(d.Params))
 	g := graph.NewCPU(graph.Options{})

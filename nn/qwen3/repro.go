@@ -13,7 +13,7 @@ import (
 // not (every layer attends and no MLP is sparse).
 func ReproConfig(o nn.ReproOptions) (*Config, error) {
 	if o.ModelType != "" && o.ModelType != TypeQwen3 {
-		return nil, cfgErr("ModelType", "this package builds %q, not %q", TypeQwen3, o.ModelType)
+		return nil, cfgErr("ModelType", "this package builds %q, not %s", TypeQwen3, nn.Quote(o.ModelType))
 	}
 	for _, x := range []struct {
 		key string

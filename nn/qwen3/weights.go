@@ -140,7 +140,7 @@ func (s fileSource) float(g *graph.Graph, name string, _ kind, shape []int) (ten
 	if g == nil {
 		return tensor.Array{}, st, nil
 	}
-	a, err := s.ck.Tensor(g, name)
+	a, err := nn.LoadTensor(g, s.ck, name)
 	if err != nil {
 		return tensor.Array{}, st, fmt.Errorf("qwen3: %w", err)
 	}
@@ -176,14 +176,6 @@ func (s fileSource) quantized(g *graph.Graph, module string, shape []int) (tenso
 	return q, st, true, nil
 }
 
-// openDir checks dir's config.json, then opens the checkpoint (config errors first).
-func openDir(dir string) (*checkpoint.Checkpoint, error) {
-	if _, err := LoadConfig(filepath.Join(dir, "config.json")); err != nil {
-		return nil, err
-	}
-	return checkpoint.OpenCheckpoint(dir) // a *checkpoint.CheckpointError names the file
-}
-
 // config parses an open checkpoint's config.json.
 func config(ck *checkpoint.Checkpoint) (*Config, error) {
 	cfg, err := ParseHFConfig(ck.Config)
@@ -193,21 +185,11 @@ func config(ck *checkpoint.Checkpoint) (*Config, error) {
 	return cfg, nil
 }
 
-// Load reads a model from dir: config.json (HF layout) and its weights, in
-// model.safetensors, in shards listed by model.safetensors.index.json or in every
-// model*.safetensors (memory-mapped). Modules stored with MLX's affine quantization
-// (<module>.scales present, config's quantization block) load as quantized layers and
-// stay packed on the device. Weights keep their stored dtype.
-func Load(dir string, g *graph.Graph, opt nn.Options) (*Model, error) {
-	ck, err := openDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer ck.Close() // weights used in place keep their mapping pinned
-	return LoadCheckpoint(ck, g, opt)
-}
-
-// LoadCheckpoint is Load from a checkpoint already open (ck stays open).
+// LoadCheckpoint builds the model of an open checkpoint (nn/models' Load and
+// LoadCheckpoint are the way in): config.json (HF layout) and the weights, Hugging
+// Face's names. Modules stored with MLX's affine quantization (<module>.scales
+// present, config's quantization block) load as quantized layers and stay packed on
+// the device. Weights keep their stored dtype. ck stays open; the caller closes it.
 func LoadCheckpoint(ck *checkpoint.Checkpoint, g *graph.Graph, opt nn.Options) (*Model, error) {
 	cfg, err := config(ck)
 	if err != nil {
@@ -216,20 +198,11 @@ func LoadCheckpoint(ck *checkpoint.Checkpoint, g *graph.Graph, opt nn.Options) (
 	return build(cfg, g, fileSource{ck}, opt)
 }
 
-// Inspect checks the checkpoint in dir exactly as Load would (config.json, then every
-// tensor the model reads: name, shape, dtype and quantization) from the safetensors
-// headers alone, and describes the model it holds: a checkpoint Load refuses, Inspect
-// refuses with the same error.
-func Inspect(dir string) (*nn.Description, error) {
-	ck, err := openDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer ck.Close()
-	return InspectCheckpoint(ck)
-}
-
-// InspectCheckpoint is Inspect of a checkpoint already open (ck stays open).
+// InspectCheckpoint checks an open checkpoint exactly as LoadCheckpoint would
+// (config.json, then every tensor the model reads: name, shape, dtype and
+// quantization) from the safetensors headers alone, and describes the model it holds:
+// a checkpoint LoadCheckpoint refuses, InspectCheckpoint refuses with the same error.
+// ck stays open.
 func InspectCheckpoint(ck *checkpoint.Checkpoint) (*nn.Description, error) {
 	cfg, err := config(ck)
 	if err != nil {

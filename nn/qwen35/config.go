@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"github.com/ingotml/ingot/nn"
-	"github.com/ingotml/ingot/nn/checkpoint"
 )
 
 // LayerType says which token mixer a decoder layer uses (the engine-wide nn.LayerKind).
@@ -35,11 +34,10 @@ const (
 // ModelTypes lists the model_type values this package builds.
 var ModelTypes = []string{TypeQwen35, TypeQwen35Text, TypeQwen35MoE, TypeQwen35MoEText, TypeQwen3Next}
 
-// Limits that keep hostile configs from driving huge allocations or integer
-// overflow further down; real models are orders of magnitude below them.
+// The config limits every family holds its sizes to (nn.MaxLayers, nn.MaxDim).
 const (
-	maxLayers = 1 << 16
-	maxDim    = 1 << 24
+	maxLayers = nn.MaxLayers
+	maxDim    = nn.MaxDim
 )
 
 // Config is the architecture of a Qwen3.5 (dense or MoE) hybrid model. Field
@@ -82,21 +80,14 @@ type Config struct {
 	DecoderSparseStep int   // decoder_sparse_step: layer i may be sparse iff (i+1) % step == 0; 0 means 1
 }
 
-// ConfigError reports an invalid or unreadable configuration field. Field is
-// the config.json key (or a ReproOptions field name).
-type ConfigError struct {
-	Field  string
-	Reason string
-}
+// ConfigError reports an invalid or unreadable configuration field, formatted as
+// "qwen35 config: <key>: <reason>" (nn's one config reader's error).
+type ConfigError = nn.ConfigError
 
-// Error formats the error as "qwen35 config: <field>: <reason>".
-func (e *ConfigError) Error() string {
-	return checkpoint.Printable("qwen35 config: " + e.Field + ": " + e.Reason) // keys come from the file
-}
+// family names this package in its config errors.
+const family = "qwen35"
 
-func cfgErr(field, format string, args ...any) error {
-	return &ConfigError{Field: field, Reason: fmt.Sprintf(format, args...)}
-}
+func cfgErr(key, format string, args ...any) error { return nn.ConfigErr(family, key, format, args...) }
 
 // returns the first problem as a *ConfigError.
 func (c *Config) Validate() error {
@@ -149,7 +140,7 @@ func (c *Config) Validate() error {
 			c.HeadDim, c.PartialRotaryFactor, rd)
 	}
 	if !slices.Contains(ModelTypes, c.ModelType) {
-		return cfgErr("model_type", "unknown model type %q (this package builds %v)", c.ModelType, ModelTypes)
+		return cfgErr("model_type", "unknown model type %s (this package builds %v)", nn.Quote(c.ModelType), ModelTypes)
 	}
 	return c.validateMLP()
 }
@@ -192,7 +183,7 @@ func (c *Config) validateMLP() error {
 		return cfgErr("num_experts", "must not be negative, got %d", c.NumExperts)
 	}
 	if c.ModelType != TypeQwen3Next && (len(c.MLPOnlyLayers) > 0 || c.DecoderSparseStep > 1) {
-		return cfgErr("mlp_only_layers", "model type %s has no dense-layer rule (only %s has)", c.ModelType, TypeQwen3Next)
+		return cfgErr("mlp_only_layers", "model type %s has no dense-layer rule (only %s has)", nn.Short(c.ModelType), TypeQwen3Next)
 	}
 	if c.DecoderSparseStep < 0 || c.DecoderSparseStep > maxLayers {
 		return cfgErr("decoder_sparse_step", "must be in [1, %d], got %d", maxLayers, c.DecoderSparseStep)
@@ -279,4 +270,23 @@ func (c *Config) FirstAttention() int {
 // RotaryDims returns how many leading dims of each attention head RoPE rotates.
 func (c *Config) RotaryDims() int {
 	return int(float64(c.HeadDim) * c.PartialRotaryFactor)
+}
+
+// Resize returns a validated copy with the hidden size and the routed expert count
+// changed (0 keeps either); experts on a dense model wrap nn.ErrDense.
+func (c *Config) Resize(hidden, experts int) (*Config, error) {
+	r := *c
+	if hidden > 0 {
+		r.HiddenSize = hidden
+	}
+	if experts > 0 {
+		if !r.IsMoE() {
+			return nil, nn.ErrDense
+		}
+		r.NumExperts = experts
+	}
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
+	return &r, nil
 }

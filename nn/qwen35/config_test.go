@@ -443,7 +443,7 @@ func TestLoadConfigErrors(t *testing.T) {
 	assert.Nil(t, c)
 	var ce *qwen35.ConfigError
 	require.ErrorAs(t, err, &ce)
-	assert.Equal(t, qwen35.ConfigError{Field: "hidden_size", Reason: "must be positive, got 0"}, *ce)
+	assert.Equal(t, qwen35.ConfigError{Family: "qwen35", Key: "hidden_size", Reason: "must be positive, got 0"}, *ce)
 	assert.EqualError(t, err, "qwen35: load config "+bad+": qwen35 config: hidden_size: must be positive, got 0")
 }
 

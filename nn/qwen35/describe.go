@@ -20,20 +20,11 @@ const plainCacheBuffersPerLayer = 2
 // a dry run of the build: nothing is allocated.
 func Describe(cfg *Config) (*nn.Description, error) { return describe(cfg, &randomSource{}) }
 
-// Inspect checks the checkpoint in dir exactly as Load would (config.json, then every
-// tensor the model reads: name, shape, dtype and quantization) from the safetensors
-// headers alone, reading no tensor data, and describes the model it holds: a
-// checkpoint Load refuses, Inspect refuses with the same error.
-func Inspect(dir string) (*nn.Description, error) {
-	ck, err := openDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer ck.Close()
-	return InspectCheckpoint(ck)
-}
-
-// InspectCheckpoint is Inspect of a checkpoint already open (ck stays open).
+// InspectCheckpoint checks an open checkpoint exactly as LoadCheckpoint would
+// (config.json, then every tensor the model reads: name, shape, dtype and
+// quantization) from the safetensors headers alone, reading no tensor data, and
+// describes the model it holds: a checkpoint LoadCheckpoint refuses,
+// InspectCheckpoint refuses with the same error. ck stays open.
 func InspectCheckpoint(ck *checkpoint.Checkpoint) (*nn.Description, error) {
 	cfg, src, err := open(ck)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/ingotml/ingot/internal/golden"
 	"github.com/ingotml/ingot/nn"
+	"github.com/ingotml/ingot/nn/checkpoint"
 
 	"github.com/stretchr/testify/require"
 
@@ -19,7 +20,12 @@ func goldenModels(t *testing.T) []golden.Set { return golden.SetsOf(t, ModelType
 
 func loadModel(t testing.TB, g *graph.Graph, dir string, opt nn.Options) *Model {
 	t.Helper()
-	m, err := Load(dir, g, opt)
+	m, err := loadDir(dir, g, opt)
 	require.NoError(t, err)
 	return m
+}
+
+// loadDir loads the checkpoint in dir as nn/models' Load does.
+func loadDir(dir string, g *graph.Graph, opt nn.Options) (*Model, error) {
+	return golden.WithCheckpoint(dir, func(ck *checkpoint.Checkpoint) (*Model, error) { return LoadCheckpoint(ck, g, opt) })
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+
+	"github.com/ingotml/ingot/nn"
 )
 
 // readKeys are the config.json keys the family reads (parse.go).
@@ -46,20 +48,20 @@ var fixedKeys = map[string]any{
 // checkKnown rejects keys of the text model's object that modelType does not know (a
 // null value counts as absent), and known keys whose value the family does not
 // implement. Keys starting with "_" (e.g. "_name_or_path") are metadata.
-func (f fields) checkKnown(modelType string) error {
+func checkKnown(f nn.ConfigFields, modelType string) error {
 	if !slices.Contains(ModelTypes, modelType) {
 		return nil // Validate names the model type itself
 	}
 	var unknown []string
-	for k := range f.own {
-		if _, ok := f.get(k); !ok || k == "" || k[0] == '_' {
+	for _, k := range f.Own() {
+		if _, ok := f.Get(k); !ok || k == "" || k[0] == '_' {
 			continue
 		}
 		switch {
 		case slices.Contains(readKeys, k), slices.Contains(inertKeys, k):
 		case slices.Contains(nextKeys, k) && modelType == TypeQwen3Next:
 		case fixedKeys[k] != nil:
-			if err := f.fixed(k); err != nil {
+			if err := fixed(f, k); err != nil {
 				return err
 			}
 		default:
@@ -74,25 +76,25 @@ func (f fields) checkKnown(modelType string) error {
 }
 
 // fixed checks that key holds the one value the family implements.
-func (f fields) fixed(key string) error {
+func fixed(f nn.ConfigFields, key string) error {
 	want := fixedKeys[key]
 	var err error
 	var got any
 	switch w := want.(type) {
 	case string:
 		var s string
-		s, err = f.string(key)
+		s, err = f.String(key, "")
 		got = s
 	case bool:
 		var b bool
-		b, err = f.bool(key, !w)
+		b, err = f.Bool(key, !w)
 		got = b
 	}
 	if err != nil {
 		return err
 	}
 	if got != want {
-		return cfgErr(key, "only %v is supported, got %v", want, fmt.Sprint(got))
+		return cfgErr(key, "only %v is supported, got %v", want, nn.Short(fmt.Sprint(got)))
 	}
 	return nil
 }

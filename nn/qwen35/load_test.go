@@ -192,7 +192,7 @@ func TestLoadErrors(t *testing.T) {
 	hf := readAll(t, filepath.Join(moe.Dir, "model.safetensors"))
 	g := graph.NewCPU(graph.Options{})
 	load := func(dir string) error {
-		m, err := Load(dir, g, nn.Options{})
+		m, err := loadDir(dir, g, nn.Options{})
 		require.Nil(t, m)
 		require.Error(t, err)
 		return err
@@ -216,10 +216,16 @@ func TestLoadErrors(t *testing.T) {
 		dir := edit(func(map[string]stTensor) {})
 		path := filepath.Join(dir, "config.json")
 		require.NoError(t, os.WriteFile(path, []byte(`{"hidden_size": "64"`), 0o644))
+		// Not JSON at all: opening the checkpoint refuses it (nn/models' Load reads
+		// config.json for its model_type first), naming the file.
 		err := load(dir)
+		var cke *checkpoint.CheckpointError
+		require.ErrorAs(t, err, &cke)
+		require.Equal(t, path, cke.Path)
 		var ce *ConfigError
+		_, err = ParseHFConfig([]byte(`{"hidden_size": "64"`))
 		require.ErrorAs(t, err, &ce)
-		require.EqualError(t, err, "qwen35: load config "+path+": qwen35 config: config: not a JSON object")
+		require.EqualError(t, err, "qwen35 config: config: not a JSON object")
 		require.NoError(t, os.WriteFile(path, []byte(`{"hidden_size": "64"}`), 0o644))
 		require.EqualError(t, load(dir), "qwen35: load config "+path+": qwen35 config: hidden_size: want a number, got \"64\"")
 	})
@@ -339,7 +345,7 @@ func TestLoadTiedAndBias(t *testing.T) {
 
 	plain := logits(gm.Dir)
 	require.Equal(t, plain, logits(withConfig(t, gm.Dir, biased, map[string]any{"attention_bias": true})))
-	_, err := Load(withConfig(t, gm.Dir, hf, map[string]any{"attention_bias": true}), g, nn.Options{})
+	_, err := loadDir(withConfig(t, gm.Dir, hf, map[string]any{"attention_bias": true}), g, nn.Options{})
 	require.ErrorIs(t, err, checkpoint.ErrTensorNotFound)
 	require.Contains(t, err.Error(), "self_attn.q_proj.bias: not found")
 }
@@ -363,7 +369,7 @@ func TestLoadPerExpertHugeConfig(t *testing.T) {
 		}
 		t.Run(gm.Name, func(t *testing.T) {
 			dir := withConfig(t, saved, ts, map[string]any{"moe_intermediate_size": 1 << 24})
-			_, err := Load(dir, graph.NewCPU(graph.Options{}), nn.Options{})
+			_, err := loadDir(dir, graph.NewCPU(graph.Options{}), nn.Options{})
 			require.ErrorIs(t, err, nn.ErrShape)
 			var we *nn.WeightError
 			require.ErrorAs(t, err, &we)

@@ -46,7 +46,7 @@ type layer struct {
 	attn     *attention
 	mlp      *nn.MLP            // a dense layer's MLP
 	moe      *sparseMoE         // or a sparse layer's
-	moeW     *tensor.MoEWeights // the fused MoE block's weights, or nil (see fused.go)
+	moeW     *tensor.MoEWeights // the fused MoE block's weights, or nil (see blockweights.go)
 	mlpW     *tensor.MLPWeights // the fused dense MLP block's weights, or nil
 }
 
@@ -231,7 +231,7 @@ func build(cfg *Config, g *graph.Graph, src source, opt nn.Options) (*Model, err
 	m.g, m.opt = g, opt
 	// The fused/unfused choice, made here once: a block gets its fused kernel's weights
 	// unless the options ask for the unfused path, its weights do not allow it or the
-	// graph's device does not take it at its sizes (fused.go); forward then runs whatever
+	// graph's device does not take it at its sizes (blockweights.go); forward then runs whatever
 	// the layer holds.
 	for _, l := range m.layers {
 		if m.act != tensor.Float32 || opt.Unfused {

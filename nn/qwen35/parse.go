@@ -1,13 +1,11 @@
 package qwen35
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"math"
 	"strings"
 
-	"github.com/ingotml/ingot/nn/checkpoint"
+	"github.com/ingotml/ingot/nn"
 )
 
 // This file reads config.json (HF) and mlx-lm ModelArgs JSON into a Config; config.go
@@ -40,20 +38,12 @@ func validated(c *Config, err error) (*Config, error) {
 // LoadConfig reads and validates an HF config.json; errors name the file and
 // wrap the underlying *ConfigError or I/O error.
 func LoadConfig(path string) (*Config, error) {
-	data, err := checkpoint.ReadMetadataFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("qwen35: load config %s: %w", path, err)
-	}
-	c, err := ParseHFConfig(data)
-	if err != nil {
-		return nil, fmt.Errorf("qwen35: load config %s: %w", path, err)
-	}
-	return c, nil
+	return nn.LoadConfig(family, path, ParseHFConfig)
 }
 
 // parse decodes an HF config (hf) or mlx-lm ModelArgs without validating it.
 func parse(data []byte, hf bool) (*Config, error) {
-	f, err := configFields(data)
+	f, err := nn.ReadConfigFields(family, data)
 	if err != nil {
 		return nil, err
 	}
@@ -62,21 +52,25 @@ func parse(data []byte, hf bool) (*Config, error) {
 		headDim, theta = 256, 10000
 	}
 	c := &Config{}
-	if err := f.common(c, headDim); err != nil {
+	if err := common(f, c, headDim); err != nil {
 		return nil, err
 	}
-	if _, ok := f.get("head_dim"); !ok && !hf && c.NumHeads > 0 {
+	if _, ok := f.Get("head_dim"); !ok && !hf && c.NumHeads > 0 {
 		c.HeadDim = c.HiddenSize / c.NumHeads
 	}
 	// mlx-lm ignores layer_types and always uses the interval rule.
-	if raw, ok := f.get("layer_types"); ok && hf {
-		if c.LayerTypes, err = parseLayerTypes(raw); err != nil {
+	names, ok, err := f.Strings("layer_types")
+	if ok && hf {
+		if err != nil {
 			return nil, err
 		}
-	} else if err := f.interval(c); err != nil {
+		if c.LayerTypes, err = parseLayerTypes(names); err != nil {
+			return nil, err
+		}
+	} else if err := interval(f, c); err != nil {
 		return nil, err
 	}
-	rope, err := f.object("rope_parameters")
+	rope, err := f.Object("rope_parameters")
 	if err != nil {
 		return nil, err
 	}
@@ -84,173 +78,46 @@ func parse(data []byte, hf bool) (*Config, error) {
 		return nil, err
 	}
 	// HF and mlx-lm's qwen3_5 default norm_topk_prob to true, mlx-lm's qwen3_next to false.
-	if err := f.normTopK(c, hf || c.ModelType != TypeQwen3Next); err != nil {
+	if err := normTopK(f, c, hf || c.ModelType != TypeQwen3Next); err != nil {
 		return nil, err
 	}
-	if err := f.sparseRule(c); err != nil {
+	if err := sparseRule(f, c); err != nil {
 		return nil, err
 	}
-	if err := f.checkKnown(c.ModelType); err != nil {
+	if err := checkKnown(f, c.ModelType); err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
 // sparseRule reads Qwen3-Next's mlp_only_layers and decoder_sparse_step.
-func (f fields) sparseRule(c *Config) error {
+func sparseRule(f nn.ConfigFields, c *Config) error {
 	var err error
-	if c.DecoderSparseStep, err = f.int("decoder_sparse_step", 0); err != nil {
+	if c.DecoderSparseStep, err = f.Int("decoder_sparse_step", 0); err != nil {
 		return err
 	}
-	raw, ok := f.get("mlp_only_layers")
+	raw, ok := f.Get("mlp_only_layers")
 	if !ok {
 		return nil
 	}
 	var layers []json.RawMessage
 	if err := json.Unmarshal(raw, &layers); err != nil {
-		return cfgErr("mlp_only_layers", "want an array of layer indices, got %s", snippet(raw))
+		return cfgErr("mlp_only_layers", "want an array of layer indices, got %s", nn.Snippet(raw))
 	}
 	for i, r := range layers {
-		v, err := fields{m: map[string]json.RawMessage{"i": r}}.int("i", 0)
-		if err != nil || v < 0 || v > maxLayers {
-			return cfgErr(fmt.Sprintf("mlp_only_layers[%d]", i), "want a layer index, got %s", snippet(r))
+		v, ok := nn.ParseInt(r)
+		if !ok || v < 0 || v > maxLayers {
+			return cfgErr(fmt.Sprintf("mlp_only_layers[%d]", i), "want a layer index, got %s", nn.Snippet(r))
 		}
 		c.MLPOnlyLayers = append(c.MLPOnlyLayers, v)
 	}
 	return nil
 }
 
-// fields holds the raw values of a JSON object by key; a JSON null counts as absent.
-type fields struct {
-	prefix string // for nested objects, e.g. "rope_parameters."
-	m      map[string]json.RawMessage
-	own    map[string]json.RawMessage // the text model's own object (text_config when nested), whose keys must all be known
-}
-
-// configFields decodes the top-level object and overlays text_config on it.
-func configFields(data []byte) (fields, error) {
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(data, &top); err != nil || top == nil {
-		return fields{}, cfgErr("config", "not a JSON object")
-	}
-	f := fields{m: top, own: top}
-	nested, err := f.object("text_config")
-	if err != nil {
-		return fields{}, err
-	}
-	if nested.m != nil {
-		merged := make(map[string]json.RawMessage, len(top)+len(nested.m))
-		for k, v := range top {
-			merged[k] = v
-		}
-		for k, v := range nested.m {
-			merged[k] = v
-		}
-		f.m = merged
-		f.own = nested.m
-	}
-	return f, nil
-}
-
-func (f fields) get(key string) (json.RawMessage, bool) {
-	raw, ok := f.m[key]
-	if !ok || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-		return nil, false
-	}
-	return raw, true
-}
-
-// snippet quotes a raw JSON value for an error message, shortened if long.
-func snippet(raw json.RawMessage) string {
-	r := []rune(strings.TrimSpace(string(raw)))
-	if len(r) > 40 {
-		return string(r[:40]) + "..."
-	}
-	return string(r)
-}
-
-// object returns the nested object under key; absent gives an empty fields.
-func (f fields) object(key string) (fields, error) {
-	raw, ok := f.get(key)
-	if !ok {
-		return fields{prefix: f.prefix + key + "."}, nil
-	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return fields{}, cfgErr(f.prefix+key, "want a JSON object, got %s", snippet(raw))
-	}
-	return fields{prefix: f.prefix + key + ".", m: m}, nil
-}
-
-// number returns the JSON number under key; ok is false when it is absent.
-func (f fields) number(key string) (n json.Number, raw json.RawMessage, ok bool, err error) {
-	raw, ok = f.get(key)
-	if !ok {
-		return "", nil, false, nil
-	}
-	// Unmarshal would also take a quoted number; HF writes numbers bare.
-	if raw = bytes.TrimSpace(raw); raw[0] == '"' || json.Unmarshal(raw, &n) != nil {
-		return "", raw, true, cfgErr(f.prefix+key, "want a number, got %s", snippet(raw))
-	}
-	return n, raw, true, nil
-}
-
-// int reads an integer; 64.0 is accepted, 64.5 and out-of-range values are not.
-func (f fields) int(key string, def int) (int, error) {
-	n, raw, ok, err := f.number(key)
-	if err != nil || !ok {
-		return def, err
-	}
-	if v, err := n.Int64(); err == nil && int64(int(v)) == v {
-		return int(v), nil
-	}
-	v, err := n.Float64()
-	if err != nil || v != math.Trunc(v) || math.Abs(v) > 1<<53 {
-		return 0, cfgErr(f.prefix+key, "want an integer, got %s", snippet(raw))
-	}
-	return int(v), nil
-}
-
-func (f fields) float(key string, def float64) (float64, error) {
-	n, raw, ok, err := f.number(key)
-	if err != nil || !ok {
-		return def, err
-	}
-	v, err := n.Float64()
-	if err != nil {
-		return 0, cfgErr(f.prefix+key, "number out of range: %s", snippet(raw))
-	}
-	return v, nil
-}
-
-func (f fields) bool(key string, def bool) (bool, error) {
-	raw, ok := f.get(key)
-	if !ok {
-		return def, nil
-	}
-	var v bool
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return false, cfgErr(f.prefix+key, "want true or false, got %s", snippet(raw))
-	}
-	return v, nil
-}
-
-func (f fields) string(key string) (string, error) {
-	raw, ok := f.get(key)
-	if !ok {
-		return "", nil
-	}
-	var v string
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return "", cfgErr(f.prefix+key, "want a string, got %s", snippet(raw))
-	}
-	return v, nil
-}
-
 // common reads the keys HF and mlx-lm share. headDim is the default head_dim.
-func (f fields) common(c *Config, headDim int) error {
+func common(f nn.ConfigFields, c *Config, headDim int) error {
 	var err error
-	if c.ModelType, err = f.string("model_type"); err != nil {
+	if c.ModelType, err = f.String("model_type", ""); err != nil {
 		return err
 	}
 	ints := []struct {
@@ -276,23 +143,23 @@ func (f fields) common(c *Config, headDim int) error {
 		{"shared_expert_intermediate_size", &c.SharedExpertIntermediateSize, 0},
 	}
 	for _, x := range ints {
-		if *x.dst, err = f.int(x.key, x.def); err != nil {
+		if *x.dst, err = f.Int(x.key, x.def); err != nil {
 			return err
 		}
 	}
-	if c.RMSNormEps, err = f.float("rms_norm_eps", 1e-6); err != nil {
+	if c.RMSNormEps, err = f.Float("rms_norm_eps", 1e-6); err != nil {
 		return err
 	}
-	if c.TieWordEmbeddings, err = f.bool("tie_word_embeddings", false); err != nil {
+	if c.TieWordEmbeddings, err = f.Bool("tie_word_embeddings", false); err != nil {
 		return err
 	}
-	c.AttentionBias, err = f.bool("attention_bias", false)
+	c.AttentionBias, err = f.Bool("attention_bias", false)
 	return err
 }
 
 // interval derives LayerTypes from full_attention_interval (default 4).
-func (f fields) interval(c *Config) error {
-	every, err := f.int("full_attention_interval", 4)
+func interval(f nn.ConfigFields, c *Config) error {
+	every, err := f.Int("full_attention_interval", 4)
 	if err != nil {
 		return err
 	}
@@ -318,48 +185,40 @@ func intervalLayers(n, every int) []LayerType {
 	return types
 }
 
-func parseLayerTypes(raw json.RawMessage) ([]LayerType, error) {
-	var names []json.RawMessage
-	if err := json.Unmarshal(raw, &names); err != nil {
-		return nil, cfgErr("layer_types", "want an array of strings, got %s", snippet(raw))
-	}
+func parseLayerTypes(names []string) ([]LayerType, error) {
 	types := make([]LayerType, len(names))
-	for i, r := range names {
-		var name string
-		if err := json.Unmarshal(r, &name); err != nil {
-			return nil, cfgErr(fmt.Sprintf("layer_types[%d]", i), "want a string, got %s", snippet(r))
-		}
+	for i, name := range names {
 		switch name {
 		case "linear_attention":
 			types[i] = GatedDeltaNet
 		case "full_attention":
 			types[i] = FullAttention
 		default:
-			return nil, cfgErr(fmt.Sprintf("layer_types[%d]", i), "unknown layer type %q", name)
+			return nil, cfgErr(fmt.Sprintf("layer_types[%d]", i), "unknown layer type %s", nn.Quote(name))
 		}
 	}
 	return types, nil
 }
 
 // ropeFields reads rope_theta and partial_rotary_factor, preferring rope_parameters.
-func ropeFields(c *Config, flat, rope fields, thetaDef float64) error {
+func ropeFields(c *Config, flat, rope nn.ConfigFields, thetaDef float64) error {
 	var err error
-	if c.RopeTheta, err = flat.float("rope_theta", thetaDef); err != nil {
+	if c.RopeTheta, err = flat.Float("rope_theta", thetaDef); err != nil {
 		return err
 	}
-	if c.RopeTheta, err = rope.float("rope_theta", c.RopeTheta); err != nil {
+	if c.RopeTheta, err = rope.Float("rope_theta", c.RopeTheta); err != nil {
 		return err
 	}
-	if c.PartialRotaryFactor, err = flat.float("partial_rotary_factor", 0.25); err != nil {
+	if c.PartialRotaryFactor, err = flat.Float("partial_rotary_factor", 0.25); err != nil {
 		return err
 	}
-	c.PartialRotaryFactor, err = rope.float("partial_rotary_factor", c.PartialRotaryFactor)
+	c.PartialRotaryFactor, err = rope.Float("partial_rotary_factor", c.PartialRotaryFactor)
 	return err
 }
 
 // normTopK sets NormTopKProb for MoE models. Qwen3.5-MoE renormalises
 // unconditionally, whatever the file says; other models read norm_topk_prob.
-func (f fields) normTopK(c *Config, def bool) error {
+func normTopK(f nn.ConfigFields, c *Config, def bool) error {
 	if c.NumExperts <= 0 {
 		return nil
 	}
@@ -368,7 +227,7 @@ func (f fields) normTopK(c *Config, def bool) error {
 		return nil
 	}
 	var err error
-	c.NormTopKProb, err = f.bool("norm_topk_prob", def)
+	c.NormTopKProb, err = f.Bool("norm_topk_prob", def)
 	return err
 }
 

@@ -22,7 +22,7 @@ func ReproConfig(o nn.ReproOptions) (*Config, error) {
 	switch typ {
 	case TypeQwen35MoE, TypeQwen35, TypeQwen3Next, TypeQwen35Text, TypeQwen35MoEText:
 	default:
-		return nil, cfgErr("ModelType", "the repro builds %s, %s or %s, not %q", TypeQwen35MoE, TypeQwen35, TypeQwen3Next, o.ModelType)
+		return nil, cfgErr("ModelType", "the repro builds %s, %s or %s, not %s", TypeQwen35MoE, TypeQwen35, TypeQwen3Next, nn.Quote(o.ModelType))
 	}
 	layers := cmp.Or(o.Layers, 50)
 	if layers > maxLayers {

@@ -171,43 +171,22 @@ func (b *builder) mlp(p string, h, inter int) *nn.MLP {
 	}
 }
 
-// Load reads a model from dir: config.json (HF layout) and its weights, in
-// model.safetensors, in shards listed by model.safetensors.index.json or in every
-// model*.safetensors (checkpoint.OpenCheckpoint: memory-mapped). Modules stored with MLX's
-// affine quantization (<module>.scales present, config's quantization block) load as
-// quantized layers and stay packed on the device. Tensors
-// may use HF runtime names (fused experts), save_pretrained's per-expert names, the
-// model.language_model. prefix of published checkpoints (mtp.* and model.visual.* are
-// ignored) or mlx-lm's sanitized layout (detected by the files' format "mlx", switch_mlp tensors or a [C, K, 1]
-// conv1d; its norms already hold 1 + w). Weights keep their stored dtype (float32, float16
-// or bfloat16) on g; see the package doc for the dtype each op computes in.
-func Load(dir string, g *graph.Graph, opt nn.Options) (*Model, error) {
-	ck, err := openDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	// The mappings outlive Close while weights use them in place (checkpoint.Pin).
-	defer ck.Close()
-	return LoadCheckpoint(ck, g, opt)
-}
-
-// LoadCheckpoint is Load from a checkpoint already open: its config.json (ck.Config)
-// and headers are not read again. ck stays open; the caller closes it.
+// LoadCheckpoint builds the model of an open checkpoint (nn/models' Load and
+// LoadCheckpoint are the way in): its config.json (ck.Config, HF layout) and headers
+// are not read again. Modules stored with MLX's affine quantization (<module>.scales
+// present, config's quantization block) load as quantized layers and stay packed on
+// the device. Tensors may use HF runtime names (fused experts), save_pretrained's
+// per-expert names, the model.language_model. prefix of published checkpoints (mtp.*
+// and model.visual.* are ignored) or mlx-lm's sanitized layout (detected by the files'
+// format "mlx", switch_mlp tensors or a [C, K, 1] conv1d; its norms already hold
+// 1 + w). Weights keep their stored dtype (float32, float16 or bfloat16) on g; see the
+// package doc for the dtype each op computes in. ck stays open; the caller closes it.
 func LoadCheckpoint(ck *checkpoint.Checkpoint, g *graph.Graph, opt nn.Options) (*Model, error) {
 	cfg, src, err := open(ck)
 	if err != nil {
 		return nil, err
 	}
 	return build(cfg, g, src, opt)
-}
-
-// openDir checks dir's config.json, then opens the checkpoint (config errors first, as
-// the model reads its config before its weights).
-func openDir(dir string) (*checkpoint.Checkpoint, error) {
-	if _, err := LoadConfig(filepath.Join(dir, "config.json")); err != nil {
-		return nil, err
-	}
-	return checkpoint.OpenCheckpoint(dir) // a *checkpoint.CheckpointError names the file
 }
 
 // open reads ck's config and makes its source, as LoadCheckpoint and Inspect both do:

@@ -10,9 +10,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/ingotml/ingot/graph"
 	"github.com/ingotml/ingot/kernels"
-	"github.com/ingotml/ingot/tensor"
 )
 
 // IndexFile is the name of a sharded checkpoint's index.
@@ -215,7 +213,7 @@ func (c *Checkpoint) AppendBytes(dst []byte, name string) ([]byte, error) {
 	if err != nil {
 		return dst, err
 	}
-	err = catchTensorFault(name, func() error {
+	err = CatchTensorFault(name, func() error {
 		dst = append(dst, b...)
 		return nil
 	})
@@ -229,47 +227,6 @@ func (c *Checkpoint) Float32(name string) ([]float32, []int, error) {
 		return nil, nil, &CheckpointError{Path: c.Dir, Tensor: name, Reason: "not in any weight file", Err: ErrTensorNotFound}
 	}
 	return st.Float32(name)
-}
-
-// Tensor places the named tensor on g's device as stored (float16/bfloat16 stay
-// half-width, packed weights stay packed). On the CPU device the buffer is the file's
-// mapped bytes themselves (graph.FromHost: no copy, nothing in the Go heap; the
-// mapping stays pinned while the buffer lives, past Close), still counted as one
-// buffer object as MLX counts a loaded weight. On Metal, or for a tensor not aligned
-// to its element size, the bytes are copied once into a device buffer (Metal: a
-// shared-storage MTLBuffer filled by memcpy); safetensors offsets are not page-aligned,
-// so Metal cannot wrap the mapping (newBufferWithBytesNoCopy needs page alignment).
-func (c *Checkpoint) Tensor(g *graph.Graph, name string) (tensor.Array, error) {
-	b, info, release, err := c.Mapped(name)
-	if err != nil {
-		return tensor.Array{}, err
-	}
-	fail := func(reason string, err error) (tensor.Array, error) {
-		if release != nil {
-			release()
-		}
-		_, file, _ := c.Info(name)
-		return tensor.Array{}, &CheckpointError{Path: file, Tensor: name, Reason: reason, Err: err}
-	}
-	dt, err := KernelDType(info.DType)
-	if err != nil {
-		return fail("unsupported dtype", err)
-	}
-	if len(info.Shape) > kernels.MaxDims {
-		return fail(fmt.Sprintf("rank %d exceeds %d", len(info.Shape), kernels.MaxDims), nil)
-	}
-	// On the CPU device FromHost uses b in place (a later fault is the kernels' to catch:
-	// graph.ErrMemoryFault); elsewhere it copies b, which aliases the mapping, in this
-	// goroutine: the fault guard sits here (see CatchFault).
-	var h *graph.Handle
-	err = catchTensorFault(name, func() error {
-		h = g.FromHost(kernels.Contiguous(dt, info.Shape...), b, release)
-		return nil
-	})
-	if err != nil {
-		return tensor.Array{}, err
-	}
-	return tensor.Wrap(h), nil
 }
 
 // Files returns the paths of the checkpoint's weight files, sorted.

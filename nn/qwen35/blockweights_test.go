@@ -94,7 +94,7 @@ func TestFusedMatchesUnfusedRandom(t *testing.T) {
 
 // TestFusedGivesWayAtRealSizes: the fused/unfused choice is made once, at build, by
 // the graph's device (graph.TakesFused; here the CPU's: the fused kernels' size
-// limits; the GPU's is tested in metal/fused_test.go). The repro's widths
+// limits; the GPU's is tested in metal/fusedchoice_test.go). The repro's widths
 // take the fused blocks; Qwen3.5-0.8B's (conv channels 6144, MLP width 3584, its
 // hidden size shrunk) exceed the Metal twins' limits and take the unfused kernels,
 // with the same logits as Options.Unfused forces.
