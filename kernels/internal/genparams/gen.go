@@ -67,6 +67,7 @@ func generate(dir string) ([]byte, error) {
 // root is a type argument of packer and where it was sent.
 type root struct {
 	typ types.Type
+	pos token.Pos
 	at  string
 }
 
@@ -109,13 +110,13 @@ func load(dir string) (*gen, []root, error) {
 	var roots []root
 	for id, inst := range info.Instances {
 		if info.Uses[id] == pack {
-			roots = append(roots, root{inst.TypeArgs.At(0), g.pos(id.Pos())})
+			roots = append(roots, root{inst.TypeArgs.At(0), id.Pos(), g.pos(id.Pos())})
 		}
 	}
 	if len(roots) == 0 {
 		return nil, nil, fmt.Errorf("%s: no call of %s", bp.Name, packer)
 	}
-	sort.Slice(roots, func(i, j int) bool { return roots[i].at < roots[j].at })
+	sort.Slice(roots, func(i, j int) bool { return roots[i].pos < roots[j].pos }) // source order
 	return g, roots, nil
 }
 
