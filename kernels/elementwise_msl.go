@@ -32,9 +32,9 @@ func opCode(codes map[string]int32, name string) int32 {
 	return c
 }
 
-// strided is one strided argument of an elementwise MSL twin. Its element offset
-// travels as the buffer binding offset (64 bits); the kernels never read this field,
-// which keeps its low 32 bits for the record.
+// strided is one strided argument of an elementwise MSL twin. The kernels never read
+// Offset: the element offset travels as the 64-bit buffer binding offset, and the field
+// keeps its low 32 bits for the record.
 type strided struct {
 	NDim    int          `msl:"ndim"`
 	Offset  int32        `msl:"offset"` // applied by the host as the buffer binding offset
