@@ -2,7 +2,7 @@
 #include "prelude.metal"
 
 kernel void arange_float32(device float* out [[buffer(0)]],
-                           constant ArangeParams& p [[buffer(1)]],
+                           constant ArangeConsts& p [[buffer(1)]],
                            uint i [[thread_position_in_grid]]) {
     if (int(i) < p.n) {
         out[i] = p.start + float(i) * p.step;
@@ -10,7 +10,7 @@ kernel void arange_float32(device float* out [[buffer(0)]],
 }
 
 kernel void arange_int32(device int* out [[buffer(0)]],
-                         constant ArangeParams& p [[buffer(1)]],
+                         constant ArangeConsts& p [[buffer(1)]],
                          uint i [[thread_position_in_grid]]) {
     if (int(i) < p.n) {
         out[i] = int(p.start + float(i) * p.step);

@@ -50,7 +50,7 @@ inline uchar compare(int op, T x, T y) {
 kernel void binary_float32(const device float* a [[buffer(0)]],
                            const device float* b [[buffer(1)]],
                            device float* out [[buffer(2)]],
-                           constant BinaryParams& p [[buffer(3)]],
+                           constant BinaryConsts& p [[buffer(3)]],
                            uint i [[thread_position_in_grid]]) {
     if (int(i) >= p.n) return;
     out[i] = arith(p.op, a[loc(i, p.a)], b[loc(i, p.b)]);
@@ -59,7 +59,7 @@ kernel void binary_float32(const device float* a [[buffer(0)]],
 kernel void binary_int32(const device int* a [[buffer(0)]],
                          const device int* b [[buffer(1)]],
                          device int* out [[buffer(2)]],
-                         constant BinaryParams& p [[buffer(3)]],
+                         constant BinaryConsts& p [[buffer(3)]],
                          uint i [[thread_position_in_grid]]) {
     if (int(i) >= p.n) return;
     out[i] = arith(p.op, a[loc(i, p.a)], b[loc(i, p.b)]);
@@ -68,7 +68,7 @@ kernel void binary_int32(const device int* a [[buffer(0)]],
 kernel void compare_float32(const device float* a [[buffer(0)]],
                             const device float* b [[buffer(1)]],
                             device uchar* out [[buffer(2)]],
-                            constant BinaryParams& p [[buffer(3)]],
+                            constant BinaryConsts& p [[buffer(3)]],
                             uint i [[thread_position_in_grid]]) {
     if (int(i) >= p.n) return;
     out[i] = compare(p.op, a[loc(i, p.a)], b[loc(i, p.b)]);
@@ -77,7 +77,7 @@ kernel void compare_float32(const device float* a [[buffer(0)]],
 kernel void compare_int32(const device int* a [[buffer(0)]],
                           const device int* b [[buffer(1)]],
                           device uchar* out [[buffer(2)]],
-                          constant BinaryParams& p [[buffer(3)]],
+                          constant BinaryConsts& p [[buffer(3)]],
                           uint i [[thread_position_in_grid]]) {
     if (int(i) >= p.n) return;
     out[i] = compare(p.op, a[loc(i, p.a)], b[loc(i, p.b)]);
@@ -86,7 +86,7 @@ kernel void compare_int32(const device int* a [[buffer(0)]],
 kernel void compare_bool(const device uchar* a [[buffer(0)]],
                          const device uchar* b [[buffer(1)]],
                          device uchar* out [[buffer(2)]],
-                         constant BinaryParams& p [[buffer(3)]],
+                         constant BinaryConsts& p [[buffer(3)]],
                          uint i [[thread_position_in_grid]]) {
     if (int(i) >= p.n) return;
     out[i] = compare(p.op, int(a[loc(i, p.a)]), int(b[loc(i, p.b)]));
@@ -96,7 +96,7 @@ kernel void compare_bool(const device uchar* a [[buffer(0)]],
 kernel void binary_float16(const device half* a [[buffer(0)]],
                            const device half* b [[buffer(1)]],
                            device half* out [[buffer(2)]],
-                           constant BinaryParams& p [[buffer(3)]],
+                           constant BinaryConsts& p [[buffer(3)]],
                            uint i [[thread_position_in_grid]]) {
     if (int(i) >= p.n) return;
     out[i] = half(arith(p.op, float(a[loc(i, p.a)]), float(b[loc(i, p.b)])));
@@ -105,7 +105,7 @@ kernel void binary_float16(const device half* a [[buffer(0)]],
 kernel void binary_bfloat16(const device bfloat* a [[buffer(0)]],
                             const device bfloat* b [[buffer(1)]],
                             device bfloat* out [[buffer(2)]],
-                            constant BinaryParams& p [[buffer(3)]],
+                            constant BinaryConsts& p [[buffer(3)]],
                             uint i [[thread_position_in_grid]]) {
     if (int(i) >= p.n) return;
     out[i] = bfloat(arith(p.op, float(a[loc(i, p.a)]), float(b[loc(i, p.b)])));
@@ -114,7 +114,7 @@ kernel void binary_bfloat16(const device bfloat* a [[buffer(0)]],
 kernel void compare_float16(const device half* a [[buffer(0)]],
                             const device half* b [[buffer(1)]],
                             device uchar* out [[buffer(2)]],
-                            constant BinaryParams& p [[buffer(3)]],
+                            constant BinaryConsts& p [[buffer(3)]],
                             uint i [[thread_position_in_grid]]) {
     if (int(i) >= p.n) return;
     out[i] = compare(p.op, float(a[loc(i, p.a)]), float(b[loc(i, p.b)]));
@@ -123,7 +123,7 @@ kernel void compare_float16(const device half* a [[buffer(0)]],
 kernel void compare_bfloat16(const device bfloat* a [[buffer(0)]],
                              const device bfloat* b [[buffer(1)]],
                              device uchar* out [[buffer(2)]],
-                             constant BinaryParams& p [[buffer(3)]],
+                             constant BinaryConsts& p [[buffer(3)]],
                              uint i [[thread_position_in_grid]]) {
     if (int(i) >= p.n) return;
     out[i] = compare(p.op, float(a[loc(i, p.a)]), float(b[loc(i, p.b)]));

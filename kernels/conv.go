@@ -78,6 +78,9 @@ func depthwiseConv1dCPU(l *Launch) {
 	}
 }
 
+// convConsts is the conv twin's setBytes struct: its sizes (convDims).
+type convConsts struct{ B, T, C, K, Tout int }
+
 func depthwiseConv1dEncode(l *Launch, e Encoder) {
 	nb, nt, nc, nk, tout := convDims(l)
 	o := l.Out()
@@ -85,7 +88,7 @@ func depthwiseConv1dEncode(l *Launch, e Encoder) {
 	e.SetArg(0, &l.Args[0])
 	e.SetArg(1, &l.Args[1])
 	e.SetArg(2, o)
-	e.SetBytes(3, mslPack(&mslConv{nb, nt, nc, nk, tout}))
+	e.SetBytes(3, mslPack(&convConsts{nb, nt, nc, nk, tout}))
 	e.DispatchThreads(Groups1D(nb * tout * nc))
 }
 

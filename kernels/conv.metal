@@ -6,7 +6,7 @@
 // Accumulates in float, taps oldest first, as the Go twin does.
 template <typename T>
 void depthwise_conv1d_impl(const device T* x, const device T* w, device T* out,
-                           constant ConvParams& p, uint i) {
+                           constant ConvConsts& p, uint i) {
     const int n = p.B * p.Tout * p.C;
     if (int(i) >= n) {
         return;
@@ -27,7 +27,7 @@ void depthwise_conv1d_impl(const device T* x, const device T* w, device T* out,
 kernel void depthwise_conv1d_float32(const device float* x [[buffer(0)]],
                                      const device float* w [[buffer(1)]],
                                      device float* out [[buffer(2)]],
-                                     constant ConvParams& p [[buffer(3)]],
+                                     constant ConvConsts& p [[buffer(3)]],
                                      uint i [[thread_position_in_grid]]) {
     depthwise_conv1d_impl(x, w, out, p, i);
 }
@@ -35,7 +35,7 @@ kernel void depthwise_conv1d_float32(const device float* x [[buffer(0)]],
 kernel void depthwise_conv1d_float16(const device half* x [[buffer(0)]],
                                      const device half* w [[buffer(1)]],
                                      device half* out [[buffer(2)]],
-                                     constant ConvParams& p [[buffer(3)]],
+                                     constant ConvConsts& p [[buffer(3)]],
                                      uint i [[thread_position_in_grid]]) {
     depthwise_conv1d_impl(x, w, out, p, i);
 }
@@ -43,7 +43,7 @@ kernel void depthwise_conv1d_float16(const device half* x [[buffer(0)]],
 kernel void depthwise_conv1d_bfloat16(const device bfloat* x [[buffer(0)]],
                                       const device bfloat* w [[buffer(1)]],
                                       device bfloat* out [[buffer(2)]],
-                                      constant ConvParams& p [[buffer(3)]],
+                                      constant ConvConsts& p [[buffer(3)]],
                                       uint i [[thread_position_in_grid]]) {
     depthwise_conv1d_impl(x, w, out, p, i);
 }

@@ -494,6 +494,13 @@ func copyStrided(w *rowWalk, a, o *Arg) {
 // ArangeParams is the parameter struct of KArange: out[i] = Start + i*Step.
 type ArangeParams struct{ Start, Step float64 }
 
+// arangeConsts is arange's setBytes struct: ArangeParams in float, and the count.
+type arangeConsts struct {
+	N     int     `msl:"n"`
+	Start float32 `msl:"start"`
+	Step  float32 `msl:"step"`
+}
+
 // KArange fills a 1-D output. Args out.
 var KArange = Register(&Kernel{Name: "arange", Family: "arange", CPU: func(l *Launch) {
 	p := l.Params.(*ArangeParams)
@@ -513,6 +520,6 @@ var KArange = Register(&Kernel{Name: "arange", Family: "arange", CPU: func(l *La
 	o := l.Out()
 	e.Entry("arange_" + o.DType.String())
 	e.SetArg(0, o)
-	e.SetBytes(1, mslPack(&mslArange{N: o.Size(), Start: float32(p.Start), Step: float32(p.Step)}))
+	e.SetBytes(1, mslPack(&arangeConsts{N: o.Size(), Start: float32(p.Start), Step: float32(p.Step)}))
 	e.DispatchThreads(Groups1D(o.Size()))
 }})

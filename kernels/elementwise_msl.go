@@ -32,6 +32,51 @@ func opCode(codes map[string]int32, name string) int32 {
 	return c
 }
 
+// strided is one strided argument of an elementwise MSL twin. The kernels never read
+// Offset: the element offset travels as the 64-bit buffer binding offset, and the field
+// keeps its low 32 bits for the record.
+type strided struct {
+	NDim    int          `msl:"ndim"`
+	Offset  int32        `msl:"offset"` // applied by the host as the buffer binding offset
+	Shape   [MaxDims]int `msl:"shape"`
+	Strides [MaxDims]int `msl:"strides"`
+}
+
+// stridedOf is a layout as an MSL parameter block.
+func stridedOf(l *Layout) strided {
+	m := strided{NDim: l.NDim, Offset: int32(l.Offset)}
+	copy(m.Shape[:l.NDim], l.Shape[:l.NDim])
+	copy(m.Strides[:l.NDim], l.Strides[:l.NDim])
+	return m
+}
+
+// The setBytes structs of the elementwise twins: the op's code, the element count and
+// each argument's layout.
+type (
+	binaryConsts struct {
+		Op int32   `msl:"op"`
+		N  int     `msl:"n"`
+		A  strided `msl:"a"`
+		B  strided `msl:"b"`
+	}
+	unaryConsts struct {
+		Op int32   `msl:"op"`
+		N  int     `msl:"n"`
+		A  strided `msl:"a"`
+	}
+	whereConsts struct {
+		N int     `msl:"n"`
+		C strided `msl:"c"`
+		A strided `msl:"a"`
+		B strided `msl:"b"`
+	}
+	copyConsts struct {
+		N   int     `msl:"n"`
+		Src strided `msl:"src"`
+		Dst strided `msl:"dst"`
+	}
+)
+
 // dtypeEntry names an MSL entry for a dtype ("float32", "int32", "bool").
 func dtypeEntry(prefix string, d DType) string { return prefix + "_" + d.String() }
 
@@ -46,7 +91,7 @@ func encodeBinary(op *BinaryOp, l *Launch, e Encoder) {
 	e.SetArg(1, b)
 	e.SetArg(2, o)
 	n := o.Size()
-	e.SetBytes(3, mslPack(&mslBinary{Op: opCode(binaryCodes, op.Name), N: n, A: stridedOf(&a.Layout), B: stridedOf(&b.Layout)}))
+	e.SetBytes(3, mslPack(&binaryConsts{Op: opCode(binaryCodes, op.Name), N: n, A: stridedOf(&a.Layout), B: stridedOf(&b.Layout)}))
 	e.DispatchThreads(Groups1D(n))
 }
 
@@ -60,7 +105,7 @@ func encodeUnary(op *UnaryOp, l *Launch, e Encoder) {
 	e.SetArg(0, a)
 	e.SetArg(1, o)
 	n := o.Size()
-	e.SetBytes(2, mslPack(&mslUnary{Op: opCode(unaryCodes, op.Name), N: n, A: stridedOf(&a.Layout)}))
+	e.SetBytes(2, mslPack(&unaryConsts{Op: opCode(unaryCodes, op.Name), N: n, A: stridedOf(&a.Layout)}))
 	e.DispatchThreads(Groups1D(n))
 }
 
@@ -71,7 +116,7 @@ func encodeWhere(l *Launch, e Encoder) {
 		e.SetArg(i, &l.Args[i])
 	}
 	n := o.Size()
-	e.SetBytes(4, mslPack(&mslWhere{N: n, C: stridedOf(&c.Layout), A: stridedOf(&a.Layout), B: stridedOf(&b.Layout)}))
+	e.SetBytes(4, mslPack(&whereConsts{N: n, C: stridedOf(&c.Layout), A: stridedOf(&a.Layout), B: stridedOf(&b.Layout)}))
 	e.DispatchThreads(Groups1D(n))
 }
 
@@ -81,7 +126,7 @@ func encodeCopyRegion(src, dst *Arg, e Encoder) {
 	e.SetArg(0, src)
 	e.SetArg(1, dst)
 	n := dst.Size()
-	e.SetBytes(2, mslPack(&mslCopy{N: n, Src: stridedOf(&src.Layout), Dst: stridedOf(&dst.Layout)}))
+	e.SetBytes(2, mslPack(&copyConsts{N: n, Src: stridedOf(&src.Layout), Dst: stridedOf(&dst.Layout)}))
 	e.DispatchThreads(Groups1D(n))
 }
 

@@ -26,17 +26,18 @@ const GatedDeltaMaxDk = 256
 var KGatedDelta = Register(&Kernel{Name: "gated_delta", Family: "gated_delta",
 	CPU: gatedDeltaCPU, Encode: gatedDeltaEncode})
 
-// gdDims are the sizes of one gated-delta launch.
-type gdDims struct {
+// gatedDeltaConsts are the sizes of one gated-delta launch, also its MSL twin's
+// setBytes struct.
+type gatedDeltaConsts struct {
 	B, T, Hk, Hv, Dk, Dv int
-	Masked               bool
+	Masked               bool `msl:"masked"`
 }
 
 // ny and ns are the element counts of y and of the state in the packed output.
-func (d *gdDims) ny() int { return d.B * d.T * d.Hv * d.Dv }
-func (d *gdDims) ns() int { return d.B * d.Hv * d.Dv * d.Dk }
+func (d *gatedDeltaConsts) ny() int { return d.B * d.T * d.Hv * d.Dv }
+func (d *gatedDeltaConsts) ns() int { return d.B * d.Hv * d.Dv * d.Dk }
 
-func gatedDeltaDims(l *Launch) gdDims {
+func gatedDeltaDims(l *Launch) gatedDeltaConsts {
 	if l.NArgs != 7 && l.NArgs != 8 {
 		panic(fmt.Sprintf("kernels: gated_delta: %d args", l.NArgs))
 	}
@@ -44,7 +45,7 @@ func gatedDeltaDims(l *Launch) gdDims {
 	if q.NDim != 4 || v.NDim != 4 {
 		panic(fmt.Sprintf("kernels: gated_delta: q %v, v %v", q.Dims(), v.Dims()))
 	}
-	d := gdDims{B: q.Shape[0], T: q.Shape[1], Hk: q.Shape[2], Dk: q.Shape[3],
+	d := gatedDeltaConsts{B: q.Shape[0], T: q.Shape[1], Hk: q.Shape[2], Dk: q.Shape[3],
 		Hv: v.Shape[2], Dv: v.Shape[3], Masked: l.NArgs == 8}
 	if d.Hk == 0 || d.Hv%d.Hk != 0 || d.Dk > GatedDeltaMaxDk || l.Out().Size() != d.ny()+d.ns() {
 		panic(fmt.Sprintf("kernels: gated_delta: q %v, v %v, out %v", q.Dims(), v.Dims(), l.Out().Dims()))

@@ -17,7 +17,7 @@ template <int N>
 void gated_delta_rows(const device float* q, const device float* k, const device float* v,
                       const device float* g, const device float* beta,
                       const device float* state, const device uchar* mask, device float* out,
-                      constant GatedDeltaParams& p, int lane, int dv, int bh) {
+                      constant GatedDeltaConsts& p, int lane, int dv, int bh) {
     if (dv >= p.Dv || bh >= p.B * p.Hv) {
         return;
     }
@@ -86,7 +86,7 @@ kernel void gated_delta_float32_dk32(const device float* q [[buffer(0)]],
                                      const device float* state [[buffer(5)]],
                                      const device uchar* mask [[buffer(6)]],
                                      device float* out [[buffer(7)]],
-                                     constant GatedDeltaParams& p [[buffer(8)]],
+                                     constant GatedDeltaConsts& p [[buffer(8)]],
                                      uint3 tid [[thread_position_in_grid]],
                                      uint lane [[thread_index_in_simdgroup]]) {
     gated_delta_rows<1>(q, k, v, g, beta, state, mask, out, p, int(lane), int(tid.y), int(tid.z));
@@ -100,7 +100,7 @@ kernel void gated_delta_float32_dk64(const device float* q [[buffer(0)]],
                                      const device float* state [[buffer(5)]],
                                      const device uchar* mask [[buffer(6)]],
                                      device float* out [[buffer(7)]],
-                                     constant GatedDeltaParams& p [[buffer(8)]],
+                                     constant GatedDeltaConsts& p [[buffer(8)]],
                                      uint3 tid [[thread_position_in_grid]],
                                      uint lane [[thread_index_in_simdgroup]]) {
     gated_delta_rows<2>(q, k, v, g, beta, state, mask, out, p, int(lane), int(tid.y), int(tid.z));
@@ -114,7 +114,7 @@ kernel void gated_delta_float32_dk128(const device float* q [[buffer(0)]],
                                       const device float* state [[buffer(5)]],
                                       const device uchar* mask [[buffer(6)]],
                                       device float* out [[buffer(7)]],
-                                      constant GatedDeltaParams& p [[buffer(8)]],
+                                      constant GatedDeltaConsts& p [[buffer(8)]],
                                       uint3 tid [[thread_position_in_grid]],
                                       uint lane [[thread_index_in_simdgroup]]) {
     gated_delta_rows<4>(q, k, v, g, beta, state, mask, out, p, int(lane), int(tid.y), int(tid.z));
@@ -128,7 +128,7 @@ kernel void gated_delta_float32_dk256(const device float* q [[buffer(0)]],
                                       const device float* state [[buffer(5)]],
                                       const device uchar* mask [[buffer(6)]],
                                       device float* out [[buffer(7)]],
-                                      constant GatedDeltaParams& p [[buffer(8)]],
+                                      constant GatedDeltaConsts& p [[buffer(8)]],
                                       uint3 tid [[thread_position_in_grid]],
                                       uint lane [[thread_index_in_simdgroup]]) {
     gated_delta_rows<8>(q, k, v, g, beta, state, mask, out, p, int(lane), int(tid.y), int(tid.z));

@@ -18,7 +18,12 @@ import (
 
 // TakeParams is the parameter struct of KTake: the source viewed as [Outer, Axis, Inner],
 // NIdx indices, the output [Outer, NIdx, Inner].
-type TakeParams struct{ Outer, Axis, Inner, NIdx int }
+type TakeParams struct {
+	Outer int `msl:"outer"`
+	Axis  int `msl:"axis"`
+	Inner int `msl:"inner"`
+	NIdx  int `msl:"nidx"`
+}
 
 // KTake gathers along one axis: out[o, j, i] = a[o, idx[j], i]. Args a (any dtype), idx
 // (int32), out (a's dtype); a and idx must be dense from their offsets.
@@ -27,7 +32,12 @@ var KTake = Register(&Kernel{Name: "take", Family: "gather", CPU: takeCPU, Encod
 
 // TakeAlongParams is the parameter struct of KTakeAlongAxis: the source viewed as
 // [Outer, Axis, Inner], the indices and output as [Outer, M, Inner].
-type TakeAlongParams struct{ Outer, Axis, M, Inner int }
+type TakeAlongParams struct {
+	Outer int `msl:"outer"`
+	Axis  int `msl:"axis"`
+	M     int `msl:"m"`
+	Inner int `msl:"inner"`
+}
 
 // KTakeAlongAxis gathers with per-position indices: out[o, j, i] = a[o, idx[o, j, i], i].
 // Args a (any dtype), idx (int32), out (a's dtype); a and idx dense from their offsets.
@@ -37,7 +47,13 @@ var KTakeAlongAxis = Register(&Kernel{Name: "take_along_axis", Family: "gather",
 
 // GatherMMParams is the parameter struct of KGatherMM: x [Rows, K], w [Experts, O, K],
 // idx [Rows, TopK], out [Rows, TopK, O].
-type GatherMMParams struct{ Rows, TopK, Experts, O, K int }
+type GatherMMParams struct {
+	Rows    int `msl:"rows"`
+	TopK    int `msl:"topk"`
+	Experts int `msl:"experts"`
+	O       int `msl:"o"`
+	K       int `msl:"k"`
+}
 
 // KGatherMM applies a chosen expert matrix to each row: out[t, j, :] = w[idx[t, j]] @ x[t]
 // (the MoE experts of SwitchGLU). Args x, w (one float dtype), idx (int32), out; all

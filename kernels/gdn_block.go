@@ -21,9 +21,12 @@ import (
 // are the constants QScale and KScale.
 type GDNBlockParams struct {
 	B, H, Hk, Hv, Dk, Dv, K int
-	Grouped, Masked         bool
-	Eps, QKEps              float64
-	QScale, KScale          float64
+	Grouped                 bool    `msl:"grouped"`
+	Masked                  bool    `msl:"masked"`
+	Eps                     float64 `msl:"eps"`
+	QKEps                   float64 `msl:"qk_eps"`
+	QScale                  float64 `msl:"q_scale"`
+	KScale                  float64 `msl:"k_scale"`
 }
 
 // keyDim, valueDim and conC are the q (or k) width, the v (or z, or y) width and the

@@ -23,8 +23,12 @@ import (
 // uses one matrix for every batch (broadcast). The output is [Batch, M, N] contiguous
 // (any shape with that many elements).
 type MatmulParams struct {
-	Batch, M, N, K   int
-	XStride, WStride int
+	Batch   int `msl:"batch"`
+	M       int `msl:"m"`
+	N       int `msl:"n"`
+	K       int `msl:"k"`
+	XStride int `msl:"x_stride"`
+	WStride int `msl:"w_stride"`
 }
 
 // KLinear computes out = x @ w^T. Args x, w, out (one float dtype for all three). Both

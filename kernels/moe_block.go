@@ -13,8 +13,8 @@ import (
 // sum 1, Qwen's norm_topk_prob), a shared expert of width Is, and the RMSNorm epsilon.
 type MoEBlockParams struct {
 	T, H, E, K, I, Is int
-	Renorm            bool
-	Eps               float64
+	Renorm            bool    `msl:"renorm"`
+	Eps               float64 `msl:"eps"`
 }
 
 // KMoEBlock is the residual add, the post-mixer RMSNorm and the sparse MoE block of a
@@ -171,7 +171,7 @@ func moeBlockSamples(*rand.Rand) []*Launch {
 // of width I, the RMSNorm epsilon.
 type MLPBlockParams struct {
 	T, H, I int
-	Eps     float64
+	Eps     float64 `msl:"eps"`
 }
 
 // KMLPBlock is a dense layer's residual add, post-mixer RMSNorm and SwiGLU MLP in one

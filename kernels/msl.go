@@ -9,8 +9,9 @@ import (
 
 // MSL holds the Metal twins: one .metal file per kernel family, compiled by the Metal
 // device at first use and run on Linux by the emulation harness in kernels/msltest, and
-// the files families include: prelude.metal, which every family includes, and shared
-// helpers (quant_rows.metal, included by the quant and qswitch families).
+// the files families include: prelude.metal, which every family includes (and which
+// includes the generated prelude_params.metal), and shared helpers (quant_rows.metal,
+// included by the quant and qswitch families).
 //
 //go:embed *.metal
 var MSL embed.FS

@@ -101,9 +101,18 @@ func rmsScale(x []float32, eps float64) float32 {
 	return float32(1 / math.Sqrt(((s0+s1)+(s2+s3))/float64(len(x))+eps))
 }
 
+// normConsts is the norm twins' setBytes struct: the rows of x, NormParams.Eps and
+// whether a weight is bound.
+type normConsts struct {
+	Rows      int     `msl:"rows"`
+	Cols      int     `msl:"cols"`
+	Eps       float64 `msl:"eps"`
+	HasWeight bool    `msl:"has_weight"`
+}
+
 func normParamsOf(l *Launch, x, w *Arg) []byte {
 	rows, cols := rowsCols(x)
-	return mslPack(&mslNorm{Rows: rows, Cols: cols, Eps: l.Params.(*NormParams).Eps, HasWeight: w != nil})
+	return mslPack(&normConsts{Rows: rows, Cols: cols, Eps: l.Params.(*NormParams).Eps, HasWeight: w != nil})
 }
 
 func rmsNormEncode(l *Launch, e Encoder) {

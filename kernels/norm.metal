@@ -22,7 +22,7 @@ float row_sum(float v, threadgroup float* shared, uint lane, uint sg, uint nsg) 
 }
 
 // rms_scale is rsqrt(mean(x^2) + eps) of one row.
-float rms_scale(const device float* xr, constant NormParams& p, threadgroup float* shared,
+float rms_scale(const device float* xr, constant NormConsts& p, threadgroup float* shared,
                 uint tid, uint ntg, uint lane, uint sg) {
     float s = 0.0f;
     for (int c = int(tid); c < p.cols; c += int(ntg)) {
@@ -33,7 +33,7 @@ float rms_scale(const device float* xr, constant NormParams& p, threadgroup floa
 }
 
 kernel void rms_norm_float32(const device float* x [[buffer(0)]], const device float* w [[buffer(1)]],
-                             device float* out [[buffer(2)]], constant NormParams& p [[buffer(3)]],
+                             device float* out [[buffer(2)]], constant NormConsts& p [[buffer(3)]],
                              uint row [[threadgroup_position_in_grid]],
                              uint tid [[thread_position_in_threadgroup]],
                              uint ntg [[threads_per_threadgroup]],
@@ -55,7 +55,7 @@ kernel void rms_norm_float32(const device float* x [[buffer(0)]], const device f
 
 kernel void gated_rms_norm_float32(const device float* x [[buffer(0)]], const device float* z [[buffer(1)]],
                                    const device float* w [[buffer(2)]], device float* out [[buffer(3)]],
-                                   constant NormParams& p [[buffer(4)]],
+                                   constant NormConsts& p [[buffer(4)]],
                                    uint row [[threadgroup_position_in_grid]],
                                    uint tid [[thread_position_in_threadgroup]],
                                    uint ntg [[threads_per_threadgroup]],

@@ -9,24 +9,22 @@ import (
 	"unsafe"
 )
 
-// The setBytes structs of the Metal twins. Each is declared once in Go: a kernel's
-// parameter struct itself (QuantParams, MoEBlockParams, ...: the struct both twins
-// read), or, where the MSL block is computed from the launch's layouts (strided
-// arguments, row counts), a wire struct here (mslStrided, ...). mslPack writes any of
-// them as its MSL struct's bytes, field by field in declaration order; TestParamLayouts
-// compares every one with its struct in prelude.metal field by field (name, order,
-// type and byte offset, from clang's record layout), and fails on a struct on either
-// side without the other.
+// The setBytes structs of the Metal twins are declared once, in Go, in their family's
+// file: a kernel's parameter struct itself where both twins read it as it is
+// (QuantParams, MoEBlockParams, ...), or, where the MSL block is computed from the
+// launch's layouts (strides, row counts), an unexported struct beside the family's
+// Encode (normConsts, strided, ...). Every struct an Encode sends with mslPack is one:
+// `go generate` (internal/genparams) writes its MSL struct into prelude_params.metal,
+// named as the Go type with its first letter upper-cased, each field named as in Go or
+// as its `msl:"..."` tag spells it. mslPack writes the bytes field by field in
+// declaration order; TestParamLayouts holds the two against clang's record layouts and
+// genparams' test fails when the generated file is stale.
 //
 // Field types: int (sent as MSL int, with a range check), bool (int 0 or 1), float64
-// (float), int32, uint32, float32, arrays of these and nested wire structs. Every MSL
+// (float), int32, uint32 (uint), float32, arrays of these and nested structs. Every MSL
 // field is 4 bytes, so the structs have no padding.
 
-// mslParams is a Go struct sent with setBytes.
-type mslParams interface {
-	// mslName is the MSL struct's name in prelude.metal.
-	mslName() string
-}
+//go:generate go run ./internal/genparams
 
 // mslField is one 4-byte field of a packed struct: its byte offset in the Go value,
 // its kind, and its name for errors ("QuantParams.N").
@@ -69,11 +67,11 @@ func mslPlan(t reflect.Type) []mslField {
 	return out
 }
 
-// mslPack returns the setBytes payload of p, an mslParams struct. An int
+// mslPack returns the setBytes payload of p, a parameter struct. An int
 // outside int32 panics with the field's name, which GPU.Run reports as the launch's
 // error, instead of wrapping silently. (Element offsets travel as 64-bit buffer
 // offsets, and the kernels index in 64 bits.)
-func mslPack[T mslParams](p *T) []byte {
+func mslPack[T any](p *T) []byte {
 	base := unsafe.Pointer(p) // not an interface: p stays on the caller's stack
 	plan := mslPlan(reflect.TypeFor[T]())
 	out := make([]byte, 4*len(plan))
@@ -112,121 +110,4 @@ func mslFloats(v []float32) []byte {
 		return nil
 	}
 	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), 4*len(v))
-}
-
-// The wire structs: MSL blocks computed from a launch's layouts.
-
-// mslStrided is Strided: one strided argument. Its element offset travels as the
-// buffer binding offset (64 bits); the kernels never read this field, which keeps its
-// low 32 bits for the record.
-type mslStrided struct {
-	NDim    int
-	Offset  int32
-	Shape   [MaxDims]int
-	Strides [MaxDims]int
-}
-
-func (mslStrided) mslName() string { return "Strided" }
-
-// stridedOf is a layout as an MSL parameter block.
-func stridedOf(l *Layout) mslStrided {
-	m := mslStrided{NDim: l.NDim, Offset: int32(l.Offset)}
-	copy(m.Shape[:l.NDim], l.Shape[:l.NDim])
-	copy(m.Strides[:l.NDim], l.Strides[:l.NDim])
-	return m
-}
-
-type mslArange struct {
-	N           int
-	Start, Step float32
-}
-
-func (mslArange) mslName() string { return "ArangeParams" }
-
-type mslBinary struct {
-	Op   int32
-	N    int
-	A, B mslStrided
-}
-
-func (mslBinary) mslName() string { return "BinaryParams" }
-
-type mslUnary struct {
-	Op int32
-	N  int
-	A  mslStrided
-}
-
-func (mslUnary) mslName() string { return "UnaryParams" }
-
-type mslWhere struct {
-	N       int
-	C, A, B mslStrided
-}
-
-func (mslWhere) mslName() string { return "WhereParams" }
-
-type mslCopy struct {
-	N        int
-	Src, Dst mslStrided
-}
-
-func (mslCopy) mslName() string { return "CopyParams" }
-
-type mslConv struct{ B, T, C, K, Tout int }
-
-func (mslConv) mslName() string { return "ConvParams" }
-
-// gdDims, gated_delta's sizes from its layouts, is its own wire struct.
-func (gdDims) mslName() string { return "GatedDeltaParams" }
-
-type mslNorm struct {
-	Rows, Cols int
-	Eps        float64
-	HasWeight  bool
-}
-
-func (mslNorm) mslName() string { return "NormParams" }
-
-// mslRow is the parameter block of the row-wise families (reduce, softmax).
-type mslRow struct{ Rows, Cols int }
-
-func (mslRow) mslName() string { return "RowParams" }
-
-type mslRoPE struct{ B, H, S, D, Dims int }
-
-func (mslRoPE) mslName() string { return "RoPEParams" }
-
-type mslSDPA struct {
-	B, Hq, Hkv, Sq, Skv, D, Dv int32
-	KStrides, VStrides         [3]int32 // batch, head, position
-	MStrides                   [4]int32 // batch, head, query, key
-	HasMask                    int32
-	Scale                      float32
-	Splits, Chunk              int32 // the split of the keys (sdpaSplit)
-}
-
-func (mslSDPA) mslName() string { return "SDPAParams" }
-
-// The kernels' parameter structs that are their own setBytes structs: the MSL struct
-// has the Go type's name.
-func (QuantParams) mslName() string      { return "QuantParams" }
-func (QEmbedParams) mslName() string     { return "QEmbedParams" }
-func (QSwitchGLUParams) mslName() string { return "QSwitchGLUParams" }
-func (MatmulParams) mslName() string     { return "MatmulParams" }
-func (SwitchGLUParams) mslName() string  { return "SwitchGLUParams" }
-func (TopKParams) mslName() string       { return "TopKParams" }
-func (TakeParams) mslName() string       { return "TakeParams" }
-func (TakeAlongParams) mslName() string  { return "TakeAlongParams" }
-func (GatherMMParams) mslName() string   { return "GatherMMParams" }
-func (MoEBlockParams) mslName() string   { return "MoEBlockParams" }
-func (MLPBlockParams) mslName() string   { return "MLPBlockParams" }
-func (GDNBlockParams) mslName() string   { return "GDNBlockParams" }
-
-// mslParamStructs lists every struct sent with setBytes, for the layout test.
-var mslParamStructs = []mslParams{
-	mslStrided{}, mslArange{}, mslBinary{}, mslUnary{}, mslWhere{}, mslCopy{}, mslConv{},
-	gdDims{}, TakeParams{}, TakeAlongParams{}, GatherMMParams{}, MatmulParams{}, SwitchGLUParams{},
-	mslNorm{}, mslRow{}, mslRoPE{}, mslSDPA{}, TopKParams{}, QuantParams{}, QEmbedParams{}, QSwitchGLUParams{},
-	MoEBlockParams{}, MLPBlockParams{}, GDNBlockParams{},
 }

@@ -13,6 +13,27 @@ import (
 	"github.com/ingotml/ingot/kernels/msltest"
 )
 
+// paramStructs is every struct the Encode functions send with mslPack, for the layout
+// test; TestParamLayouts fails when it and prelude_params.metal (generated from the
+// mslPack calls) name different structs.
+var paramStructs = []any{
+	strided{}, arangeConsts{}, binaryConsts{}, unaryConsts{}, whereConsts{}, copyConsts{}, convConsts{},
+	gatedDeltaConsts{}, TakeParams{}, TakeAlongParams{}, GatherMMParams{}, MatmulParams{}, SwitchGLUParams{},
+	normConsts{}, rowConsts{}, ropeConsts{}, sdpaConsts{}, TopKParams{}, QuantParams{}, QEmbedParams{},
+	QSwitchGLUParams{}, MoEBlockParams{}, MLPBlockParams{}, GDNBlockParams{},
+}
+
+// mslStructName is the MSL name of a Go struct as internal/genparams gives it.
+func mslStructName(t reflect.Type) string { return strings.ToUpper(t.Name()[:1]) + t.Name()[1:] }
+
+// mslFieldName is the MSL name of a Go field as internal/genparams gives it.
+func mslFieldName(f reflect.StructField) string {
+	if tag := f.Tag.Get("msl"); tag != "" {
+		return tag
+	}
+	return f.Name
+}
+
 // mslType spells a Go field's type as clang spells the MSL one it is sent as (mslPack).
 func mslType(t reflect.Type) string {
 	switch t.Kind() {
@@ -25,38 +46,35 @@ func mslType(t reflect.Type) string {
 	case reflect.Array:
 		return fmt.Sprintf("%s[%d]", mslType(t.Elem()), t.Len())
 	case reflect.Struct:
-		if p, ok := reflect.Zero(t).Interface().(mslParams); ok {
-			return "struct " + p.mslName()
-		}
+		return "struct " + mslStructName(t)
 	}
 	return "unsupported Go type " + t.String()
 }
 
-// normalize compares names across the two spellings: x_stride and XStride.
-func normalize(s string) string { return strings.ToLower(strings.ReplaceAll(s, "_", "")) }
-
-// TestParamLayouts compares every MSL parameter struct of the prelude with the Go struct
-// sent as it (mslParamStructs): size, and each field's name, type and offset as mslPack
-// writes it, against clang's record layouts. A struct on either side without the other
-// fails too.
+// TestParamLayouts compares every MSL parameter struct of the prelude (its generated
+// prelude_params.metal) with the Go struct sent as it (paramStructs): size, and each
+// field's name, type and offset as mslPack writes it, against clang's record layouts.
+// A struct on either side without the other fails too.
 func TestParamLayouts(t *testing.T) {
 	msltest.RequireClang(t)
-	src, err := MSL.ReadFile("prelude.metal")
+	gen, err := MSL.ReadFile("prelude_params.metal")
 	require.NoError(t, err)
-	declared := regexp.MustCompile(`(?m)^struct (\w+) \{`).FindAllStringSubmatch(string(src), -1)
+	declared := regexp.MustCompile(`(?m)^struct (\w+) \{`).FindAllStringSubmatch(string(gen), -1)
 	var names []string
 	for _, m := range declared {
 		names = append(names, m[1])
 	}
-	mirrors := map[string]mslParams{}
-	for _, p := range mslParamStructs {
-		mirrors[p.mslName()] = p
+	mirrors := map[string]reflect.Type{}
+	for _, p := range paramStructs {
+		mirrors[mslStructName(reflect.TypeOf(p))] = reflect.TypeOf(p)
 	}
-	require.ElementsMatch(t, names, keys(mirrors), "MSL structs in prelude.metal vs Go structs in mslParamStructs")
-	recs, err := msltest.RecordLayouts(string(src), names)
+	require.ElementsMatch(t, names, keys(mirrors), "MSL structs in prelude_params.metal vs Go structs in paramStructs")
+	src, err := Source("prelude") // as the families get it: prelude.metal with its include pasted
+	require.NoError(t, err)
+	recs, err := msltest.RecordLayouts(src, names)
 	require.NoError(t, err)
 	for _, n := range names {
-		require.NoError(t, compareLayout(recs[n], reflect.TypeOf(mirrors[n])))
+		require.NoError(t, compareLayout(recs[n], mirrors[n]))
 	}
 	t.Logf("%d parameter structs match their Go declarations", len(names))
 }
@@ -71,7 +89,7 @@ func compareLayout(rec msltest.Record, gt reflect.Type) error {
 	off := 0
 	for i, f := range rec.Fields {
 		gf := gt.Field(i)
-		if f.Offset != off || f.Type != mslType(gf.Type) || normalize(f.Name) != normalize(gf.Name) {
+		if f.Offset != off || f.Type != mslType(gf.Type) || f.Name != mslFieldName(gf) {
 			return fmt.Errorf("%s field %d: MSL %s %s at byte %d, Go %s %s at byte %d",
 				rec.Name, i, f.Type, f.Name, f.Offset, gf.Type, gf.Name, off)
 		}
@@ -81,32 +99,40 @@ func compareLayout(rec msltest.Record, gt reflect.Type) error {
 }
 
 // TestParamLayoutCatchesAMismatch plants a Go struct whose array is one short, one in
-// another order, and one whose field is named differently.
+// another order, one whose field is named differently and one whose field lacks the
+// tag that spells it as MSL does.
 func TestParamLayoutCatchesAMismatch(t *testing.T) {
 	msltest.RequireClang(t)
 	recs, err := msltest.RecordLayouts("struct Planted { int a; float b[3]; int c; };", []string{"Planted"})
 	require.NoError(t, err)
 	type planted struct {
-		A int32
-		B [2]float32
-		C int32
+		A int32      `msl:"a"`
+		B [2]float32 `msl:"b"`
+		C int32      `msl:"c"`
 	}
 	require.EqualError(t, compareLayout(recs["Planted"], reflect.TypeOf(planted{})),
 		"Planted: 20 bytes in 3 fields in MSL, 16 bytes in 3 fields in Go")
 	type reordered struct {
-		A int32
-		C int32
-		B [3]float32
+		A int32      `msl:"a"`
+		C int32      `msl:"c"`
+		B [3]float32 `msl:"b"`
 	}
 	require.EqualError(t, compareLayout(recs["Planted"], reflect.TypeOf(reordered{})),
 		"Planted field 1: MSL float[3] b at byte 4, Go int32 C at byte 4")
 	type renamed struct {
-		A int
-		B [3]float64
-		D bool
+		A int        `msl:"a"`
+		B [3]float64 `msl:"b"`
+		D bool       `msl:"d"`
 	}
 	require.EqualError(t, compareLayout(recs["Planted"], reflect.TypeOf(renamed{})),
 		"Planted field 2: MSL int c at byte 16, Go bool D at byte 16")
+	type untagged struct { // the MSL name is the tag's spelling, or the Go name exactly
+		A int32      `msl:"a"`
+		B [3]float32 `msl:"b"`
+		C int32
+	}
+	require.EqualError(t, compareLayout(recs["Planted"], reflect.TypeOf(untagged{})),
+		"Planted field 2: MSL int c at byte 16, Go int32 C at byte 16")
 }
 
 // TestMSLPack: the bytes of a parameter struct as its MSL struct holds them (ints and
@@ -117,15 +143,15 @@ func TestMSLPack(t *testing.T) {
 	require.Equal(t, []byte{1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 0xfc, 0xff, 0xff, 0xff, 5, 0, 0, 0, 6, 0, 0, 0,
 		1, 0, 0, 0, 0, 0, 0, 0x3f}, mslPack(p))
 	l := Contiguous(Float32, 2, 3)
-	b := mslPack(&mslCopy{N: 6, Src: stridedOf(&l), Dst: stridedOf(&l)})
+	b := mslPack(&copyConsts{N: 6, Src: stridedOf(&l), Dst: stridedOf(&l)})
 	require.Len(t, b, 4*(1+2*(2+2*MaxDims)))
 	require.Equal(t, []byte{6, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0}, b[:20]) // n, src: ndim, offset, shape
 	require.Equal(t, []byte{3, 0, 0, 0, 1, 0, 0, 0}, b[4*(3+MaxDims):4*(5+MaxDims)])             // src strides
 	require.PanicsWithValue(t, "kernels: QuantParams.N = 2147483648 does not fit the 32-bit MSL parameter",
 		func() { mslPack(&QuantParams{M: 1, N: 1 << 31, K: 64, Bits: 4, Group: 64}) })
-	require.PanicsWithValue(t, "kernels: mslCopy.Src.Strides[1] = -2147483649 does not fit the 32-bit MSL parameter",
+	require.PanicsWithValue(t, "kernels: copyConsts.Src.Strides[1] = -2147483649 does not fit the 32-bit MSL parameter",
 		func() {
-			c := mslCopy{N: 1, Src: stridedOf(&l)}
+			c := copyConsts{N: 1, Src: stridedOf(&l)}
 			c.Src.Strides[1] = math.MinInt32 - 1
 			mslPack(&c)
 		})

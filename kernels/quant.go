@@ -21,7 +21,11 @@ import (
 
 // QuantParams is the parameter struct of KQMV and KQMM: x [M, K] times the transpose of
 // the quantized [N, K] matrix gives out [M, N].
-type QuantParams struct{ M, N, K, Bits, Group int }
+type QuantParams struct {
+	M, N, K int
+	Bits    int `msl:"bits"`
+	Group   int `msl:"group"`
+}
 
 // KQMV is the decode-time quantized product out = x @ dequant(w)^T for few rows (the
 // Go twin passes over the packed matrix once per x row). Args x, w, scales, biases, out.
@@ -32,7 +36,11 @@ var KQMV = Register(&Kernel{Name: "qmv", Family: "quant", CPU: qmvCPU, Encode: q
 var KQMM = Register(&Kernel{Name: "qmm", Family: "quant", CPU: qmmCPU, Encode: qmmEncode})
 
 // QEmbedParams is the parameter struct of KQEmbed: T ids into a quantized [V, D] table.
-type QEmbedParams struct{ T, V, D, Bits, Group int }
+type QEmbedParams struct {
+	T, V, D int
+	Bits    int `msl:"bits"`
+	Group   int `msl:"group"`
+}
 
 // KQEmbed looks up dequantized rows: out[t, :] = scales*q + biases of row ids[t]. Args
 // ids (int32 [T]), w, scales, biases, out (float32 [T, D]). Negative ids wrap; an id
@@ -44,9 +52,13 @@ var KQEmbed = Register(&Kernel{Name: "qembed", Family: "quant", CPU: qembedCPU, 
 // QSwitchGLUParams is the parameter struct of KQSwitchGLU: as SwitchGLUParams, plus the
 // bits and group size of each projection (per-module overrides may differ).
 type QSwitchGLUParams struct {
-	T, H, K, E, I                 int
-	GateBits, UpBits, DownBits    int
-	GateGroup, UpGroup, DownGroup int
+	T, H, K, E, I int
+	GateBits      int `msl:"gate_bits"`
+	UpBits        int `msl:"up_bits"`
+	DownBits      int `msl:"down_bits"`
+	GateGroup     int `msl:"gate_group"`
+	UpGroup       int `msl:"up_group"`
+	DownGroup     int `msl:"down_group"`
 }
 
 // KQSwitchGLU is KSwitchGLU with quantized experts: gate and up [E, I, H], down

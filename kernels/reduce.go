@@ -268,13 +268,19 @@ func RowThreads(cols int) int {
 	return min(max(t, 32), 1024)
 }
 
+// rowConsts is the setBytes struct of the row-wise twins (reduce, softmax): rows of cols.
+type rowConsts struct {
+	Rows int `msl:"rows"`
+	Cols int `msl:"cols"`
+}
+
 func reduceEncode(op *ReduceOp, l *Launch, e Encoder) {
 	in, o := &l.Args[0], &l.Args[1]
 	rows, cols := rowsCols(in)
 	e.Entry("reduce_" + op.Name + "_" + in.DType.String())
 	e.SetArg(0, in)
 	e.SetArg(1, o)
-	e.SetBytes(2, mslPack(&mslRow{rows, cols}))
+	e.SetBytes(2, mslPack(&rowConsts{rows, cols}))
 	e.DispatchThreadgroups([3]int{max(rows, 1), 1, 1}, RowGroup(cols, e))
 }
 

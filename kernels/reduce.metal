@@ -42,7 +42,7 @@ T block_allreduce(T v, T identity, threadgroup T* shared, uint lane, uint sg, ui
 }
 
 template <typename Op, typename T, typename A>
-void reduce_row(const device T* x, device A* out, constant RowParams& p, A identity,
+void reduce_row(const device T* x, device A* out, constant RowConsts& p, A identity,
                 threadgroup A* shared, uint row, uint tid, uint ntg, uint lane, uint sg) {
     const device T* xr = x + size_t(row) * size_t(p.cols);
     A acc = identity;
@@ -56,7 +56,7 @@ void reduce_row(const device T* x, device A* out, constant RowParams& p, A ident
 }
 
 kernel void reduce_sum_float32(const device float* x [[buffer(0)]], device float* out [[buffer(1)]],
-                               constant RowParams& p [[buffer(2)]],
+                               constant RowConsts& p [[buffer(2)]],
                                uint row [[threadgroup_position_in_grid]],
                                uint tid [[thread_position_in_threadgroup]],
                                uint ntg [[threads_per_threadgroup]],
@@ -70,7 +70,7 @@ kernel void reduce_sum_float32(const device float* x [[buffer(0)]], device float
 }
 
 kernel void reduce_sum_int32(const device int* x [[buffer(0)]], device int* out [[buffer(1)]],
-                             constant RowParams& p [[buffer(2)]],
+                             constant RowConsts& p [[buffer(2)]],
                              uint row [[threadgroup_position_in_grid]],
                              uint tid [[thread_position_in_threadgroup]],
                              uint ntg [[threads_per_threadgroup]],
@@ -84,7 +84,7 @@ kernel void reduce_sum_int32(const device int* x [[buffer(0)]], device int* out 
 }
 
 kernel void reduce_max_float32(const device float* x [[buffer(0)]], device float* out [[buffer(1)]],
-                               constant RowParams& p [[buffer(2)]],
+                               constant RowConsts& p [[buffer(2)]],
                                uint row [[threadgroup_position_in_grid]],
                                uint tid [[thread_position_in_threadgroup]],
                                uint ntg [[threads_per_threadgroup]],
@@ -98,7 +98,7 @@ kernel void reduce_max_float32(const device float* x [[buffer(0)]], device float
 }
 
 kernel void reduce_max_int32(const device int* x [[buffer(0)]], device int* out [[buffer(1)]],
-                             constant RowParams& p [[buffer(2)]],
+                             constant RowConsts& p [[buffer(2)]],
                              uint row [[threadgroup_position_in_grid]],
                              uint tid [[thread_position_in_threadgroup]],
                              uint ntg [[threads_per_threadgroup]],
@@ -112,7 +112,7 @@ kernel void reduce_max_int32(const device int* x [[buffer(0)]], device int* out 
 }
 
 kernel void reduce_min_float32(const device float* x [[buffer(0)]], device float* out [[buffer(1)]],
-                               constant RowParams& p [[buffer(2)]],
+                               constant RowConsts& p [[buffer(2)]],
                                uint row [[threadgroup_position_in_grid]],
                                uint tid [[thread_position_in_threadgroup]],
                                uint ntg [[threads_per_threadgroup]],
@@ -126,7 +126,7 @@ kernel void reduce_min_float32(const device float* x [[buffer(0)]], device float
 }
 
 kernel void reduce_min_int32(const device int* x [[buffer(0)]], device int* out [[buffer(1)]],
-                             constant RowParams& p [[buffer(2)]],
+                             constant RowConsts& p [[buffer(2)]],
                              uint row [[threadgroup_position_in_grid]],
                              uint tid [[thread_position_in_threadgroup]],
                              uint ntg [[threads_per_threadgroup]],
@@ -140,7 +140,7 @@ kernel void reduce_min_int32(const device int* x [[buffer(0)]], device int* out 
 }
 
 kernel void reduce_mean_float32(const device float* x [[buffer(0)]], device float* out [[buffer(1)]],
-                                constant RowParams& p [[buffer(2)]],
+                                constant RowConsts& p [[buffer(2)]],
                                 uint row [[threadgroup_position_in_grid]],
                                 uint tid [[thread_position_in_threadgroup]],
                                 uint ntg [[threads_per_threadgroup]],
@@ -163,7 +163,7 @@ kernel void reduce_mean_float32(const device float* x [[buffer(0)]], device floa
 
 // logsumexp: the row maximum (replaced by 0 when infinite), then the sum of exp(x - max).
 kernel void reduce_logsumexp_float32(const device float* x [[buffer(0)]], device float* out [[buffer(1)]],
-                                     constant RowParams& p [[buffer(2)]],
+                                     constant RowConsts& p [[buffer(2)]],
                                      uint row [[threadgroup_position_in_grid]],
                                      uint tid [[thread_position_in_threadgroup]],
                                      uint ntg [[threads_per_threadgroup]],
@@ -221,7 +221,7 @@ template <typename T> void simd_argbest(thread T& v, thread int& i) {
 }
 
 template <typename T>
-void argmax_row(const device T* x, device int* out, constant RowParams& p, threadgroup T* sv,
+void argmax_row(const device T* x, device int* out, constant RowConsts& p, threadgroup T* sv,
                 threadgroup int* si, uint row, uint tid, uint ntg, uint lane, uint sg) {
     const device T* xr = x + size_t(row) * size_t(p.cols);
     T v = T(0);
@@ -250,7 +250,7 @@ void argmax_row(const device T* x, device int* out, constant RowParams& p, threa
 }
 
 kernel void reduce_argmax_float32(const device float* x [[buffer(0)]], device int* out [[buffer(1)]],
-                                  constant RowParams& p [[buffer(2)]],
+                                  constant RowConsts& p [[buffer(2)]],
                                   uint row [[threadgroup_position_in_grid]],
                                   uint tid [[thread_position_in_threadgroup]],
                                   uint ntg [[threads_per_threadgroup]],
@@ -265,7 +265,7 @@ kernel void reduce_argmax_float32(const device float* x [[buffer(0)]], device in
 }
 
 kernel void reduce_argmax_int32(const device int* x [[buffer(0)]], device int* out [[buffer(1)]],
-                                constant RowParams& p [[buffer(2)]],
+                                constant RowConsts& p [[buffer(2)]],
                                 uint row [[threadgroup_position_in_grid]],
                                 uint tid [[thread_position_in_threadgroup]],
                                 uint ntg [[threads_per_threadgroup]],
@@ -280,7 +280,7 @@ kernel void reduce_argmax_int32(const device int* x [[buffer(0)]], device int* o
 }
 
 kernel void reduce_sum_uint32(const device uint* x [[buffer(0)]], device uint* out [[buffer(1)]],
-                              constant RowParams& p [[buffer(2)]],
+                              constant RowConsts& p [[buffer(2)]],
                               uint row [[threadgroup_position_in_grid]],
                               uint tid [[thread_position_in_threadgroup]],
                               uint ntg [[threads_per_threadgroup]],
@@ -294,7 +294,7 @@ kernel void reduce_sum_uint32(const device uint* x [[buffer(0)]], device uint* o
 }
 
 kernel void reduce_max_uint32(const device uint* x [[buffer(0)]], device uint* out [[buffer(1)]],
-                              constant RowParams& p [[buffer(2)]],
+                              constant RowConsts& p [[buffer(2)]],
                               uint row [[threadgroup_position_in_grid]],
                               uint tid [[thread_position_in_threadgroup]],
                               uint ntg [[threads_per_threadgroup]],
@@ -308,7 +308,7 @@ kernel void reduce_max_uint32(const device uint* x [[buffer(0)]], device uint* o
 }
 
 kernel void reduce_min_uint32(const device uint* x [[buffer(0)]], device uint* out [[buffer(1)]],
-                              constant RowParams& p [[buffer(2)]],
+                              constant RowConsts& p [[buffer(2)]],
                               uint row [[threadgroup_position_in_grid]],
                               uint tid [[thread_position_in_threadgroup]],
                               uint ntg [[threads_per_threadgroup]],
@@ -322,7 +322,7 @@ kernel void reduce_min_uint32(const device uint* x [[buffer(0)]], device uint* o
 }
 
 kernel void reduce_argmax_uint32(const device uint* x [[buffer(0)]], device int* out [[buffer(1)]],
-                                 constant RowParams& p [[buffer(2)]],
+                                 constant RowConsts& p [[buffer(2)]],
                                  uint row [[threadgroup_position_in_grid]],
                                  uint tid [[thread_position_in_threadgroup]],
                                  uint ntg [[threads_per_threadgroup]],

@@ -80,6 +80,13 @@ func ropeInvFreq(base float64, dims, i int) float32 {
 	return float32(math.Pow(base, -2*float64(i)/float64(dims)))
 }
 
+// ropeConsts is rope's setBytes struct: x's sizes and RoPEParams.Dims (the
+// frequencies travel as their own block).
+type ropeConsts struct {
+	B, H, S, D int
+	Dims       int `msl:"dims"`
+}
+
 func ropeEncode(l *Launch, e Encoder) {
 	xa, oa, out := &l.Args[0], &l.Args[1], &l.Args[2]
 	p := l.Params.(*RoPEParams)
@@ -88,7 +95,7 @@ func ropeEncode(l *Launch, e Encoder) {
 	e.SetArg(0, xa)
 	e.SetArg(1, oa)
 	e.SetArg(2, out)
-	mp := mslRoPE{B: B, H: H, S: S, D: D, Dims: p.Dims}
+	mp := ropeConsts{B: B, H: H, S: S, D: D, Dims: p.Dims}
 	e.SetBytes(3, mslPack(&mp))
 	// The frequencies travel as their own constant block, exactly dims/2 long: setBytes
 	// takes up to 4096 bytes, so up to 1024 of them (the encoder refuses more).

@@ -8,7 +8,7 @@
 #include "prelude.metal"
 
 kernel void rope_float32(const device float* x [[buffer(0)]], const device int* offsets [[buffer(1)]],
-                         device float* out [[buffer(2)]], constant RoPEParams& p [[buffer(3)]],
+                         device float* out [[buffer(2)]], constant RopeConsts& p [[buffer(3)]],
                          constant float* inv_freq [[buffer(4)]],
                          uint3 gid [[thread_position_in_grid]]) {
     int half_dims = p.dims / 2;

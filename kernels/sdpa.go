@@ -206,9 +206,22 @@ func sdpaSplit(groups, skv int) (splits, chunk int) {
 	return (skv + chunk - 1) / chunk, chunk
 }
 
+// sdpaConsts is the SDPA twins' setBytes struct: the sizes, the strides of k, v and the
+// mask, SDPAParams.Scale, and the split of the keys.
+type sdpaConsts struct {
+	B, Hq, Hkv, Sq, Skv, D, Dv int32
+	KStrides                   [3]int32 `msl:"k_strides"` // batch, head, position
+	VStrides                   [3]int32 `msl:"v_strides"`
+	MStrides                   [4]int32 `msl:"m_strides"` // batch, head, query, key
+	HasMask                    int32    `msl:"has_mask"`
+	Scale                      float32  `msl:"scale"`
+	Splits                     int32    `msl:"splits"` // of the keys, one threadgroup each (sdpaSplit)
+	Chunk                      int32    `msl:"chunk"`  // keys per split
+}
+
 func sdpaEncode(l *Launch, e Encoder) {
 	q, k, v, m, o := sdpaArgs(l)
-	p := mslSDPA{
+	p := sdpaConsts{
 		B: mslInt("B", q.Shape[0]), Hq: mslInt("Hq", q.Shape[1]), Hkv: mslInt("Hkv", k.Shape[1]),
 		Sq: mslInt("Sq", q.Shape[2]), Skv: mslInt("Skv", k.Shape[2]), D: mslInt("D", q.Shape[3]), Dv: mslInt("Dv", v.Shape[3]),
 		Scale: float32(l.Params.(*SDPAParams).Scale),

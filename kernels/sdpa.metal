@@ -37,11 +37,11 @@
 
 // sdpa_ml and sdpa_acc are a split's (max, sum) and value row in the scratch: every
 // (row, split)'s pair first, then every value row.
-inline device float* sdpa_ml(device float* part, size_t row, int split, constant SDPAParams& p) {
+inline device float* sdpa_ml(device float* part, size_t row, int split, constant SdpaConsts& p) {
     return part + 2 * (row * size_t(p.splits) + size_t(split));
 }
 
-inline device float* sdpa_acc(device float* part, size_t row, int split, constant SDPAParams& p) {
+inline device float* sdpa_acc(device float* part, size_t row, int split, constant SdpaConsts& p) {
     size_t rows = size_t(p.B) * size_t(p.Hq) * size_t(p.Sq);
     return part + 2 * rows * size_t(p.splits) + (row * size_t(p.splits) + size_t(split)) * size_t(p.Dv);
 }
@@ -167,7 +167,7 @@ inline void sdpa_step(thread const SDPAKeys& s, int j, thread float (*qv)[SDPA_M
 
 kernel void sdpa_float32(const device float* q [[buffer(0)]], const device float* k [[buffer(1)]],
                          const device float* v [[buffer(2)]], const device uchar* mask [[buffer(3)]],
-                         device float* out [[buffer(4)]], constant SDPAParams& p [[buffer(5)]],
+                         device float* out [[buffer(4)]], constant SdpaConsts& p [[buffer(5)]],
                          device float* part [[buffer(6)]],
                          uint3 gid [[threadgroup_position_in_grid]],
                          uint tid [[thread_index_in_threadgroup]],
@@ -305,7 +305,7 @@ kernel void sdpa_float32(const device float* q [[buffer(0)]], const device float
 // the simdgroups' sums are added in order.
 #define SDPA_COMBINE_U 8
 
-kernel void sdpa_combine_float32(device float* out [[buffer(4)]], constant SDPAParams& p [[buffer(5)]],
+kernel void sdpa_combine_float32(device float* out [[buffer(4)]], constant SdpaConsts& p [[buffer(5)]],
                                  device float* part [[buffer(6)]],
                                  uint3 gid [[threadgroup_position_in_grid]],
                                  uint tid [[thread_index_in_threadgroup]],

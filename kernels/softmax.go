@@ -61,7 +61,7 @@ func softmaxEncode(l *Launch, e Encoder) {
 	e.Entry("softmax_float32")
 	e.SetArg(0, in)
 	e.SetArg(1, o)
-	e.SetBytes(2, mslPack(&mslRow{rows, cols}))
+	e.SetBytes(2, mslPack(&rowConsts{rows, cols}))
 	e.DispatchThreadgroups([3]int{max(rows, 1), 1, 1}, RowGroup(cols, e))
 }
 

@@ -37,7 +37,7 @@ float block_allreduce(float v, float identity, threadgroup float* shared, uint l
 }
 
 kernel void softmax_float32(const device float* x [[buffer(0)]], device float* out [[buffer(1)]],
-                            constant RowParams& p [[buffer(2)]],
+                            constant RowConsts& p [[buffer(2)]],
                             uint row [[threadgroup_position_in_grid]],
                             uint tid [[thread_position_in_threadgroup]],
                             uint ntg [[threads_per_threadgroup]],

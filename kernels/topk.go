@@ -12,7 +12,11 @@ import (
 const TopKMax = 64
 
 // TopKParams is the parameter struct of KArgTopK: Rows rows of N values, K results each.
-type TopKParams struct{ Rows, N, K int }
+type TopKParams struct {
+	Rows int `msl:"rows"`
+	N    int `msl:"n"`
+	K    int `msl:"k"`
+}
 
 // KArgTopK writes, for each row of a float32 input [Rows, N] (dense from its offset),
 // the int32 indices of its K largest values in descending order: out [Rows, K]. Ties go

@@ -42,7 +42,7 @@ inline float apply(int op, float x) {
 
 kernel void unary_float32(const device float* a [[buffer(0)]],
                           device float* out [[buffer(1)]],
-                          constant UnaryParams& p [[buffer(2)]],
+                          constant UnaryConsts& p [[buffer(2)]],
                           uint i [[thread_position_in_grid]]) {
     if (int(i) >= p.n) return;
     out[i] = apply(p.op, a[loc(i, p.a)]);
@@ -50,7 +50,7 @@ kernel void unary_float32(const device float* a [[buffer(0)]],
 
 kernel void unary_int32(const device int* a [[buffer(0)]],
                         device int* out [[buffer(1)]],
-                        constant UnaryParams& p [[buffer(2)]],
+                        constant UnaryConsts& p [[buffer(2)]],
                         uint i [[thread_position_in_grid]]) {
     if (int(i) >= p.n) return;
     int x = a[loc(i, p.a)];
@@ -59,7 +59,7 @@ kernel void unary_int32(const device int* a [[buffer(0)]],
 
 kernel void logical_not_bool(const device uchar* a [[buffer(0)]],
                              device uchar* out [[buffer(1)]],
-                             constant UnaryParams& p [[buffer(2)]],
+                             constant UnaryConsts& p [[buffer(2)]],
                              uint i [[thread_position_in_grid]]) {
     if (int(i) >= p.n) return;
     out[i] = a[loc(i, p.a)] == 0 ? 1 : 0;
@@ -67,7 +67,7 @@ kernel void logical_not_bool(const device uchar* a [[buffer(0)]],
 
 kernel void unary_float16(const device half* a [[buffer(0)]],
                           device half* out [[buffer(1)]],
-                          constant UnaryParams& p [[buffer(2)]],
+                          constant UnaryConsts& p [[buffer(2)]],
                           uint i [[thread_position_in_grid]]) {
     if (int(i) >= p.n) return;
     out[i] = half(apply(p.op, float(a[loc(i, p.a)])));
@@ -75,7 +75,7 @@ kernel void unary_float16(const device half* a [[buffer(0)]],
 
 kernel void unary_bfloat16(const device bfloat* a [[buffer(0)]],
                            device bfloat* out [[buffer(1)]],
-                           constant UnaryParams& p [[buffer(2)]],
+                           constant UnaryConsts& p [[buffer(2)]],
                            uint i [[thread_position_in_grid]]) {
     if (int(i) >= p.n) return;
     out[i] = bfloat(apply(p.op, float(a[loc(i, p.a)])));
