@@ -148,13 +148,53 @@ const (
 	linThreads = 256
 )
 
+// The tiled product (gemm.metal), taken by linear and qmm from gemmMinRows x rows: a
+// threadgroup of gemmThreads threads computes a gemmBM x gemmBN tile of out, each thread
+// gemmTM x gemmTN of it (GEMM_TM, GEMM_TN). Fewer rows keep the decode entries (linear,
+// qmv), which read the weights once a row but spread each row over a threadgroup.
+const (
+	gemmThreads = 256 // GEMM_THREADS
+	gemmTM      = 4   // GEMM_TM
+	gemmTN      = 4   // GEMM_TN
+	gemmBM      = 16 * gemmTM
+	gemmBN      = 16 * gemmTN
+	gemmMinRows = 16
+)
+
+// gemmEntry selects a tiled entry and reports whether its pipeline takes gemmThreads
+// threads a threadgroup (the kernel's thread layout needs all of them; Metal's
+// maxTotalThreadsPerThreadgroup may be lower for a kernel of many registers): if not,
+// the caller selects its decode entry instead.
+func gemmEntry(e Encoder, name string) bool {
+	e.Entry(name)
+	if tl, ok := e.(ThreadLimiter); ok && tl.MaxThreads() < gemmThreads {
+		return false
+	}
+	return true
+}
+
+// gemmDispatch dispatches the tiled entry for out [batch, m, n]: x = column tiles, y =
+// row tiles, z = batch.
+func gemmDispatch(e Encoder, m, n, batch int) {
+	e.DispatchThreadgroups([3]int{max((n+gemmBN-1)/gemmBN, 1), max((m+gemmBM-1)/gemmBM, 1), max(batch, 1)},
+		[3]int{gemmThreads, 1, 1})
+}
+
 func linearEncode(l *Launch, e Encoder) {
 	p := l.Params.(*MatmulParams)
-	e.Entry(mmEntry("linear", l.Out().DType))
-	for i := 0; i < 3; i++ {
-		e.SetArg(i, &l.Args[i])
+	bind := func() {
+		for i := 0; i < 3; i++ {
+			e.SetArg(i, &l.Args[i])
+		}
+		e.SetBytes(3, mslPack(p))
 	}
-	e.SetBytes(3, mslPack(p))
+	if p.M >= gemmMinRows && gemmEntry(e, mmEntry("gemm", l.Out().DType)) {
+		bind()
+		gemmDispatch(e, p.M, p.N, p.Batch)
+		return
+	}
+	e.Entry(mmEntry("linear", l.Out().DType))
+	bind()
 	// linRows outputs per threadgroup of linThreads, which split K (see matmul.metal):
 	// x = w rows, y = x row, z = batch.
 	e.DispatchThreadgroups([3]int{max((p.N+linRows-1)/linRows, 1), max(p.M, 1), max(p.Batch, 1)},
@@ -179,6 +219,11 @@ func matmulSamples(rng *rand.Rand) []*Launch {
 		{Float32, 2, 3, 5, 3, 0, true, false},
 		{Float16, 2, 2, 5, 11, 1, false, false},
 		{Float32, 1, 2, 9, 601, 3, false, false}, // K over the MSL twin's 256 threads, a partial last group
+		// The tiled entry (gemmMinRows rows or more): partial row and column tiles, K
+		// past a step with a tail, batches with a broadcast operand, float16.
+		{Float32, 1, 70, 130, 37, 3, false, false},
+		{Float32, 2, 20, 9, 64, 0, false, true},
+		{Float16, 2, 17, 66, 40, 1, true, false},
 	}
 	var out []*Launch
 	for _, s := range shapes {

@@ -1,5 +1,5 @@
 // matmul family: out[b, m, n] = dot(x[b] row m, w[b] row n), rows dense and K long.
-#include "prelude.metal"
+#include "gemm.metal"
 
 // linear: a threadgroup of LIN_THREADS threads computes LIN_ROWS outputs of one x row.
 // Thread t reads the LIN_VEC elements from LIN_VEC * t of each w row, then from
@@ -95,4 +95,42 @@ kernel void linear_float16(const device half* x [[buffer(0)]],
                            uint sg [[simdgroup_index_in_threadgroup]]) {
     threadgroup float part[LIN_SG * LIN_ROWS];
     linear_impl(x, w, out, p, part, tg, tid, lane, sg);
+}
+
+// gemm: many x rows (prefill) take the tiled product of gemm.metal, one threadgroup of
+// GEMM_THREADS a GEMM_BM x GEMM_BN tile of out: x = w rows, y = x rows, z = batch.
+template <typename T>
+inline void gemm_impl(const device T* x, const device T* w, device T* out, constant MatmulParams& p,
+                      threadgroup float* As, threadgroup float* Bs, uint3 tg, uint tid) {
+    int n0 = int(tg.x) * GEMM_BN, m0 = int(tg.y) * GEMM_BM, b = int(tg.z);
+    if (n0 >= p.n || m0 >= p.m || b >= p.batch) {
+        return;  // an empty launch still dispatches one group; uniform, before any barrier
+    }
+    GemmRows<T, GEMM_AV> la = {x + size_t(b) * size_t(p.x_stride), p.m, p.k};
+    GemmRows<T, GEMM_BV> lb = {w + size_t(b) * size_t(p.w_stride), p.n, p.k};
+    float acc[GEMM_TM * GEMM_TN];
+    gemm_tile(la, lb, p.k, m0, n0, As, Bs, tid, acc);
+    gemm_store(out + size_t(b) * size_t(p.m) * size_t(p.n), p.m, p.n, m0, n0, tid, acc);
+}
+
+kernel void gemm_float32(const device float* x [[buffer(0)]],
+                         const device float* w [[buffer(1)]],
+                         device float* out [[buffer(2)]],
+                         constant MatmulParams& p [[buffer(3)]],
+                         uint3 tg [[threadgroup_position_in_grid]],
+                         uint tid [[thread_index_in_threadgroup]]) {
+    threadgroup float As[GEMM_BK * GEMM_LDA] __attribute__((aligned(16)));  // read as float4s
+    threadgroup float Bs[GEMM_BK * GEMM_LDB] __attribute__((aligned(16)));
+    gemm_impl(x, w, out, p, As, Bs, tg, tid);
+}
+
+kernel void gemm_float16(const device half* x [[buffer(0)]],
+                         const device half* w [[buffer(1)]],
+                         device half* out [[buffer(2)]],
+                         constant MatmulParams& p [[buffer(3)]],
+                         uint3 tg [[threadgroup_position_in_grid]],
+                         uint tid [[thread_index_in_threadgroup]]) {
+    threadgroup float As[GEMM_BK * GEMM_LDA] __attribute__((aligned(16)));
+    threadgroup float Bs[GEMM_BK * GEMM_LDB] __attribute__((aligned(16)));
+    gemm_impl(x, w, out, p, As, Bs, tg, tid);
 }

@@ -453,6 +453,14 @@ func qmvEncode(l *Launch, e Encoder) {
 
 func qmmEncode(l *Launch, e Encoder) {
 	p := l.Params.(*QuantParams)
+	// Many rows (prefill) take the tiled entry (gemm.metal, each code dequantized once a
+	// tile of gemmBM rows); fewer the one-thread-an-output entry, the Go twin's order.
+	if p.M >= gemmMinRows && gemmEntry(e, qEntry("qmm_gemm", l.Args[2].DType)) {
+		qBindAll(l, e, 5)
+		e.SetBytes(5, mslPack(p))
+		gemmDispatch(e, p.M, p.N, 1)
+		return
+	}
 	e.Entry(qEntry("qmm", l.Args[2].DType))
 	qBindAll(l, e, 5)
 	e.SetBytes(5, mslPack(p))

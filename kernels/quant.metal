@@ -5,6 +5,7 @@
 // (below). Scales and biases are float, half or bfloat (one template per kernel). The
 // MoE products (qswitch_glu) are the qswitch family (qswitch.metal).
 #include "quant_rows.metal"
+#include "gemm.metal"
 
 // The pipelined staged qmv (the qmv_pipe entries, 4-bit rows of at most QMV_PIPE_K codes,
 // one simdgroup a slot): a lane takes the same chunk of every row block, and a slot
@@ -200,6 +201,63 @@ inline void qmm_impl(const device float* x, const device uchar* w, const device 
     out[i * p.N + n] = m.dot(x + i * p.K, n);
 }
 
+// The tiled qmm (the qmm_gemm entries, many x rows): gemm.metal's tile, its w rows
+// loaded by GemmQRows. GemmQRows stages a quantized matrix's rows: a thread loads one
+// unit of 8 codes of a step (GEMM_BN rows of GEMM_BK codes are GEMM_THREADS units; K is
+// a multiple of the group, 32 or more, so of GEMM_BK) with its group's scale and bias,
+// and stages s * q + b, each code dequantized once a tile for GEMM_BM x rows. Rows past
+// the last read the last (their outputs are not written).
+template <typename S>
+struct GemmQRows {
+    QMat<S> m;
+    int rows;
+
+    struct Regs {
+        ulong v;
+        float s;
+        float b;
+    };
+
+    void load(int r0, int k0, uint tid, thread Regs& g) const {
+        int r = min(r0 + int(tid) / (GEMM_BK / 8), rows - 1);
+        int u = k0 / 8 + int(tid) % (GEMM_BK / 8);
+        const device uchar* row = m.w + size_t(r) * size_t(m.row_bytes());
+        switch (m.bits) {  // uniform
+        case 2: g.v = q_unit<2>(row, u); break;
+        case 4: g.v = q_unit<4>(row, u); break;
+        case 8: g.v = q_unit<8>(row, u); break;
+        default: g.v = q8(row + size_t(u) * size_t(m.bits), m.bits); break;
+        }
+        size_t gi = size_t(r) * size_t(m.groups()) + size_t(u * 8 / m.group);
+        g.s = float(m.s[gi]);
+        g.b = float(m.b[gi]);
+    }
+
+    void store(thread const Regs& g, threadgroup float* s, int ld, uint tid) const {
+        int n = int(tid) / (GEMM_BK / 8);
+        int k = int(tid) % (GEMM_BK / 8) * 8;
+        ulong mask = (ulong(1) << m.bits) - 1;
+        for (int j = 0; j < 8; j++) {
+            s[(k + j) * ld + n] = fma(g.s, q_float(uint((g.v >> (j * m.bits)) & mask)), g.b);
+        }
+    }
+};
+
+template <typename S>
+inline void qmm_gemm_impl(const device float* x, const device uchar* w, const device S* s, const device S* b,
+                          device float* out, constant QuantParams& p, threadgroup float* As, threadgroup float* Bs,
+                          uint3 tg, uint tid) {
+    int n0 = int(tg.x) * GEMM_BN, m0 = int(tg.y) * GEMM_BM;
+    if (n0 >= p.N || m0 >= p.M) {
+        return;  // an empty launch still dispatches one group; uniform, before any barrier
+    }
+    QMat<S> m = {w, s, b, p.K, p.bits, p.group};
+    GemmRows<float, GEMM_AV> la = {x, p.M, p.K};
+    GemmQRows<S> lb = {m, p.N};
+    float acc[GEMM_TM * GEMM_TN];
+    gemm_tile(la, lb, p.K, m0, n0, As, Bs, tid, acc);
+    gemm_store(out, p.M, p.N, m0, n0, tid, acc);
+}
 
 template <typename S>
 inline void qembed_impl(const device int* ids, const device uchar* w, const device S* s,
@@ -259,6 +317,15 @@ kernel void qmm_float32(const device float* x [[buffer(0)]], const device uchar*
     qmm_impl<float>(x, w, s, b, out, p, gid);
 }
 
+kernel void qmm_gemm_float32(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
+                            const device float* s [[buffer(2)]], const device float* b [[buffer(3)]],
+                            device float* out [[buffer(4)]], constant QuantParams& p [[buffer(5)]],
+                            uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]]) {
+    threadgroup float As[GEMM_BK * GEMM_LDA] __attribute__((aligned(16)));  // read as float4s
+    threadgroup float Bs[GEMM_BK * GEMM_LDB] __attribute__((aligned(16)));
+    qmm_gemm_impl<float>(x, w, s, b, out, p, As, Bs, tg, tid);
+}
+
 kernel void qembed_float32(const device int* ids [[buffer(0)]], const device uchar* w [[buffer(1)]],
                           const device float* s [[buffer(2)]], const device float* b [[buffer(3)]],
                           device float* out [[buffer(4)]], constant QEmbedParams& p [[buffer(5)]],
@@ -308,6 +375,15 @@ kernel void qmm_float16(const device float* x [[buffer(0)]], const device uchar*
     qmm_impl<half>(x, w, s, b, out, p, gid);
 }
 
+kernel void qmm_gemm_float16(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
+                            const device half* s [[buffer(2)]], const device half* b [[buffer(3)]],
+                            device float* out [[buffer(4)]], constant QuantParams& p [[buffer(5)]],
+                            uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]]) {
+    threadgroup float As[GEMM_BK * GEMM_LDA] __attribute__((aligned(16)));  // read as float4s
+    threadgroup float Bs[GEMM_BK * GEMM_LDB] __attribute__((aligned(16)));
+    qmm_gemm_impl<half>(x, w, s, b, out, p, As, Bs, tg, tid);
+}
+
 kernel void qembed_float16(const device int* ids [[buffer(0)]], const device uchar* w [[buffer(1)]],
                           const device half* s [[buffer(2)]], const device half* b [[buffer(3)]],
                           device float* out [[buffer(4)]], constant QEmbedParams& p [[buffer(5)]],
@@ -355,6 +431,15 @@ kernel void qmm_bfloat16(const device float* x [[buffer(0)]], const device uchar
                        device float* out [[buffer(4)]], constant QuantParams& p [[buffer(5)]],
                        uint2 gid [[thread_position_in_grid]]) {
     qmm_impl<bfloat>(x, w, s, b, out, p, gid);
+}
+
+kernel void qmm_gemm_bfloat16(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
+                            const device bfloat* s [[buffer(2)]], const device bfloat* b [[buffer(3)]],
+                            device float* out [[buffer(4)]], constant QuantParams& p [[buffer(5)]],
+                            uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]]) {
+    threadgroup float As[GEMM_BK * GEMM_LDA] __attribute__((aligned(16)));  // read as float4s
+    threadgroup float Bs[GEMM_BK * GEMM_LDB] __attribute__((aligned(16)));
+    qmm_gemm_impl<bfloat>(x, w, s, b, out, p, As, Bs, tg, tid);
 }
 
 kernel void qembed_bfloat16(const device int* ids [[buffer(0)]], const device uchar* w [[buffer(1)]],
