@@ -26,31 +26,37 @@ func gemmGrid(t *testing.T, k *kernels.Kernel, p any, shapes []kernels.Layout, l
 	return r.entry, r.groups[0], r.tpgs[0]
 }
 
-// TestGemmEntriesTakePrefill: linear and qmm take the tiled entries (64 x 64 tiles of
-// out, 256 threads) from 16 x rows, batches as the grid's z; fewer rows keep the
-// decode entries, and so does a pipeline that takes fewer than 256 threads.
+// TestGemmEntriesTakePrefill: linear takes the tiled entries from 16 x rows, qmm from 4,
+// batches as the grid's z, 256 threads a threadgroup; 128 x 128 tiles (the 8 entries)
+// where they number 96 or more, else 64 x 64 (the 4 entries). Fewer rows keep the decode
+// entries, and so does a pipeline that takes fewer than 256 threads.
 func TestGemmEntriesTakePrefill(t *testing.T) {
 	lin := func(batch, m, n, k int) (any, []kernels.Layout) {
 		return &kernels.MatmulParams{Batch: batch, M: m, N: n, K: k, XStride: m * k, WStride: n * k},
 			[]kernels.Layout{kernels.Contiguous(kernels.Float32, batch, m, k), kernels.Contiguous(kernels.Float32, batch, n, k),
 				kernels.Contiguous(kernels.Float32, batch, m, n)}
 	}
-	p, s := lin(1, 512, 3584, 1024)
-	e, g, tpg := gemmGrid(t, kernels.KLinear, p, s, 1024)
-	require.Equal(t, "gemm_float32", e)
-	require.Equal(t, [3]int{56, 8, 1}, g)
-	require.Equal(t, [3]int{256, 1, 1}, tpg)
-	p, s = lin(3, 16, 65, 8)
-	e, g, _ = gemmGrid(t, kernels.KLinear, p, s, 256)
-	require.Equal(t, "gemm_float32", e)
-	require.Equal(t, [3]int{2, 1, 3}, g)
-	p, s = lin(1, 15, 3584, 1024)
-	e, g, _ = gemmGrid(t, kernels.KLinear, p, s, 1024)
-	require.Equal(t, "linear_float32", e, "15 rows")
-	require.Equal(t, [3]int{896, 15, 1}, g)
-	p, s = lin(1, 512, 3584, 1024)
-	e, _, _ = gemmGrid(t, kernels.KLinear, p, s, 192)
-	require.Equal(t, "linear_float32", e, "a pipeline of 192 threads")
+	for _, c := range []struct {
+		batch, m, n, k, limit int
+		entry                 string
+		groups                [3]int
+	}{
+		{1, 512, 3584, 1024, 1024, "gemm8_float32", [3]int{28, 4, 1}},   // 112 tiles of 128 x 128
+		{1, 512, 1024, 3584, 1024, "gemm4_float32", [3]int{16, 8, 1}},   // 32 would not fill the GPU
+		{1, 512, 6144, 1024, 256, "gemm8_float32", [3]int{48, 4, 1}},    // a pipeline of exactly 256
+		{3, 16, 65, 8, 1024, "gemm4_float32", [3]int{2, 1, 3}},          // batches
+		{96, 16, 8, 8, 1024, "gemm8_float32", [3]int{1, 1, 96}},         // 96 tiles by batch
+		{1, 15, 3584, 1024, 1024, "linear_float32", [3]int{896, 15, 1}}, // decode rows
+		{1, 512, 3584, 1024, 192, "linear_float32", [3]int{896, 512, 1}},
+	} {
+		p, s := lin(c.batch, c.m, c.n, c.k)
+		e, g, tpg := gemmGrid(t, kernels.KLinear, p, s, c.limit)
+		require.Equal(t, c.entry, e, "%+v", c)
+		require.Equal(t, c.groups, g, "%+v", c)
+		if e != "linear_float32" {
+			require.Equal(t, [3]int{256, 1, 1}, tpg, "%+v", c)
+		}
+	}
 
 	qmm := func(m, n, k int) (any, []kernels.Layout) {
 		return &kernels.QuantParams{M: m, N: n, K: k, Bits: 4, Group: 64},
@@ -58,15 +64,20 @@ func TestGemmEntriesTakePrefill(t *testing.T) {
 				kernels.Contiguous(kernels.BFloat16, n, k/64), kernels.Contiguous(kernels.BFloat16, n, k/64),
 				kernels.Contiguous(kernels.Float32, m, n)}
 	}
-	p, s = qmm(512, 1024, 3584)
-	e, g, tpg = gemmGrid(t, kernels.KQMM, p, s, 1024)
-	require.Equal(t, "qmm_gemm_bfloat16", e)
-	require.Equal(t, [3]int{16, 8, 1}, g)
-	require.Equal(t, [3]int{256, 1, 1}, tpg)
-	p, s = qmm(15, 1024, 3584)
-	e, _, _ = gemmGrid(t, kernels.KQMM, p, s, 1024)
-	require.Equal(t, "qmm_bfloat16", e, "15 rows")
-	p, s = qmm(512, 1024, 3584)
-	e, _, _ = gemmGrid(t, kernels.KQMM, p, s, 128)
-	require.Equal(t, "qmm_bfloat16", e, "a pipeline of 128 threads")
+	for _, c := range []struct {
+		m, n, k, limit int
+		entry          string
+		groups         [3]int
+	}{
+		{512, 1024, 3584, 1024, "qmm_gemm4_bfloat16", [3]int{16, 8, 1}},
+		{512, 6144, 1024, 1024, "qmm_gemm8_bfloat16", [3]int{48, 4, 1}},
+		{4, 3584, 1024, 1024, "qmm_gemm4_bfloat16", [3]int{56, 1, 1}},
+		{3, 3584, 1024, 1024, "qmm_bfloat16", [3]int{}},
+		{512, 1024, 3584, 128, "qmm_bfloat16", [3]int{}},
+	} {
+		p, s := qmm(c.m, c.n, c.k)
+		e, g, _ := gemmGrid(t, kernels.KQMM, p, s, c.limit)
+		require.Equal(t, c.entry, e, "%+v", c)
+		require.Equal(t, c.groups, g, "%+v", c)
+	}
 }

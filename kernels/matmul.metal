@@ -97,40 +97,62 @@ kernel void linear_float16(const device half* x [[buffer(0)]],
     linear_impl(x, w, out, p, part, tg, tid, lane, sg);
 }
 
-// gemm: many x rows (prefill) take the tiled product of gemm.metal, one threadgroup of
-// GEMM_THREADS a GEMM_BM x GEMM_BN tile of out: x = w rows, y = x rows, z = batch.
-template <typename T>
+// gemm: many x rows (prefill) take the tiled product of gemm.metal, a threadgroup of
+// GEMM_THREADS a tile of out: x = column tiles, y = row tiles, z = batch. The gemm4
+// entries take 4 x 4 a thread (64 x 64 tiles), the gemm8 entries 8 x 8 (128 x 128).
+template <int TM, int TN, typename T>
 inline void gemm_impl(const device T* x, const device T* w, device T* out, constant MatmulParams& p,
                       threadgroup float* As, threadgroup float* Bs, uint3 tg, uint tid) {
-    int n0 = int(tg.x) * GEMM_BN, m0 = int(tg.y) * GEMM_BM, b = int(tg.z);
-    if (n0 >= p.n || m0 >= p.m || b >= p.batch) {
+    int b = int(tg.z);
+    if (b >= p.batch) {
         return;  // an empty launch still dispatches one group; uniform, before any barrier
     }
-    GemmRows<T, GEMM_AV> la = {x + size_t(b) * size_t(p.x_stride), p.m, p.k};
-    GemmRows<T, GEMM_BV> lb = {w + size_t(b) * size_t(p.w_stride), p.n, p.k};
-    float acc[GEMM_TM * GEMM_TN];
-    gemm_tile(la, lb, p.k, m0, n0, As, Bs, tid, acc);
-    gemm_store(out + size_t(b) * size_t(p.m) * size_t(p.n), p.m, p.n, m0, n0, tid, acc);
+    const int BK = GEMM_BK(TN);
+    GemmRows<T, GEMM_BM(TM) * BK / GEMM_THREADS, BK> la = {x + size_t(b) * size_t(p.x_stride), p.m, p.k};
+    GemmRows<T, GEMM_BN(TN) * BK / GEMM_THREADS, BK> lb = {w + size_t(b) * size_t(p.w_stride), p.n, p.k};
+    gemm_run<TM, TN>(la, lb, out + size_t(b) * size_t(p.m) * size_t(p.n), p.m, p.n, p.k, As, Bs, tg, tid);
 }
 
-kernel void gemm_float32(const device float* x [[buffer(0)]],
-                         const device float* w [[buffer(1)]],
-                         device float* out [[buffer(2)]],
-                         constant MatmulParams& p [[buffer(3)]],
-                         uint3 tg [[threadgroup_position_in_grid]],
-                         uint tid [[thread_index_in_threadgroup]]) {
-    threadgroup float As[GEMM_BK * GEMM_LDA] __attribute__((aligned(16)));  // read as float4s
-    threadgroup float Bs[GEMM_BK * GEMM_LDB] __attribute__((aligned(16)));
-    gemm_impl(x, w, out, p, As, Bs, tg, tid);
+kernel void gemm4_float32(const device float* x [[buffer(0)]],
+                          const device float* w [[buffer(1)]],
+                          device float* out [[buffer(2)]],
+                          constant MatmulParams& p [[buffer(3)]],
+                          uint3 tg [[threadgroup_position_in_grid]],
+                          uint tid [[thread_index_in_threadgroup]]) {
+    threadgroup float As[GEMM_AS(4, 4)] __attribute__((aligned(16)));  // read as float4s
+    threadgroup float Bs[GEMM_BS(4)] __attribute__((aligned(16)));
+    gemm_impl<4, 4>(x, w, out, p, As, Bs, tg, tid);
 }
 
-kernel void gemm_float16(const device half* x [[buffer(0)]],
-                         const device half* w [[buffer(1)]],
-                         device half* out [[buffer(2)]],
-                         constant MatmulParams& p [[buffer(3)]],
-                         uint3 tg [[threadgroup_position_in_grid]],
-                         uint tid [[thread_index_in_threadgroup]]) {
-    threadgroup float As[GEMM_BK * GEMM_LDA] __attribute__((aligned(16)));
-    threadgroup float Bs[GEMM_BK * GEMM_LDB] __attribute__((aligned(16)));
-    gemm_impl(x, w, out, p, As, Bs, tg, tid);
+kernel void gemm4_float16(const device half* x [[buffer(0)]],
+                          const device half* w [[buffer(1)]],
+                          device half* out [[buffer(2)]],
+                          constant MatmulParams& p [[buffer(3)]],
+                          uint3 tg [[threadgroup_position_in_grid]],
+                          uint tid [[thread_index_in_threadgroup]]) {
+    threadgroup float As[GEMM_AS(4, 4)] __attribute__((aligned(16)));  // read as float4s
+    threadgroup float Bs[GEMM_BS(4)] __attribute__((aligned(16)));
+    gemm_impl<4, 4>(x, w, out, p, As, Bs, tg, tid);
+}
+
+kernel void gemm8_float32(const device float* x [[buffer(0)]],
+                          const device float* w [[buffer(1)]],
+                          device float* out [[buffer(2)]],
+                          constant MatmulParams& p [[buffer(3)]],
+                          uint3 tg [[threadgroup_position_in_grid]],
+                          uint tid [[thread_index_in_threadgroup]]) {
+    threadgroup float As[GEMM_AS(8, 8)] __attribute__((aligned(16)));  // read as float4s
+    threadgroup float Bs[GEMM_BS(8)] __attribute__((aligned(16)));
+    gemm_impl<8, 8>(x, w, out, p, As, Bs, tg, tid);
+}
+
+kernel void gemm8_float16(const device half* x [[buffer(0)]],
+                          const device half* w [[buffer(1)]],
+                          device half* out [[buffer(2)]],
+                          constant MatmulParams& p [[buffer(3)]],
+                          uint3 tg [[threadgroup_position_in_grid]],
+                          uint tid [[thread_index_in_threadgroup]]) {
+    threadgroup float As[GEMM_AS(8, 8)] __attribute__((aligned(16)));  // read as float4s
+    threadgroup float Bs[GEMM_BS(8)] __attribute__((aligned(16)));
+    gemm_impl<8, 8>(x, w, out, p, As, Bs, tg, tid);
 }

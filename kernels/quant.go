@@ -453,12 +453,14 @@ func qmvEncode(l *Launch, e Encoder) {
 
 func qmmEncode(l *Launch, e Encoder) {
 	p := l.Params.(*QuantParams)
-	// Many rows (prefill) take the tiled entry (gemm.metal, each code dequantized once a
-	// tile of gemmBM rows); fewer the one-thread-an-output entry, the Go twin's order.
-	if p.M >= gemmMinRows && gemmEntry(e, qEntry("qmm_gemm", l.Args[2].DType)) {
+	// qmmGemmMinRows rows or more take the tiled entries (gemm.metal, each code
+	// dequantized once a tile of 64 or 128 x rows); fewer the one-thread-an-output entry,
+	// the Go twin's order.
+	t := gemmTile(p.M, p.N, 1)
+	if p.M >= qmmGemmMinRows && gemmEntry(e, qEntry(fmt.Sprintf("qmm_gemm%d", t), l.Args[2].DType)) {
 		qBindAll(l, e, 5)
 		e.SetBytes(5, mslPack(p))
-		gemmDispatch(e, p.M, p.N, 1)
+		gemmDispatch(e, t, p.M, p.N, 1)
 		return
 	}
 	e.Entry(qEntry("qmm", l.Args[2].DType))

@@ -201,13 +201,14 @@ inline void qmm_impl(const device float* x, const device uchar* w, const device 
     out[i * p.N + n] = m.dot(x + i * p.K, n);
 }
 
-// The tiled qmm (the qmm_gemm entries, many x rows): gemm.metal's tile, its w rows
-// loaded by GemmQRows. GemmQRows stages a quantized matrix's rows: a thread loads one
-// unit of 8 codes of a step (GEMM_BN rows of GEMM_BK codes are GEMM_THREADS units; K is
-// a multiple of the group, 32 or more, so of GEMM_BK) with its group's scale and bias,
-// and stages s * q + b, each code dequantized once a tile for GEMM_BM x rows. Rows past
-// the last read the last (their outputs are not written).
-template <typename S>
+// The tiled qmm (the qmm_gemm4 and qmm_gemm8 entries, many x rows): gemm.metal's tiles
+// (4 x 4 and 8 x 8 a thread), the w rows loaded by GemmQRows. GemmQRows stages a
+// quantized matrix's rows, BK codes a step: a thread loads one unit of 8 codes a step
+// (GEMM_BN(TN) rows of GEMM_BK(TN) codes are GEMM_THREADS units; K is a multiple of the
+// group, 32 or more, so of BK) with its group's scale and bias, and stages s * q + b, each
+// code dequantized once a tile for the tile's x rows. Rows past the last read the last
+// (their outputs are not written).
+template <typename S, int BK>
 struct GemmQRows {
     QMat<S> m;
     int rows;
@@ -219,8 +220,8 @@ struct GemmQRows {
     };
 
     void load(int r0, int k0, uint tid, thread Regs& g) const {
-        int r = min(r0 + int(tid) / (GEMM_BK / 8), rows - 1);
-        int u = k0 / 8 + int(tid) % (GEMM_BK / 8);
+        int r = min(r0 + int(tid) / (BK / 8), rows - 1);
+        int u = k0 / 8 + int(tid) % (BK / 8);
         const device uchar* row = m.w + size_t(r) * size_t(m.row_bytes());
         switch (m.bits) {  // uniform
         case 2: g.v = q_unit<2>(row, u); break;
@@ -234,8 +235,8 @@ struct GemmQRows {
     }
 
     void store(thread const Regs& g, threadgroup float* s, int ld, uint tid) const {
-        int n = int(tid) / (GEMM_BK / 8);
-        int k = int(tid) % (GEMM_BK / 8) * 8;
+        int n = int(tid) / (BK / 8);
+        int k = int(tid) % (BK / 8) * 8;
         ulong mask = (ulong(1) << m.bits) - 1;
         for (int j = 0; j < 8; j++) {
             s[(k + j) * ld + n] = fma(g.s, q_float(uint((g.v >> (j * m.bits)) & mask)), g.b);
@@ -243,20 +244,15 @@ struct GemmQRows {
     }
 };
 
-template <typename S>
+template <int TM, int TN, typename S>
 inline void qmm_gemm_impl(const device float* x, const device uchar* w, const device S* s, const device S* b,
                           device float* out, constant QuantParams& p, threadgroup float* As, threadgroup float* Bs,
                           uint3 tg, uint tid) {
-    int n0 = int(tg.x) * GEMM_BN, m0 = int(tg.y) * GEMM_BM;
-    if (n0 >= p.N || m0 >= p.M) {
-        return;  // an empty launch still dispatches one group; uniform, before any barrier
-    }
+    const int BK = GEMM_BK(TN);
     QMat<S> m = {w, s, b, p.K, p.bits, p.group};
-    GemmRows<float, GEMM_AV> la = {x, p.M, p.K};
-    GemmQRows<S> lb = {m, p.N};
-    float acc[GEMM_TM * GEMM_TN];
-    gemm_tile(la, lb, p.K, m0, n0, As, Bs, tid, acc);
-    gemm_store(out, p.M, p.N, m0, n0, tid, acc);
+    GemmRows<float, GEMM_BM(TM) * BK / GEMM_THREADS, BK> la = {x, p.M, p.K};
+    GemmQRows<S, BK> lb = {m, p.N};
+    gemm_run<TM, TN>(la, lb, out, p.M, p.N, p.K, As, Bs, tg, tid);
 }
 
 template <typename S>
@@ -317,13 +313,22 @@ kernel void qmm_float32(const device float* x [[buffer(0)]], const device uchar*
     qmm_impl<float>(x, w, s, b, out, p, gid);
 }
 
-kernel void qmm_gemm_float32(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
-                            const device float* s [[buffer(2)]], const device float* b [[buffer(3)]],
-                            device float* out [[buffer(4)]], constant QuantParams& p [[buffer(5)]],
-                            uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]]) {
-    threadgroup float As[GEMM_BK * GEMM_LDA] __attribute__((aligned(16)));  // read as float4s
-    threadgroup float Bs[GEMM_BK * GEMM_LDB] __attribute__((aligned(16)));
-    qmm_gemm_impl<float>(x, w, s, b, out, p, As, Bs, tg, tid);
+kernel void qmm_gemm4_float32(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
+                             const device float* s [[buffer(2)]], const device float* b [[buffer(3)]],
+                             device float* out [[buffer(4)]], constant QuantParams& p [[buffer(5)]],
+                             uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]]) {
+    threadgroup float As[GEMM_AS(4, 4)] __attribute__((aligned(16)));  // read as float4s
+    threadgroup float Bs[GEMM_BS(4)] __attribute__((aligned(16)));
+    qmm_gemm_impl<4, 4, float>(x, w, s, b, out, p, As, Bs, tg, tid);
+}
+
+kernel void qmm_gemm8_float32(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
+                             const device float* s [[buffer(2)]], const device float* b [[buffer(3)]],
+                             device float* out [[buffer(4)]], constant QuantParams& p [[buffer(5)]],
+                             uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]]) {
+    threadgroup float As[GEMM_AS(8, 8)] __attribute__((aligned(16)));  // read as float4s
+    threadgroup float Bs[GEMM_BS(8)] __attribute__((aligned(16)));
+    qmm_gemm_impl<8, 8, float>(x, w, s, b, out, p, As, Bs, tg, tid);
 }
 
 kernel void qembed_float32(const device int* ids [[buffer(0)]], const device uchar* w [[buffer(1)]],
@@ -375,13 +380,22 @@ kernel void qmm_float16(const device float* x [[buffer(0)]], const device uchar*
     qmm_impl<half>(x, w, s, b, out, p, gid);
 }
 
-kernel void qmm_gemm_float16(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
-                            const device half* s [[buffer(2)]], const device half* b [[buffer(3)]],
-                            device float* out [[buffer(4)]], constant QuantParams& p [[buffer(5)]],
-                            uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]]) {
-    threadgroup float As[GEMM_BK * GEMM_LDA] __attribute__((aligned(16)));  // read as float4s
-    threadgroup float Bs[GEMM_BK * GEMM_LDB] __attribute__((aligned(16)));
-    qmm_gemm_impl<half>(x, w, s, b, out, p, As, Bs, tg, tid);
+kernel void qmm_gemm4_float16(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
+                             const device half* s [[buffer(2)]], const device half* b [[buffer(3)]],
+                             device float* out [[buffer(4)]], constant QuantParams& p [[buffer(5)]],
+                             uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]]) {
+    threadgroup float As[GEMM_AS(4, 4)] __attribute__((aligned(16)));  // read as float4s
+    threadgroup float Bs[GEMM_BS(4)] __attribute__((aligned(16)));
+    qmm_gemm_impl<4, 4, half>(x, w, s, b, out, p, As, Bs, tg, tid);
+}
+
+kernel void qmm_gemm8_float16(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
+                             const device half* s [[buffer(2)]], const device half* b [[buffer(3)]],
+                             device float* out [[buffer(4)]], constant QuantParams& p [[buffer(5)]],
+                             uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]]) {
+    threadgroup float As[GEMM_AS(8, 8)] __attribute__((aligned(16)));  // read as float4s
+    threadgroup float Bs[GEMM_BS(8)] __attribute__((aligned(16)));
+    qmm_gemm_impl<8, 8, half>(x, w, s, b, out, p, As, Bs, tg, tid);
 }
 
 kernel void qembed_float16(const device int* ids [[buffer(0)]], const device uchar* w [[buffer(1)]],
@@ -433,13 +447,22 @@ kernel void qmm_bfloat16(const device float* x [[buffer(0)]], const device uchar
     qmm_impl<bfloat>(x, w, s, b, out, p, gid);
 }
 
-kernel void qmm_gemm_bfloat16(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
-                            const device bfloat* s [[buffer(2)]], const device bfloat* b [[buffer(3)]],
-                            device float* out [[buffer(4)]], constant QuantParams& p [[buffer(5)]],
-                            uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]]) {
-    threadgroup float As[GEMM_BK * GEMM_LDA] __attribute__((aligned(16)));  // read as float4s
-    threadgroup float Bs[GEMM_BK * GEMM_LDB] __attribute__((aligned(16)));
-    qmm_gemm_impl<bfloat>(x, w, s, b, out, p, As, Bs, tg, tid);
+kernel void qmm_gemm4_bfloat16(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
+                             const device bfloat* s [[buffer(2)]], const device bfloat* b [[buffer(3)]],
+                             device float* out [[buffer(4)]], constant QuantParams& p [[buffer(5)]],
+                             uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]]) {
+    threadgroup float As[GEMM_AS(4, 4)] __attribute__((aligned(16)));  // read as float4s
+    threadgroup float Bs[GEMM_BS(4)] __attribute__((aligned(16)));
+    qmm_gemm_impl<4, 4, bfloat>(x, w, s, b, out, p, As, Bs, tg, tid);
+}
+
+kernel void qmm_gemm8_bfloat16(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
+                             const device bfloat* s [[buffer(2)]], const device bfloat* b [[buffer(3)]],
+                             device float* out [[buffer(4)]], constant QuantParams& p [[buffer(5)]],
+                             uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]]) {
+    threadgroup float As[GEMM_AS(8, 8)] __attribute__((aligned(16)));  // read as float4s
+    threadgroup float Bs[GEMM_BS(8)] __attribute__((aligned(16)));
+    qmm_gemm_impl<8, 8, bfloat>(x, w, s, b, out, p, As, Bs, tg, tid);
 }
 
 kernel void qembed_bfloat16(const device int* ids [[buffer(0)]], const device uchar* w [[buffer(1)]],
