@@ -17,7 +17,9 @@ import (
 // the matmul family's four-lane order within the group. So a row gives the same
 // result in qmv, qmm, the tied head and the experts, alone or among many rows, on the
 // CPU. The MSL qmv and qswitch_glu spread a row over a threadgroup (quant.metal,
-// qswitch.metal) and add the same terms in another order, within the catalog's tolerance.
+// qswitch.metal) and add the same terms in another order, and the MSL qmm from
+// qmmGemmMinRows rows dequantizes tiles of w (gemm.metal) and adds x * (s*q + b), all
+// within the catalog's tolerance.
 
 // QuantParams is the parameter struct of KQMV and KQMM: x [M, K] times the transpose of
 // the quantized [N, K] matrix gives out [M, N].

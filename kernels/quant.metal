@@ -1,8 +1,9 @@
 // quant family: affine-quantized matrices used in place (MLX's format; the rows, units
 // and chunks in quant_rows.metal). A row's dot with x is, per group,
-// scale*(x.q) + bias*sum(x): in qmm and qembed in the Go twin's four-lane order, groups
-// summed in order; in qmv per unit of 8 codes or chunk of 32, spread over a threadgroup
-// (below). Scales and biases are float, half or bfloat (one template per kernel). The
+// scale*(x.q) + bias*sum(x): in qmm below 4 rows (one thread an output) and qembed in the
+// Go twin's four-lane order, groups summed in order; in qmv per unit of 8 codes or chunk
+// of 32, spread over a threadgroup (below). qmm from 4 rows takes gemm.metal's tiles,
+// which add x * (scale * q + bias), the codes dequantized once a tile. Scales and biases are float, half or bfloat (one template per kernel). The
 // MoE products (qswitch_glu) are the qswitch family (qswitch.metal).
 #include "quant_rows.metal"
 #include "gemm.metal"
