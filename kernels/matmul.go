@@ -152,13 +152,66 @@ const (
 	linThreads = 256
 )
 
+// The tiled product (gemm.metal), taken by linear from gemmMinRows x rows and by qmm from
+// qmmGemmMinRows: a threadgroup of gemmThreads threads (16 x 16) computes a tile of out,
+// each thread t x t of it, t = 4 (64 x 64 tiles, the gemm4 entries) or 8 (128 x 128, the
+// gemm8 entries). On the H200 translation at 512 rows (docs/h200/run17-*): 8 x 8 is
+// faster where its tiles fill the GPU (1024 -> 3584: 135 us against 183 for 4 x 4, 112
+// tiles), 4 x 4 where they would not (3584 -> 1024: 197 us against 451 for 8 x 8's 32
+// tiles); so 8 x 8 from gemmBigMinTiles tiles. Fewer rows keep linear's decode entry,
+// which reads w once a row but spreads each row over a threadgroup (1024 -> 3584: equal
+// at 16 rows, 59 us; linear 33 us against 60 at 8 rows, 112 against 59 at 32); qmm's
+// one-thread-an-output entry is slower than the tile from 4 rows (126 us against 60).
+const (
+	gemmThreads     = 256 // GEMM_THREADS
+	gemmMinRows     = 16
+	qmmGemmMinRows  = 4
+	gemmBigMinTiles = 96
+)
+
+// gemmTile is the thread tile (4 or 8) of a tiled launch for out [batch, m, n].
+func gemmTile(m, n, batch int) int {
+	if (m+127)/128*((n+127)/128)*batch >= gemmBigMinTiles {
+		return 8
+	}
+	return 4
+}
+
+// gemmEntry selects a tiled entry and reports whether its pipeline takes gemmThreads
+// threads a threadgroup (the kernel's thread layout needs all of them; Metal's
+// maxTotalThreadsPerThreadgroup may be lower for a kernel of many registers): if not,
+// the caller selects its decode entry instead.
+func gemmEntry(e Encoder, name string) bool {
+	e.Entry(name)
+	if tl, ok := e.(ThreadLimiter); ok && tl.MaxThreads() < gemmThreads {
+		return false
+	}
+	return true
+}
+
+// gemmDispatch dispatches a tiled entry of thread tile t for out [batch, m, n]: x =
+// column tiles, y = row tiles, z = batch.
+func gemmDispatch(e Encoder, t, m, n, batch int) {
+	b := 16 * t
+	e.DispatchThreadgroups([3]int{max((n+b-1)/b, 1), max((m+b-1)/b, 1), max(batch, 1)}, [3]int{gemmThreads, 1, 1})
+}
+
 func linearEncode(l *Launch, e Encoder) {
 	p := l.Params.(*MatmulParams)
-	e.Entry(mmEntry("linear", l.Out().DType))
-	for i := 0; i < 3; i++ {
-		e.SetArg(i, &l.Args[i])
+	bind := func() {
+		for i := 0; i < 3; i++ {
+			e.SetArg(i, &l.Args[i])
+		}
+		e.SetBytes(3, mslPack(p))
 	}
-	e.SetBytes(3, mslPack(p))
+	t := gemmTile(p.M, p.N, p.Batch)
+	if p.M >= gemmMinRows && gemmEntry(e, mmEntry(fmt.Sprintf("gemm%d", t), l.Out().DType)) {
+		bind()
+		gemmDispatch(e, t, p.M, p.N, p.Batch)
+		return
+	}
+	e.Entry(mmEntry("linear", l.Out().DType))
+	bind()
 	// linRows outputs per threadgroup of linThreads, which split K (see matmul.metal):
 	// x = w rows, y = x row, z = batch.
 	e.DispatchThreadgroups([3]int{max((p.N+linRows-1)/linRows, 1), max(p.M, 1), max(p.Batch, 1)},
@@ -183,6 +236,12 @@ func matmulSamples(rng *rand.Rand) []*Launch {
 		{Float32, 2, 3, 5, 3, 0, true, false},
 		{Float16, 2, 2, 5, 11, 1, false, false},
 		{Float32, 1, 2, 9, 601, 3, false, false}, // K over the MSL twin's 256 threads, a partial last group
+		// The tiled entries (gemmMinRows rows or more): partial row and column tiles, K
+		// past a step with a tail, batches with a broadcast operand, float16.
+		{Float32, 1, 70, 130, 37, 3, false, false},
+		{Float32, 2, 20, 9, 64, 0, false, true},
+		{Float16, 2, 17, 66, 40, 1, true, false},
+		{Float32, 96, 100, 120, 20, 0, false, false}, // gemmBigMinTiles tiles: the 8 x 8 entry
 	}
 	var out []*Launch
 	for _, s := range shapes {

@@ -1,5 +1,5 @@
 // matmul family: out[b, m, n] = dot(x[b] row m, w[b] row n), rows dense and K long.
-#include "prelude.metal"
+#include "gemm.metal"
 
 // linear: a threadgroup of LIN_THREADS threads computes LIN_ROWS outputs of one x row.
 // Thread t reads the LIN_VEC elements from LIN_VEC * t of each w row, then from
@@ -95,4 +95,64 @@ kernel void linear_float16(const device half* x [[buffer(0)]],
                            uint sg [[simdgroup_index_in_threadgroup]]) {
     threadgroup float part[LIN_SG * LIN_ROWS];
     linear_impl(x, w, out, p, part, tg, tid, lane, sg);
+}
+
+// gemm: many x rows (prefill) take the tiled product of gemm.metal, a threadgroup of
+// GEMM_THREADS a tile of out: x = column tiles, y = row tiles, z = batch. The gemm4
+// entries take 4 x 4 a thread (64 x 64 tiles), the gemm8 entries 8 x 8 (128 x 128).
+template <int TM, int TN, typename T>
+inline void gemm_impl(const device T* x, const device T* w, device T* out, constant MatmulParams& p,
+                      threadgroup float* As, threadgroup float* Bs, uint3 tg, uint tid) {
+    int b = int(tg.z);
+    if (b >= p.batch) {
+        return;  // an empty launch still dispatches one group; uniform, before any barrier
+    }
+    const int BK = GEMM_BK(TN);
+    GemmRows<T, GEMM_BM(TM) * BK / GEMM_THREADS, BK> la = {x + size_t(b) * size_t(p.x_stride), p.m, p.k};
+    GemmRows<T, GEMM_BN(TN) * BK / GEMM_THREADS, BK> lb = {w + size_t(b) * size_t(p.w_stride), p.n, p.k};
+    gemm_run<TM, TN>(la, lb, out + size_t(b) * size_t(p.m) * size_t(p.n), p.m, p.n, p.k, As, Bs, tg, tid);
+}
+
+kernel void gemm4_float32(const device float* x [[buffer(0)]],
+                          const device float* w [[buffer(1)]],
+                          device float* out [[buffer(2)]],
+                          constant MatmulParams& p [[buffer(3)]],
+                          uint3 tg [[threadgroup_position_in_grid]],
+                          uint tid [[thread_index_in_threadgroup]]) {
+    threadgroup float As[GEMM_AS(4, 4)] __attribute__((aligned(16)));  // read as float4s
+    threadgroup float Bs[GEMM_BS(4)] __attribute__((aligned(16)));
+    gemm_impl<4, 4>(x, w, out, p, As, Bs, tg, tid);
+}
+
+kernel void gemm4_float16(const device half* x [[buffer(0)]],
+                          const device half* w [[buffer(1)]],
+                          device half* out [[buffer(2)]],
+                          constant MatmulParams& p [[buffer(3)]],
+                          uint3 tg [[threadgroup_position_in_grid]],
+                          uint tid [[thread_index_in_threadgroup]]) {
+    threadgroup float As[GEMM_AS(4, 4)] __attribute__((aligned(16)));  // read as float4s
+    threadgroup float Bs[GEMM_BS(4)] __attribute__((aligned(16)));
+    gemm_impl<4, 4>(x, w, out, p, As, Bs, tg, tid);
+}
+
+kernel void gemm8_float32(const device float* x [[buffer(0)]],
+                          const device float* w [[buffer(1)]],
+                          device float* out [[buffer(2)]],
+                          constant MatmulParams& p [[buffer(3)]],
+                          uint3 tg [[threadgroup_position_in_grid]],
+                          uint tid [[thread_index_in_threadgroup]]) {
+    threadgroup float As[GEMM_AS(8, 8)] __attribute__((aligned(16)));  // read as float4s
+    threadgroup float Bs[GEMM_BS(8)] __attribute__((aligned(16)));
+    gemm_impl<8, 8>(x, w, out, p, As, Bs, tg, tid);
+}
+
+kernel void gemm8_float16(const device half* x [[buffer(0)]],
+                          const device half* w [[buffer(1)]],
+                          device half* out [[buffer(2)]],
+                          constant MatmulParams& p [[buffer(3)]],
+                          uint3 tg [[threadgroup_position_in_grid]],
+                          uint tid [[thread_index_in_threadgroup]]) {
+    threadgroup float As[GEMM_AS(8, 8)] __attribute__((aligned(16)));  // read as float4s
+    threadgroup float Bs[GEMM_BS(8)] __attribute__((aligned(16)));
+    gemm_impl<8, 8>(x, w, out, p, As, Bs, tg, tid);
 }

@@ -17,7 +17,9 @@ import (
 // the matmul family's four-lane order within the group. So a row gives the same
 // result in qmv, qmm, the tied head and the experts, alone or among many rows, on the
 // CPU. The MSL qmv and qswitch_glu spread a row over a threadgroup (quant.metal,
-// qswitch.metal) and add the same terms in another order, within the catalog's tolerance.
+// qswitch.metal) and add the same terms in another order, and the MSL qmm from
+// qmmGemmMinRows rows dequantizes tiles of w (gemm.metal) and adds x * (s*q + b), all
+// within the catalog's tolerance.
 
 // QuantParams is the parameter struct of KQMV and KQMM: x [M, K] times the transpose of
 // the quantized [N, K] matrix gives out [M, N].
@@ -465,6 +467,16 @@ func qmvEncode(l *Launch, e Encoder) {
 
 func qmmEncode(l *Launch, e Encoder) {
 	p := l.Params.(*QuantParams)
+	// qmmGemmMinRows rows or more take the tiled entries (gemm.metal, each code
+	// dequantized once a tile of 64 or 128 x rows); fewer the one-thread-an-output entry,
+	// the Go twin's order.
+	t := gemmTile(p.M, p.N, 1)
+	if p.M >= qmmGemmMinRows && gemmEntry(e, qEntry(fmt.Sprintf("qmm_gemm%d", t), l.Args[2].DType)) {
+		qBindAll(l, e, 5)
+		e.SetBytes(5, mslPack(p))
+		gemmDispatch(e, t, p.M, p.N, 1)
+		return
+	}
 	e.Entry(qEntry("qmm", l.Args[2].DType))
 	qBindAll(l, e, 5)
 	e.SetBytes(5, mslPack(p))

@@ -1,10 +1,12 @@
 // quant family: affine-quantized matrices used in place (MLX's format; the rows, units
 // and chunks in quant_rows.metal). A row's dot with x is, per group,
-// scale*(x.q) + bias*sum(x): in qmm and qembed in the Go twin's four-lane order, groups
-// summed in order; in qmv per unit of 8 codes or chunk of 32, spread over a threadgroup
-// (below). Scales and biases are float, half or bfloat (one template per kernel). The
+// scale*(x.q) + bias*sum(x): in qmm below 4 rows (one thread an output) and qembed in the
+// Go twin's four-lane order, groups summed in order; in qmv per unit of 8 codes or chunk
+// of 32, spread over a threadgroup (below). qmm from 4 rows takes gemm.metal's tiles,
+// which add x * (scale * q + bias), the codes dequantized once a tile. Scales and biases are float, half or bfloat (one template per kernel). The
 // MoE products (qswitch_glu) are the qswitch family (qswitch.metal).
 #include "quant_rows.metal"
+#include "gemm.metal"
 
 // The pipelined staged qmv (the qmv_pipe entries, 4-bit rows of at most QMV_PIPE_K codes,
 // one simdgroup a slot): a lane takes the same chunk of every row block, and a slot
@@ -200,6 +202,59 @@ inline void qmm_impl(const device float* x, const device uchar* w, const device 
     out[i * p.N + n] = m.dot(x + i * p.K, n);
 }
 
+// The tiled qmm (the qmm_gemm4 and qmm_gemm8 entries, many x rows): gemm.metal's tiles
+// (4 x 4 and 8 x 8 a thread), the w rows loaded by GemmQRows. GemmQRows stages a
+// quantized matrix's rows, BK codes a step: a thread loads one unit of 8 codes a step
+// (GEMM_BN(TN) rows of GEMM_BK(TN) codes are GEMM_THREADS units; K is a multiple of the
+// group, 32 or more, so of BK) with its group's scale and bias, and stages s * q + b, each
+// code dequantized once a tile for the tile's x rows. Rows past the last read the last
+// (their outputs are not written).
+template <typename S, int BK>
+struct GemmQRows {
+    QMat<S> m;
+    int rows;
+
+    struct Regs {
+        ulong v;
+        float s;
+        float b;
+    };
+
+    void load(int r0, int k0, uint tid, thread Regs& g) const {
+        int r = min(r0 + int(tid) / (BK / 8), rows - 1);
+        int u = k0 / 8 + int(tid) % (BK / 8);
+        const device uchar* row = m.w + size_t(r) * size_t(m.row_bytes());
+        switch (m.bits) {  // uniform
+        case 2: g.v = q_unit<2>(row, u); break;
+        case 4: g.v = q_unit<4>(row, u); break;
+        case 8: g.v = q_unit<8>(row, u); break;
+        default: g.v = q8(row + size_t(u) * size_t(m.bits), m.bits); break;
+        }
+        size_t gi = size_t(r) * size_t(m.groups()) + size_t(u * 8 / m.group);
+        g.s = float(m.s[gi]);
+        g.b = float(m.b[gi]);
+    }
+
+    void store(thread const Regs& g, threadgroup float* s, int ld, uint tid) const {
+        int n = int(tid) / (BK / 8);
+        int k = int(tid) % (BK / 8) * 8;
+        ulong mask = (ulong(1) << m.bits) - 1;
+        for (int j = 0; j < 8; j++) {
+            s[(k + j) * ld + n] = fma(g.s, q_float(uint((g.v >> (j * m.bits)) & mask)), g.b);
+        }
+    }
+};
+
+template <int TM, int TN, typename S>
+inline void qmm_gemm_impl(const device float* x, const device uchar* w, const device S* s, const device S* b,
+                          device float* out, constant QuantParams& p, threadgroup float* As, threadgroup float* Bs,
+                          uint3 tg, uint tid) {
+    const int BK = GEMM_BK(TN);
+    QMat<S> m = {w, s, b, p.K, p.bits, p.group};
+    GemmRows<float, GEMM_BM(TM) * BK / GEMM_THREADS, BK> la = {x, p.M, p.K};
+    GemmQRows<S, BK> lb = {m, p.N};
+    gemm_run<TM, TN>(la, lb, out, p.M, p.N, p.K, As, Bs, tg, tid);
+}
 
 template <typename S>
 inline void qembed_impl(const device int* ids, const device uchar* w, const device S* s,
@@ -259,6 +314,24 @@ kernel void qmm_float32(const device float* x [[buffer(0)]], const device uchar*
     qmm_impl<float>(x, w, s, b, out, p, gid);
 }
 
+kernel void qmm_gemm4_float32(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
+                             const device float* s [[buffer(2)]], const device float* b [[buffer(3)]],
+                             device float* out [[buffer(4)]], constant QuantParams& p [[buffer(5)]],
+                             uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]]) {
+    threadgroup float As[GEMM_AS(4, 4)] __attribute__((aligned(16)));  // read as float4s
+    threadgroup float Bs[GEMM_BS(4)] __attribute__((aligned(16)));
+    qmm_gemm_impl<4, 4, float>(x, w, s, b, out, p, As, Bs, tg, tid);
+}
+
+kernel void qmm_gemm8_float32(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
+                             const device float* s [[buffer(2)]], const device float* b [[buffer(3)]],
+                             device float* out [[buffer(4)]], constant QuantParams& p [[buffer(5)]],
+                             uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]]) {
+    threadgroup float As[GEMM_AS(8, 8)] __attribute__((aligned(16)));  // read as float4s
+    threadgroup float Bs[GEMM_BS(8)] __attribute__((aligned(16)));
+    qmm_gemm_impl<8, 8, float>(x, w, s, b, out, p, As, Bs, tg, tid);
+}
+
 kernel void qembed_float32(const device int* ids [[buffer(0)]], const device uchar* w [[buffer(1)]],
                           const device float* s [[buffer(2)]], const device float* b [[buffer(3)]],
                           device float* out [[buffer(4)]], constant QEmbedParams& p [[buffer(5)]],
@@ -308,6 +381,24 @@ kernel void qmm_float16(const device float* x [[buffer(0)]], const device uchar*
     qmm_impl<half>(x, w, s, b, out, p, gid);
 }
 
+kernel void qmm_gemm4_float16(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
+                             const device half* s [[buffer(2)]], const device half* b [[buffer(3)]],
+                             device float* out [[buffer(4)]], constant QuantParams& p [[buffer(5)]],
+                             uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]]) {
+    threadgroup float As[GEMM_AS(4, 4)] __attribute__((aligned(16)));  // read as float4s
+    threadgroup float Bs[GEMM_BS(4)] __attribute__((aligned(16)));
+    qmm_gemm_impl<4, 4, half>(x, w, s, b, out, p, As, Bs, tg, tid);
+}
+
+kernel void qmm_gemm8_float16(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
+                             const device half* s [[buffer(2)]], const device half* b [[buffer(3)]],
+                             device float* out [[buffer(4)]], constant QuantParams& p [[buffer(5)]],
+                             uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]]) {
+    threadgroup float As[GEMM_AS(8, 8)] __attribute__((aligned(16)));  // read as float4s
+    threadgroup float Bs[GEMM_BS(8)] __attribute__((aligned(16)));
+    qmm_gemm_impl<8, 8, half>(x, w, s, b, out, p, As, Bs, tg, tid);
+}
+
 kernel void qembed_float16(const device int* ids [[buffer(0)]], const device uchar* w [[buffer(1)]],
                           const device half* s [[buffer(2)]], const device half* b [[buffer(3)]],
                           device float* out [[buffer(4)]], constant QEmbedParams& p [[buffer(5)]],
@@ -355,6 +446,24 @@ kernel void qmm_bfloat16(const device float* x [[buffer(0)]], const device uchar
                        device float* out [[buffer(4)]], constant QuantParams& p [[buffer(5)]],
                        uint2 gid [[thread_position_in_grid]]) {
     qmm_impl<bfloat>(x, w, s, b, out, p, gid);
+}
+
+kernel void qmm_gemm4_bfloat16(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
+                             const device bfloat* s [[buffer(2)]], const device bfloat* b [[buffer(3)]],
+                             device float* out [[buffer(4)]], constant QuantParams& p [[buffer(5)]],
+                             uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]]) {
+    threadgroup float As[GEMM_AS(4, 4)] __attribute__((aligned(16)));  // read as float4s
+    threadgroup float Bs[GEMM_BS(4)] __attribute__((aligned(16)));
+    qmm_gemm_impl<4, 4, bfloat>(x, w, s, b, out, p, As, Bs, tg, tid);
+}
+
+kernel void qmm_gemm8_bfloat16(const device float* x [[buffer(0)]], const device uchar* w [[buffer(1)]],
+                             const device bfloat* s [[buffer(2)]], const device bfloat* b [[buffer(3)]],
+                             device float* out [[buffer(4)]], constant QuantParams& p [[buffer(5)]],
+                             uint3 tg [[threadgroup_position_in_grid]], uint tid [[thread_index_in_threadgroup]]) {
+    threadgroup float As[GEMM_AS(8, 8)] __attribute__((aligned(16)));  // read as float4s
+    threadgroup float Bs[GEMM_BS(8)] __attribute__((aligned(16)));
+    qmm_gemm_impl<8, 8, bfloat>(x, w, s, b, out, p, As, Bs, tg, tid);
 }
 
 kernel void qembed_bfloat16(const device int* ids [[buffer(0)]], const device uchar* w [[buffer(1)]],

@@ -135,7 +135,7 @@ struct QMat {
 // s * (x . q) + b * sum(x). (The staged path, below, takes 32-code chunks.) The
 // partial sums are added by q_rows_simd, then across a slot's simdgroups in threadgroup
 // memory, in a fixed order. The sums are the Go twin's, added in another order (within
-// the catalog's tolerance); qmm keeps the Go twin's order.
+// the catalog's tolerance); qmm below 4 rows keeps the Go twin's order.
 #define QMV_ROWS 8
 #define QMV_MAXSG 8
 

@@ -96,6 +96,29 @@ func quantSamples(rng *rand.Rand) []*Launch {
 		out = append(out, launch(KQMV, &QuantParams{M: c.m, N: c.n, K: c.kk, Bits: c.bits, Group: c.group},
 			x, w, s, b, NewArg(Contiguous(Float32, c.m, c.n))))
 	}
+	// The tiled qmm (qmmGemmMinRows rows or more): partial row and column tiles, several
+	// steps of K, every width, each scale dtype; drawn from their own generator too.
+	grng := rand.New(rand.NewSource(22))
+	for _, c := range []struct {
+		m, n, kk, bits, group int
+		dt                    DType
+	}{
+		{70, 67, 256, 4, 64, Float32},
+		{20, 9, 128, 8, 32, BFloat16},
+		{17, 65, 96, 3, 32, Float16},
+		{16, 5, 64, 2, 64, Float32},
+		{18, 3, 160, 5, 32, BFloat16},
+		{33, 7, 256, 6, 128, Float32},
+		{130, 6144, 32, 4, 32, BFloat16}, // gemmBigMinTiles tiles: the 8 x 8 entry
+		// Fewer than qmmGemmMinRows rows: the one-thread-an-output entry.
+		{3, 5, 96, 5, 32, Float16},
+		{2, 4, 128, 6, 64, Float32},
+	} {
+		x := randArg(grng, Contiguous(Float32, c.m, c.kk), -1, 1)
+		w, s, b := qSampleMatrix(grng, c.n, c.kk, c.bits, c.group, c.dt)
+		out = append(out, launch(KQMM, &QuantParams{M: c.m, N: c.n, K: c.kk, Bits: c.bits, Group: c.group},
+			x, w, s, b, NewArg(Contiguous(Float32, c.m, c.n))))
+	}
 	return out
 }
 

@@ -112,8 +112,9 @@ class Seq:
 
 
 class Case:
-    def __init__(self, name, size, launch, check, nbytes, note=''):
+    def __init__(self, name, size, launch, check, nbytes, note='', flops=0):
         self.name, self.size, self.launch, self.check, self.nbytes, self.note = name, size, launch, check, nbytes, note
+        self.flops = flops  # the floating-point operations of a matrix product (2 M N K), else 0
 
 
 RS = cp.random.RandomState(1234)
@@ -171,7 +172,47 @@ def case_linear(N, K, M=1):
         for i in range(0, N, 32768):
             ref[:, i:i + 32768] = xh @ wh[i:i + 32768].astype(np.float64).T
         return relerr(host(out), ref), ''
-    return Case('linear_float32', '[%d -> %d] M=%d' % (K, N, M), L, check, 4 * (N * K + M * K + M * N))
+    return Case('linear_float32', '[%d -> %d] M=%d' % (K, N, M), L, check, 4 * (N * K + M * K + M * N),
+                flops=2 * M * N * K)
+
+
+# ---------------------------------------------------------------- the tiled product (gemm.metal)
+GEMM_MIN_ROWS = 16  # kernels.gemmMinRows: from this many x rows linear takes the tiled entries (qmm from 4)
+GEMM_BIG_MIN_TILES = 96  # kernels.gemmBigMinTiles
+GEMM_TILE = None  # exp: 4 or 8 in place of gemm_tile's choice
+
+
+def gemm_tile(M, N, batch=1):
+    """kernels.gemmTile: the thread tile, 8 (128 x 128 out a threadgroup) where such tiles
+    number GEMM_BIG_MIN_TILES or more, else 4 (64 x 64)."""
+    if GEMM_TILE:
+        return GEMM_TILE
+    return 8 if (M + 127) // 128 * ((N + 127) // 128) * batch >= GEMM_BIG_MIN_TILES else 4
+
+
+def gemm_groups(M, N, batch=1):
+    """kernels.gemmDispatch: (column tiles, row tiles, batch) threadgroups of 256 threads."""
+    b = 16 * gemm_tile(M, N, batch)
+    return (max((N + b - 1) // b, 1), max((M + b - 1) // b, 1), max(batch, 1))
+
+
+def case_gemm(M, N, K, batch=1, dt='float32', wb=False):
+    """linearEncode with M >= GEMM_MIN_ROWS: gemm<4|8>_<dt>, DispatchThreadgroups(gemm_groups, (256, 1, 1));
+    wb: one w for every batch (WStride 0)."""
+    np_dt = cp.float16 if dt == 'float16' else cp.float32
+    x, w = U((batch, M, K)).astype(np_dt), U((1 if wb else batch, N, K)).astype(np_dt)
+    out = cp.full((batch, M, N), np.nan, dtype=np_dt)
+    k = Kern('matmul', 'gemm%d_%s' % (gemm_tile(M, N, batch), dt))
+    L = k.groups([x, w, out, P(batch, M, N, K, M * K, 0 if wb else N * K)], gemm_groups(M, N, batch), (256, 1, 1))
+
+    def check():
+        xh, wh = h64(x), h64(w)
+        ref = np.stack([xh[b] @ wh[0 if wb else b].T for b in range(batch)])
+        return relerr(host(out), ref), ''
+    es = 2 if dt == 'float16' else 4
+    return Case(k.entry, '[%d -> %d] M=%d%s' % (K, N, M, ' batch %d%s' % (batch, ' w shared' if wb else '')
+                                                       if batch > 1 else ''), L, check,
+                es * ((1 if wb else batch) * N * K + batch * (M * K + M * N)), flops=2 * batch * M * N * K)
 
 
 # ---------------------------------------------------------------- quant
@@ -266,7 +307,10 @@ def case_qmv(N, K, bits, group=64, sdt='float32', M=1, entry='qmv'):
         k = Kern('quant', '%s_%s' % (ent, sdt))
         ent, groups, tpg = qmv_geom(N, K, bits, getattr(k.f, 'max_threads_per_block', 1024))
         L = k.groups(args, (groups, 1, 1), tpg)
-    else:  # qmmEncode: DispatchThreads((N, M, 1), (min(N, 64), 1, 1))
+    elif entry == 'qmm_gemm':  # qmmEncode, M >= 4: qmm_gemm<4|8>, DispatchThreadgroups(gemm_groups, (256, 1, 1))
+        entry = 'qmm_gemm%d' % gemm_tile(M, N)
+        L = Kern('quant', '%s_%s' % (entry, sdt)).groups(args, gemm_groups(M, N), (256, 1, 1))
+    else:  # qmmEncode, fewer rows: DispatchThreads((N, M, 1), (min(N, 64), 1, 1))
         L = Kern('quant', '%s_%s' % (entry, sdt)).threads(args, (N, M, 1), (min(N, 64), 1, 1))
 
     def check():
@@ -276,7 +320,7 @@ def case_qmv(N, K, bits, group=64, sdt='float32', M=1, entry='qmv'):
             ref[:, i:i + 16384] = xh @ m.deq(i, min(N, i + 16384)).T
         return relerr(host(out), ref), ''
     return Case('%s_%s' % (entry, sdt), '%d-bit g%d [%d -> %d] M=%d' % (bits, group, K, N, M), L, check,
-                m.nbytes() + 4 * (M * K + M * N))
+                m.nbytes() + 4 * (M * K + M * N), flops=2 * M * N * K)
 
 
 def case_qembed(T, V, D, bits=4, group=64, sdt='float32', bad=None):
