@@ -95,7 +95,7 @@ func switchGLUEncode(l *Launch, e Encoder) {
 	}
 	e.SetBytes(7, prm)
 	e.Scratch(8, act)
-	e.DispatchThreadgroups([3]int{max((p.H+moeRows-1)/moeRows, 1), max(p.T, 1), 1}, ClampGroup(moeThreadsFor(p.K*p.I)[0], e))
+	e.DispatchThreadgroups([3]int{max((p.H+moeRows-1)/moeRows, 1), max(p.T, 1), 1}, ClampGroup(moeThreadsFor(p.K * p.I)[0], e))
 }
 
 // moeRows and moeMaxSimdgroups are moe.metal's MOE_ROWS and MOE_MAXSG.
