@@ -31,9 +31,3 @@ func preciseMath(hasMathMode, hasMathFuncs bool) []compileSetting {
 	}
 	return out
 }
-
-// objcBool decodes a BOOL returned through a full 64-bit integer register. objc.Call
-// hands libffi a 1-byte Go bool for a bool result, and libffi writes a whole register
-// there (8 bytes; see darwincheck's narrow-result check), so the project asks for a
-// uint64 instead; only the low byte is the BOOL, the rest is whatever the callee left.
-func objcBool(reg uint64) bool { return uint8(reg) != 0 }

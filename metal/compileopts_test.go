@@ -17,13 +17,3 @@ func TestPreciseMathOnEveryOS(t *testing.T) {
 		require.NotEqual(t, "setFastMathEnabled:", s.selector, "the deprecated setter is not sent where mathMode exists")
 	}
 }
-
-// TestObjCBoolLowByte: a BOOL comes back in the low byte of a 64-bit register whose
-// upper bytes are not defined; only the low byte decides.
-func TestObjCBoolLowByte(t *testing.T) {
-	require.False(t, objcBool(0))
-	require.True(t, objcBool(1))
-	require.False(t, objcBool(0xdeadbeef_00000000), "garbage above a NO")
-	require.False(t, objcBool(0x100), "garbage in the second byte of a NO")
-	require.True(t, objcBool(0xffffffff_ffffff01))
-}

@@ -27,17 +27,16 @@ import (
 // "...error:" ones pass the error object instead of its address, and MTLSize
 // is an empty placeholder struct in the bindings.
 var (
-	selNewCommandQueue    = objc.Sel("newCommandQueue")
-	selNewFence           = objc.Sel("newFence")
-	selNewLibrary         = objc.Sel("newLibraryWithSource:options:error:")
-	selNewFunction        = objc.Sel("newFunctionWithName:")
-	selNewPipeline        = objc.Sel("newComputePipelineStateWithFunction:error:")
-	selCommandBuffer      = objc.Sel("commandBufferWithUnretainedReferences")
-	selComputeEncoder     = objc.Sel("computeCommandEncoder")
-	selWaitForFence       = objc.Sel("waitForFence:")
-	selUpdateFence        = objc.Sel("updateFence:")
-	selEndEncoding        = objc.Sel("endEncoding")
-	selRespondsToSelector = objc.Sel("respondsToSelector:")
+	selNewCommandQueue = objc.Sel("newCommandQueue")
+	selNewFence        = objc.Sel("newFence")
+	selNewLibrary      = objc.Sel("newLibraryWithSource:options:error:")
+	selNewFunction     = objc.Sel("newFunctionWithName:")
+	selNewPipeline     = objc.Sel("newComputePipelineStateWithFunction:error:")
+	selCommandBuffer   = objc.Sel("commandBufferWithUnretainedReferences")
+	selComputeEncoder  = objc.Sel("computeCommandEncoder")
+	selWaitForFence    = objc.Sel("waitForFence:")
+	selUpdateFence     = objc.Sel("updateFence:")
+	selEndEncoding     = objc.Sel("endEncoding")
 )
 
 // languageVersion3_1 is MTLLanguageVersion3_1, which the bindings predate.
@@ -154,11 +153,10 @@ func (q *commandQueue) newLibrary(family, source string) (library, error) {
 	return q.dev.compile(family, source)
 }
 
-// responds is [obj respondsToSelector:sel], its BOOL read from a whole register
-// (objcBool): objc.Call[bool] would let libffi write 8 bytes into a 1-byte bool.
-func responds(obj objc.IObject, sel string) bool {
-	return objcBool(objc.Call[uint64](obj, selRespondsToSelector, objc.Sel(sel)))
-}
+// responds is [obj respondsToSelector:sel], through objc's cgo call: objc.Call[bool]
+// would let libffi write a whole 8-byte register into a 1-byte Go bool (darwincheck
+// refuses such calls).
+func responds(obj objc.Object, sel string) bool { return obj.RespondsToSelector(objc.Sel(sel)) }
 
 // compile compiles a family's MSL. It may run on any goroutine (NewGPU compiles the
 // families concurrently): it drains its own autorelease pool on a locked thread.
@@ -174,7 +172,7 @@ func (d *Device) compile(family, source string) (lib library, err error) {
 		// Fast math may reassociate, approximate and assume no NaN or infinity: the
 		// twins must agree with the Go ones, NaN included, so it is off and the math
 		// functions are the precise ones (as MLX compiles its kernels).
-		for _, s := range preciseMath(responds(opts, mathModeSelector), responds(opts, mathFuncsSelector)) {
+		for _, s := range preciseMath(responds(opts.Object, mathModeSelector), responds(opts.Object, mathFuncsSelector)) {
 			objc.Call[objc.Void](opts, objc.Sel(s.selector), s.value)
 		}
 		var nsErr unsafe.Pointer

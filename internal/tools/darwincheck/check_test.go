@@ -73,6 +73,8 @@ func TestCheckReportsErrorInDarwinTest(t *testing.T) {
 			Line:    8,
 			Message: "cannot use Two() (value of type int) as string value in variable declaration",
 		},
+		{File: filepath.Join("narrow", "narrow_darwin.go"), Line: 14, Message: "objc.Call result of type bool" + narrowMsg},
+		{File: filepath.Join("narrow", "narrow_darwin.go"), Line: 19, Message: "objc.Call result of type bool" + narrowMsg},
 	})
 }
 
@@ -105,3 +107,18 @@ func wantDiagnostics(t *testing.T, res *Result, want []Diagnostic) {
 		t.Fatalf("diagnostics:\n got %v\nwant %v", res.Diagnostics, want)
 	}
 }
+
+// TestCheckReportsNarrowObjCResults: objc.Call[bool] (what the metal package sent
+// respondsToSelector: with) and a generated wrapper returning bool are reported; a
+// 64-bit result and cgo's BOOL calls are not.
+func TestCheckReportsNarrowObjCResults(t *testing.T) {
+	dir := probeModule(t)
+	res := mustCheck(t, dir, "./narrow")
+	file := filepath.Join("narrow", "narrow_darwin.go")
+	wantDiagnostics(t, res, []Diagnostic{
+		{File: file, Line: 14, Message: "objc.Call result of type bool" + narrowMsg},
+		{File: file, Line: 19, Message: "objc.Call result of type bool" + narrowMsg},
+	})
+}
+
+const narrowMsg = " is narrower than a register: libffi writes 8 bytes there (read a BOOL through cgo, e.g. objc.Object.RespondsToSelector or a C helper)"
