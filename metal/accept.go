@@ -2,6 +2,7 @@ package metal
 
 import (
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 
@@ -123,4 +124,15 @@ func compileAll(families []string, par int, compile func(family, source string) 
 		libs[f] = res[i].lib
 	}
 	return libs, first
+}
+
+// RequireEnv names the environment variable that turns the Metal tests' skips (no
+// device, a refused device) into failures: the macOS CI job sets it, so that a runner
+// without a working Metal device fails instead of passing with nothing run.
+const RequireEnv = "INGOT_REQUIRE_METAL"
+
+// Required reports whether RequireEnv is set (to anything but "" or "0").
+func Required() bool {
+	v := os.Getenv(RequireEnv)
+	return v != "" && v != "0"
 }

@@ -47,6 +47,9 @@ func softmaxSums(g *graph.Graph) (x, r *graph.Handle) {
 func TestGraphCountsEqualLiveMTLBuffers(t *testing.T) {
 	gpu, err := metal.NewGPU(metal.GPUOptions{})
 	if errors.Is(err, metal.ErrUnavailable) {
+		if metal.Required() {
+			t.Fatalf("%s is set, and Metal is unavailable: %v", metal.RequireEnv, err)
+		}
 		t.Skipf("skipping: no Metal device on this Mac: %v", err)
 	}
 	require.NoError(t, err)
