@@ -290,6 +290,7 @@ func (c *checker) checkPackage(p *listedPackage) *types.Package {
 	pkg, _ := conf.Check(packagePath(p), c.fset, files, info)
 	if report {
 		c.checkNarrowResults(files, info)
+		c.checkPreambles(files)
 	}
 	return pkg
 }
