@@ -89,7 +89,7 @@ func depthwiseConv1dEncode(l *Launch, e Encoder) {
 	e.SetArg(1, &l.Args[1])
 	e.SetArg(2, o)
 	e.SetBytes(3, mslPack(&convConsts{nb, nt, nc, nk, tout}))
-	e.DispatchThreads(Groups1D(nb * tout * nc))
+	e.DispatchThreads(Groups1DFor(nb*tout*nc, e))
 }
 
 func init() { RegisterSamples("conv", convSamples) }

@@ -521,5 +521,5 @@ var KArange = Register(&Kernel{Name: "arange", Family: "arange", CPU: func(l *La
 	e.Entry("arange_" + o.DType.String())
 	e.SetArg(0, o)
 	e.SetBytes(1, mslPack(&arangeConsts{N: o.Size(), Start: float32(p.Start), Step: float32(p.Step)}))
-	e.DispatchThreads(Groups1D(o.Size()))
+	e.DispatchThreads(Groups1DFor(o.Size(), e))
 }})

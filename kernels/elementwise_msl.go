@@ -92,7 +92,7 @@ func encodeBinary(op *BinaryOp, l *Launch, e Encoder) {
 	e.SetArg(2, o)
 	n := o.Size()
 	e.SetBytes(3, mslPack(&binaryConsts{Op: opCode(binaryCodes, op.Name), N: n, A: stridedOf(&a.Layout), B: stridedOf(&b.Layout)}))
-	e.DispatchThreads(Groups1D(n))
+	e.DispatchThreads(Groups1DFor(n, e))
 }
 
 func encodeUnary(op *UnaryOp, l *Launch, e Encoder) {
@@ -106,7 +106,7 @@ func encodeUnary(op *UnaryOp, l *Launch, e Encoder) {
 	e.SetArg(1, o)
 	n := o.Size()
 	e.SetBytes(2, mslPack(&unaryConsts{Op: opCode(unaryCodes, op.Name), N: n, A: stridedOf(&a.Layout)}))
-	e.DispatchThreads(Groups1D(n))
+	e.DispatchThreads(Groups1DFor(n, e))
 }
 
 func encodeWhere(l *Launch, e Encoder) {
@@ -117,7 +117,7 @@ func encodeWhere(l *Launch, e Encoder) {
 	}
 	n := o.Size()
 	e.SetBytes(4, mslPack(&whereConsts{N: n, C: stridedOf(&c.Layout), A: stridedOf(&a.Layout), B: stridedOf(&b.Layout)}))
-	e.DispatchThreads(Groups1D(n))
+	e.DispatchThreads(Groups1DFor(n, e))
 }
 
 // encodeCopyRegion copies src into the region dst (same shape), casting.
@@ -127,7 +127,7 @@ func encodeCopyRegion(src, dst *Arg, e Encoder) {
 	e.SetArg(1, dst)
 	n := dst.Size()
 	e.SetBytes(2, mslPack(&copyConsts{N: n, Src: stridedOf(&src.Layout), Dst: stridedOf(&dst.Layout)}))
-	e.DispatchThreads(Groups1D(n))
+	e.DispatchThreads(Groups1DFor(n, e))
 }
 
 func encodeCopy(l *Launch, e Encoder) { encodeCopyRegion(&l.Args[0], &l.Args[1], e) }

@@ -260,7 +260,7 @@ func gatedDeltaEncode(l *Launch, e Encoder) {
 	}
 	e.SetArg(7, l.Out())
 	e.SetBytes(8, mslPack(&d))
-	rows := min(d.Dv, gdRowsPerGroup)
+	rows := min(d.Dv, gdRowsPerGroup, max(threadLimit(e)/32, 1)) // fewer where the pipeline allows fewer threads
 	if rows == 0 || d.B*d.Hv == 0 {
 		return // nothing to compute
 	}

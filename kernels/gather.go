@@ -188,7 +188,7 @@ func takeEncode(l *Launch, e Encoder) {
 	e.SetBytes(3, mslPack(p))
 	e.ErrorWord(4)
 	// x = inner position, y = index, z = outer row.
-	e.DispatchThreads([3]int{max(p.Inner, 1), max(p.NIdx, 1), max(p.Outer, 1)}, [3]int{min(max(p.Inner, 1), 64), 1, 1})
+	e.DispatchThreads([3]int{max(p.Inner, 1), max(p.NIdx, 1), max(p.Outer, 1)}, [3]int{LimitThreads(min(max(p.Inner, 1), 64), e), 1, 1})
 }
 
 func takeAlongEncode(l *Launch, e Encoder) {
@@ -199,7 +199,7 @@ func takeAlongEncode(l *Launch, e Encoder) {
 	}
 	e.SetBytes(3, mslPack(p))
 	e.ErrorWord(4)
-	e.DispatchThreads([3]int{max(p.Inner, 1), max(p.M, 1), max(p.Outer, 1)}, [3]int{min(max(p.Inner, 1), 64), 1, 1})
+	e.DispatchThreads([3]int{max(p.Inner, 1), max(p.M, 1), max(p.Outer, 1)}, [3]int{LimitThreads(min(max(p.Inner, 1), 64), e), 1, 1})
 }
 
 func gatherMMEncode(l *Launch, e Encoder) {
@@ -211,7 +211,7 @@ func gatherMMEncode(l *Launch, e Encoder) {
 	e.SetBytes(4, mslPack(p))
 	e.ErrorWord(5)
 	// x = output column, y = slot j, z = row t.
-	e.DispatchThreads([3]int{max(p.O, 1), max(p.TopK, 1), max(p.Rows, 1)}, [3]int{min(max(p.O, 1), 64), 1, 1})
+	e.DispatchThreads([3]int{max(p.O, 1), max(p.TopK, 1), max(p.Rows, 1)}, [3]int{LimitThreads(min(max(p.O, 1), 64), e), 1, 1})
 }
 
 func init() { RegisterSamples("gather", gatherSamples) }

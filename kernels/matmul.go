@@ -212,10 +212,11 @@ func linearEncode(l *Launch, e Encoder) {
 	}
 	e.Entry(mmEntry("linear", l.Out().DType))
 	bind()
-	// linRows outputs per threadgroup of linThreads, which split K (see matmul.metal):
+	// linRows outputs per threadgroup of linThreads (fewer where the pipeline allows
+	// fewer; the MSL takes any multiple of 32), which split K (see matmul.metal):
 	// x = w rows, y = x row, z = batch.
 	e.DispatchThreadgroups([3]int{max((p.N+linRows-1)/linRows, 1), max(p.M, 1), max(p.Batch, 1)},
-		[3]int{linThreads, 1, 1})
+		ClampGroup(linThreads, e))
 }
 
 func init() { RegisterSamples("matmul", matmulSamples) }

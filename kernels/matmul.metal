@@ -1,9 +1,10 @@
 // matmul family: out[b, m, n] = dot(x[b] row m, w[b] row n), rows dense and K long.
 #include "gemm.metal"
 
-// linear: a threadgroup of LIN_THREADS threads computes LIN_ROWS outputs of one x row.
+// linear: a threadgroup of ntg threads (LIN_THREADS, or fewer where the pipeline allows
+// fewer: any multiple of 32) computes LIN_ROWS outputs of one x row.
 // Thread t reads the LIN_VEC elements from LIN_VEC * t of each w row, then from
-// LIN_VEC * (t + LIN_THREADS), ...: a SIMD group reads 32 * LIN_VEC consecutive
+// LIN_VEC * (t + ntg), ...: a SIMD group reads 32 * LIN_VEC consecutive
 // elements of a row, and each thread has LIN_ROWS * LIN_VEC loads in flight. Partial
 // sums are added by simd_sum, then across SIMD groups in threadgroup memory in a fixed
 // order. The products are the Go twin's, added in another order (within the catalog's
@@ -16,7 +17,7 @@
 template <typename T>
 inline void linear_impl(const device T* x, const device T* w, device T* out,
                         constant MatmulParams& p, threadgroup float* part, uint3 tg, uint tid,
-                        uint lane, uint sg) {
+                        uint lane, uint sg, uint ntg) {
     int n0 = int(tg.x) * LIN_ROWS, m = int(tg.y), b = int(tg.z);
     if (m >= p.m || b >= p.batch) {
         return;  // an empty launch still dispatches one group; uniform, before any barrier
@@ -37,7 +38,7 @@ inline void linear_impl(const device T* x, const device T* w, device T* out,
     // K - 1 (their products are dropped), so every load is valid and all are in flight
     // together.
     int last = rows - 1;
-    for (int k = int(tid) * LIN_VEC; k < p.k; k += LIN_THREADS * LIN_VEC) {
+    for (int k = int(tid) * LIN_VEC; k < p.k; k += int(ntg) * LIN_VEC) {
         float xv[LIN_VEC];
         int kk[LIN_VEC];
         for (int u = 0; u < LIN_VEC; u++) {
@@ -66,7 +67,7 @@ inline void linear_impl(const device T* x, const device T* w, device T* out,
     threadgroup_barrier(mem_flags::mem_threadgroup);
     if (int(tid) < rows) {
         float y = 0.0f;
-        for (int g = 0; g < LIN_SG; g++) {
+        for (int g = 0; g < int(ntg) / 32; g++) {
             y += part[g * LIN_ROWS + tid];
         }
         out[(size_t(b) * size_t(p.m) + size_t(m)) * size_t(p.n) + size_t(n0) + tid] = T(y);
@@ -80,9 +81,10 @@ kernel void linear_float32(const device float* x [[buffer(0)]],
                            uint3 tg [[threadgroup_position_in_grid]],
                            uint tid [[thread_index_in_threadgroup]],
                            uint lane [[thread_index_in_simdgroup]],
-                           uint sg [[simdgroup_index_in_threadgroup]]) {
+                           uint sg [[simdgroup_index_in_threadgroup]],
+                           uint ntg [[threads_per_threadgroup]]) {
     threadgroup float part[LIN_SG * LIN_ROWS];
-    linear_impl(x, w, out, p, part, tg, tid, lane, sg);
+    linear_impl(x, w, out, p, part, tg, tid, lane, sg, ntg);
 }
 
 kernel void linear_float16(const device half* x [[buffer(0)]],
@@ -92,9 +94,10 @@ kernel void linear_float16(const device half* x [[buffer(0)]],
                            uint3 tg [[threadgroup_position_in_grid]],
                            uint tid [[thread_index_in_threadgroup]],
                            uint lane [[thread_index_in_simdgroup]],
-                           uint sg [[simdgroup_index_in_threadgroup]]) {
+                           uint sg [[simdgroup_index_in_threadgroup]],
+                           uint ntg [[threads_per_threadgroup]]) {
     threadgroup float part[LIN_SG * LIN_ROWS];
-    linear_impl(x, w, out, p, part, tg, tid, lane, sg);
+    linear_impl(x, w, out, p, part, tg, tid, lane, sg, ntg);
 }
 
 // gemm: many x rows (prefill) take the tiled product of gemm.metal, a threadgroup of

@@ -87,7 +87,7 @@ func switchGLUEncode(l *Launch, e Encoder) {
 	}
 	e.SetBytes(7, prm)
 	e.Scratch(8, act)
-	e.DispatchThreadgroups([3]int{max((p.I+moeRows-1)/moeRows, 1), max(p.T*p.K, 1), 1}, moeThreadsFor(p.H))
+	e.DispatchThreadgroups([3]int{max((p.I+moeRows-1)/moeRows, 1), max(p.T*p.K, 1), 1}, ClampGroup(moeThreadsFor(p.H)[0], e))
 	// Pass 2: the outputs, moeRows per threadgroup, each down row read once a token.
 	e.Entry("switch_glu_down_float32")
 	for _, i := range []int{3, 4, 5, 6} {
@@ -95,7 +95,7 @@ func switchGLUEncode(l *Launch, e Encoder) {
 	}
 	e.SetBytes(7, prm)
 	e.Scratch(8, act)
-	e.DispatchThreadgroups([3]int{max((p.H+moeRows-1)/moeRows, 1), max(p.T, 1), 1}, moeThreadsFor(p.K*p.I))
+	e.DispatchThreadgroups([3]int{max((p.H+moeRows-1)/moeRows, 1), max(p.T, 1), 1}, ClampGroup(moeThreadsFor(p.K * p.I)[0], e))
 }
 
 // moeRows and moeMaxSimdgroups are moe.metal's MOE_ROWS and MOE_MAXSG.

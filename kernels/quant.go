@@ -481,7 +481,7 @@ func qmmEncode(l *Launch, e Encoder) {
 	qBindAll(l, e, 5)
 	e.SetBytes(5, mslPack(p))
 	// One thread per output element: x = column, y = x row.
-	e.DispatchThreads([3]int{max(p.N, 1), max(p.M, 1), 1}, [3]int{min(max(p.N, 1), 64), 1, 1})
+	e.DispatchThreads([3]int{max(p.N, 1), max(p.M, 1), 1}, [3]int{LimitThreads(min(max(p.N, 1), 64), e), 1, 1})
 }
 
 func qembedEncode(l *Launch, e Encoder) {
@@ -491,7 +491,7 @@ func qembedEncode(l *Launch, e Encoder) {
 	e.SetBytes(5, mslPack(p))
 	e.ErrorWord(6)
 	// One thread per output element: x = feature, y = token.
-	e.DispatchThreads([3]int{max(p.D, 1), max(p.T, 1), 1}, [3]int{min(max(p.D, 1), 64), 1, 1})
+	e.DispatchThreads([3]int{max(p.D, 1), max(p.T, 1), 1}, [3]int{LimitThreads(min(max(p.D, 1), 64), e), 1, 1})
 }
 
 func qswitchEncode(l *Launch, e Encoder) {
@@ -508,9 +508,13 @@ func qswitchEncode(l *Launch, e Encoder) {
 	rows := qmvRows // act rows a threadgroup
 	if chunks {
 		e.Entry(qEntry("qswitch_act_chunks", dt))
-		tpg, rows = [3]int{32 * qswitchSGs, 1, 1}, qswitchSGs*qswitchSGRows
+		// The MSL takes its simdgroup count from the threadgroup: fewer where the
+		// pipeline allows fewer threads, and fewer act rows a threadgroup then.
+		tpg = ClampGroup(32*qswitchSGs, e)
+		rows = tpg[0] / 32 * qswitchSGRows
 	} else {
 		e.Entry(qEntry("qswitch_act", dt))
+		tpg = ClampGroup(tpg[0], e) // its simdgroups split the units at any count
 	}
 	for _, i := range []int{0, 1, 2, 3, 4, 5, 6, 10} {
 		e.SetArg(i, &l.Args[i])
@@ -529,6 +533,7 @@ func qswitchEncode(l *Launch, e Encoder) {
 	} else {
 		e.Entry(qEntry("qswitch_down", dt))
 	}
+	tpg = ClampGroup(tpg[0], e) // both split their work among the threadgroup's threads at any count
 	for _, i := range []int{7, 8, 9, 10, 11, 12} {
 		e.SetArg(i, &l.Args[i])
 	}

@@ -253,11 +253,29 @@ func RowGroup(cols int, e Encoder) [3]int { return ClampGroup(RowThreads(cols), 
 // works at any multiple of 32, clamped to the pipeline's limit rounded down to a multiple
 // of 32 (at least 32, so a limit under 32 is left for the encoder to report).
 func ClampGroup(threads int, e Encoder) [3]int {
-	limit := 1024
+	return [3]int{min(threads, max(threadLimit(e)/32*32, 32)), 1, 1}
+}
+
+// threadLimit is the selected pipeline's limit on threads per threadgroup: 1024 for an
+// encoder that does not know it, and at least 1.
+func threadLimit(e Encoder) int {
 	if tl, ok := e.(ThreadLimiter); ok {
-		limit = max(tl.MaxThreads()/32*32, 32)
+		return max(tl.MaxThreads(), 1)
 	}
-	return [3]int{min(threads, limit), 1, 1}
+	return 1024
+}
+
+// LimitThreads is a threadgroup width of at most want threads (and at least 1) that
+// the selected pipeline accepts, for a dispatchThreads kernel that works at any width
+// (no threadgroup memory, no SIMD-group functions).
+func LimitThreads(want int, e Encoder) int { return max(min(want, threadLimit(e)), 1) }
+
+// Groups1DFor is Groups1D with the threadgroup clamped to the selected pipeline's limit
+// (see LimitThreads).
+func Groups1DFor(n int, e Encoder) (grid, group [3]int) {
+	grid, group = Groups1D(n)
+	group[0] = LimitThreads(group[0], e)
+	return grid, group
 }
 
 // RowThreads is the threadgroup size for one row of cols elements: a multiple of 32

@@ -106,7 +106,7 @@ func ropeEncode(l *Launch, e Encoder) {
 	e.SetBytes(4, mslFloats(inv))
 	// One thread per rotated pair or passed-through element of each (b, h, s) row.
 	slots := D - p.Dims/2
-	e.DispatchThreads([3]int{max(slots, 1), max(S, 1), max(B*H, 1)}, [3]int{min(max(slots, 1), 64), 1, 1})
+	e.DispatchThreads([3]int{max(slots, 1), max(S, 1), max(B*H, 1)}, [3]int{LimitThreads(min(max(slots, 1), 64), e), 1, 1})
 }
 
 // ropeSamples covers the Qwen3.5 test shapes (D 32, 8 rotary dims; full rotation), 300 frequencies, per-row

@@ -254,7 +254,7 @@ func sdpaEncode(l *Launch, e Encoder) {
 	e.Scratch(6, scratch)
 	// x: the head chunks of a key/value head, then the splits, then the query rows.
 	e.DispatchThreadgroups([3]int{max(ng*splits*q.Shape[2], 1), max(k.Shape[1], 1), max(q.Shape[0], 1)},
-		[3]int{32 * sdpaSimdgroups, 1, 1})
+		ClampGroup(32*sdpaSimdgroups, e)) // fewer simdgroups where the pipeline allows fewer threads
 	if splits == 1 {
 		return
 	}
@@ -262,7 +262,7 @@ func sdpaEncode(l *Launch, e Encoder) {
 	e.SetArg(4, o)
 	e.SetBytes(5, mslPack(&p))
 	e.Scratch(6, scratch)
-	e.DispatchThreadgroups([3]int{(v.Shape[3] + 31) / 32, rows, 1}, [3]int{32 * sdpaCombineSimdgroups, 1, 1})
+	e.DispatchThreadgroups([3]int{(v.Shape[3] + 31) / 32, rows, 1}, ClampGroup(32*sdpaCombineSimdgroups, e))
 }
 
 // sdpaSamples covers decode (Sq 1) and prefill with a causal mask, GQA, D 16 and 32 and

@@ -1,6 +1,7 @@
 // sdpa family: scaled dot-product attention, in two passes over a split of the keys.
 //
-// sdpa_float32: one threadgroup of SDPA_SG simdgroups per (query row i, split, up to
+// sdpa_float32: one threadgroup of SDPA_SG simdgroups (or fewer, nsg, where the
+// pipeline allows fewer threads) per (query row i, split, up to
 // SDPA_MAXG query heads of one key/value head); grid (ng * splits * Sq, Hkv, B), where
 // ng = ceil(G / SDPA_MAXG) for G = Hq / Hkv. The heads share every key and value row
 // the threadgroup loads (grouped-query attention reads the cache once). The split takes
@@ -172,7 +173,8 @@ kernel void sdpa_float32(const device float* q [[buffer(0)]], const device float
                          uint3 gid [[threadgroup_position_in_grid]],
                          uint tid [[thread_index_in_threadgroup]],
                          uint lane [[thread_index_in_simdgroup]],
-                         uint sg [[simdgroup_index_in_threadgroup]]) {
+                         uint sg [[simdgroup_index_in_threadgroup]],
+                         uint nsg [[simdgroups_per_threadgroup]]) {
     threadgroup float tg_max[SDPA_SG * SDPA_MAXG];
     threadgroup float tg_sum[SDPA_SG * SDPA_MAXG];
     threadgroup float tg_acc[SDPA_SG * SDPA_MAXG * SDPA_MAXD];
@@ -221,7 +223,7 @@ kernel void sdpa_float32(const device float* q [[buffer(0)]], const device float
     // j is the same for every lane of a simdgroup, so the branches are uniform.
     // Two buffers of keys: the next step's are loaded before this step's are used, so a
     // simdgroup always has a step's loads in flight while it computes.
-    int step = SDPA_SG * SDPA_KB;
+    int step = int(nsg) * SDPA_KB;
     float ka[SDPA_KB][SDPA_MAXC];
     float va[SDPA_KB][SDPA_MAXC];
     float kn[SDPA_KB][SDPA_MAXC];
@@ -267,12 +269,12 @@ kernel void sdpa_float32(const device float* q [[buffer(0)]], const device float
     for (int hh = 0; hh < nh; hh++) {
         size_t row = (size_t(b) * size_t(p.Hq) + size_t(h0 + hh)) * size_t(p.Sq) + size_t(i);
         float gm = -INFINITY;
-        for (int g = 0; g < SDPA_SG; g++) {
+        for (int g = 0; g < int(nsg); g++) {
             gm = max(gm, tg_max[g * SDPA_MAXG + hh]);
         }
-        float wg[SDPA_SG];
+        float wg[SDPA_SG];  // the first nsg are used
         float total = 0.0f;
-        for (int g = 0; g < SDPA_SG; g++) {
+        for (int g = 0; g < int(nsg); g++) {
             wg[g] = gm == -INFINITY ? 0.0f : exp(tg_max[g * SDPA_MAXG + hh] - gm);
             total += tg_sum[g * SDPA_MAXG + hh] * wg[g];
         }
@@ -287,9 +289,9 @@ kernel void sdpa_float32(const device float* q [[buffer(0)]], const device float
             orow = sdpa_acc(part, row, split, p);
             inv = 1.0f;
         }
-        for (int d = int(tid); d < p.Dv; d += 32 * SDPA_SG) {
+        for (int d = int(tid); d < p.Dv; d += 32 * int(nsg)) {
             float o = 0.0f;
-            for (int g = 0; g < SDPA_SG; g++) {
+            for (int g = 0; g < int(nsg); g++) {
                 o += tg_acc[(g * SDPA_MAXG + hh) * SDPA_MAXD + d] * wg[g];
             }
             orow[d] = o * inv;
@@ -298,7 +300,7 @@ kernel void sdpa_float32(const device float* q [[buffer(0)]], const device float
 }
 
 // sdpa_combine_float32 merges the splits of sdpa_float32: one threadgroup of
-// SDPA_COMBINE_SG simdgroups per (32 value elements, query row); grid
+// SDPA_COMBINE_SG simdgroups (or fewer, nsg) per (32 value elements, query row); grid
 // (ceil(Dv / 32), Sq * Hq * B). The threadgroup finds the largest split max; then
 // simdgroup g adds splits g, g + SDPA_COMBINE_SG, ..., SDPA_COMBINE_U of them per
 // step with their loads in flight together, lane l value element l of the group's 32;
@@ -310,14 +312,15 @@ kernel void sdpa_combine_float32(device float* out [[buffer(4)]], constant SdpaC
                                  uint3 gid [[threadgroup_position_in_grid]],
                                  uint tid [[thread_index_in_threadgroup]],
                                  uint lane [[thread_index_in_simdgroup]],
-                                 uint sg [[simdgroup_index_in_threadgroup]]) {
+                                 uint sg [[simdgroup_index_in_threadgroup]],
+                                 uint nsg [[simdgroups_per_threadgroup]]) {
     threadgroup float tg_m[SDPA_COMBINE_SG];
     threadgroup float tg_o[SDPA_COMBINE_SG * 32];
     threadgroup float tg_l[SDPA_COMBINE_SG * 32];
     size_t row = size_t(gid.y);
     int d = int(gid.x) * 32 + int(lane);
     float gm = -INFINITY;
-    for (int s = int(tid); s < p.splits; s += 32 * SDPA_COMBINE_SG) {
+    for (int s = int(tid); s < p.splits; s += 32 * int(nsg)) {
         gm = max(gm, sdpa_ml(part, row, s, p)[0]);
     }
     for (ushort k = 16; k > 0; k >>= 1) {
@@ -327,26 +330,26 @@ kernel void sdpa_combine_float32(device float* out [[buffer(4)]], constant SdpaC
         tg_m[sg] = gm;
     }
     threadgroup_barrier(mem_flags::mem_threadgroup);
-    for (int g = 0; g < SDPA_COMBINE_SG; g++) {
+    for (int g = 0; g < int(nsg); g++) {
         gm = max(gm, tg_m[g]);
     }
     float o = 0.0f;
     float l = 0.0f;
     if (gm != -INFINITY) {
         int dc = min(d, p.Dv - 1);
-        for (int s0 = int(sg); s0 < p.splits; s0 += SDPA_COMBINE_SG * SDPA_COMBINE_U) {
+        for (int s0 = int(sg); s0 < p.splits; s0 += int(nsg) * SDPA_COMBINE_U) {
             float ms[SDPA_COMBINE_U];
             float ls[SDPA_COMBINE_U];
             float as[SDPA_COMBINE_U];
             for (int q = 0; q < SDPA_COMBINE_U; q++) {
-                int sc = min(s0 + q * SDPA_COMBINE_SG, p.splits - 1);
+                int sc = min(s0 + q * int(nsg), p.splits - 1);
                 const device float* ml = sdpa_ml(part, row, sc, p);
                 ms[q] = ml[0];
                 ls[q] = ml[1];
                 as[q] = sdpa_acc(part, row, sc, p)[dc];
             }
             for (int q = 0; q < SDPA_COMBINE_U; q++) {
-                if (s0 + q * SDPA_COMBINE_SG < p.splits) {
+                if (s0 + q * int(nsg) < p.splits) {
                     float w = exp(ms[q] - gm);
                     l += ls[q] * w;
                     o += as[q] * w;
@@ -360,7 +363,7 @@ kernel void sdpa_combine_float32(device float* out [[buffer(4)]], constant SdpaC
     if (sg == 0 && d < p.Dv) {
         float to = 0.0f;
         float tl = 0.0f;
-        for (int g = 0; g < SDPA_COMBINE_SG; g++) {
+        for (int g = 0; g < int(nsg); g++) {
             to += tg_o[g * 32 + lane];
             tl += tg_l[g * 32 + lane];
         }

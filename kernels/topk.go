@@ -84,7 +84,7 @@ func argTopKEncode(l *Launch, e Encoder) {
 	e.SetArg(1, &l.Args[1])
 	e.SetBytes(2, mslPack(p))
 	// One thread per row.
-	e.DispatchThreads(Groups1D(p.Rows))
+	e.DispatchThreads(Groups1DFor(p.Rows, e))
 }
 
 func init() { RegisterSamples("topk", topkSamples) }

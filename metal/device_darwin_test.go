@@ -14,12 +14,22 @@ func openOrSkip(t *testing.T) *Device {
 	t.Helper()
 	d, err := Open()
 	if errors.Is(err, ErrUnavailable) {
-		t.Skipf("skipping: no Metal device on this Mac: %v", err)
+		skipOrFail(t, err)
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
 	return d
+}
+
+// skipOrFail skips a test that needs a Metal device, or fails it where RequireEnv
+// says the device must be there (the macOS CI job).
+func skipOrFail(t *testing.T, err error) {
+	t.Helper()
+	if Required() {
+		t.Fatalf("%s is set, and Metal is unavailable: %v", RequireEnv, err)
+	}
+	t.Skipf("skipping: no Metal device on this Mac: %v", err)
 }
 
 func TestOpen(t *testing.T) {

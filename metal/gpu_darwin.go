@@ -27,25 +27,20 @@ import (
 // "...error:" ones pass the error object instead of its address, and MTLSize
 // is an empty placeholder struct in the bindings.
 var (
-	selNewCommandQueue    = objc.Sel("newCommandQueue")
-	selNewFence           = objc.Sel("newFence")
-	selNewLibrary         = objc.Sel("newLibraryWithSource:options:error:")
-	selNewFunction        = objc.Sel("newFunctionWithName:")
-	selNewPipeline        = objc.Sel("newComputePipelineStateWithFunction:error:")
-	selCommandBuffer      = objc.Sel("commandBufferWithUnretainedReferences")
-	selComputeEncoder     = objc.Sel("computeCommandEncoder")
-	selWaitForFence       = objc.Sel("waitForFence:")
-	selUpdateFence        = objc.Sel("updateFence:")
-	selEndEncoding        = objc.Sel("endEncoding")
-	selRespondsToSelector = objc.Sel("respondsToSelector:")
-	selSetMathMode        = objc.Sel("setMathMode:")
+	selNewCommandQueue = objc.Sel("newCommandQueue")
+	selNewFence        = objc.Sel("newFence")
+	selNewLibrary      = objc.Sel("newLibraryWithSource:options:error:")
+	selNewFunction     = objc.Sel("newFunctionWithName:")
+	selNewPipeline     = objc.Sel("newComputePipelineStateWithFunction:error:")
+	selCommandBuffer   = objc.Sel("commandBufferWithUnretainedReferences")
+	selComputeEncoder  = objc.Sel("computeCommandEncoder")
+	selWaitForFence    = objc.Sel("waitForFence:")
+	selUpdateFence     = objc.Sel("updateFence:")
+	selEndEncoding     = objc.Sel("endEncoding")
 )
 
-// Constants the bindings predate: MTLLanguageVersion3_1 and MTLMathModeSafe.
-const (
-	languageVersion3_1 = metal.LanguageVersion(3<<16 | 1)
-	mathModeSafe       = int64(0)
-)
+// languageVersion3_1 is MTLLanguageVersion3_1, which the bindings predate.
+const languageVersion3_1 = metal.LanguageVersion(3<<16 | 1)
 
 // GPU is the Metal graph device: it runs kernel launches by encoding their
 // MSL twins into command buffers on its own command queue. Its method set is
@@ -64,12 +59,14 @@ func NewGPU(opt GPUOptions) (*GPU, error) {
 	if _, err := opt.withDefaults(); err != nil {
 		return nil, err
 	}
-	if err := checkMacOS(macOSMajor()); err != nil {
-		return nil, err
-	}
 	dev, err := Open()
 	if err != nil {
 		return nil, err
+	}
+	// The checks and every family's compile run once a process (see Accept).
+	dev.acceptOnce.Do(func() { dev.acceptErr = Accept(darwinProbe{dev}) })
+	if dev.acceptErr != nil {
+		return nil, dev.acceptErr
 	}
 	opt, err = opt.forChip(dev.arch).withDefaults()
 	if err != nil {
@@ -85,7 +82,9 @@ func NewGPU(opt GPUOptions) (*GPU, error) {
 		q.queue.Release()
 		return nil, fmt.Errorf("%w: %s made no fence", ErrUnavailable, dev.Name())
 	}
-	return &GPU{dev: dev, q: q, r: newRunner(q, opt)}, nil
+	r := newRunner(q, opt)
+	r.cache.preload(dev.libs)
+	return &GPU{dev: dev, q: q, r: r}, nil
 }
 
 // Name is "metal".
@@ -151,26 +150,40 @@ func nsErrorText(p unsafe.Pointer, fallback string) string {
 }
 
 func (q *commandQueue) newLibrary(family, source string) (library, error) {
-	opts := metal.CompileOptions_Alloc().Init()
-	defer opts.Release()
-	// MSL 3.1 (bfloat), pinned: the default follows the OS, and NewGPU has
-	// checked that this one has it.
-	opts.SetLanguageVersion(languageVersion3_1)
-	// Fast math may reassociate, approximate and assume no NaN or infinity:
-	// the twins must agree with the Go ones, NaN included, so it is off (as
-	// MLX compiles its kernels). mathMode replaces the deprecated
-	// fastMathEnabled where the OS has it (macOS 15).
-	if objc.Call[bool](opts, selRespondsToSelector, selSetMathMode) {
-		objc.Call[objc.Void](opts, selSetMathMode, mathModeSafe)
-	} else {
-		opts.SetFastMathEnabled(false)
-	}
-	var nsErr unsafe.Pointer
-	lib := objc.Call[metal.LibraryWrapper](q.dev.mtl, selNewLibrary, source, opts.Ptr(), unsafe.Pointer(&nsErr))
-	if lib.IsNil() { // an error with a library holds only warnings
-		return nil, errors.New(nsErrorText(nsErr, "the compiler returned no library and no error"))
-	}
-	return &mtlLibrary{dev: q.dev, mtl: lib}, nil
+	return q.dev.compile(family, source)
+}
+
+// responds is [obj respondsToSelector:sel], through objc's cgo call: objc.Call[bool]
+// would let libffi write a whole 8-byte register into a 1-byte Go bool (darwincheck
+// refuses such calls).
+func responds(obj objc.Object, sel string) bool { return obj.RespondsToSelector(objc.Sel(sel)) }
+
+// compile compiles a family's MSL. It may run on any goroutine (NewGPU compiles the
+// families concurrently): it drains its own autorelease pool on a locked thread.
+func (d *Device) compile(family, source string) (lib library, err error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	objc.WithAutoreleasePool(func() {
+		opts := metal.CompileOptions_Alloc().Init()
+		defer opts.Release()
+		// MSL 3.1 (bfloat), pinned: the default follows the OS, and Accept has
+		// checked that this one has it.
+		opts.SetLanguageVersion(languageVersion3_1)
+		// Fast math may reassociate, approximate and assume no NaN or infinity: the
+		// twins must agree with the Go ones, NaN included, so it is off and the math
+		// functions are the precise ones (as MLX compiles its kernels).
+		for _, s := range preciseMath(responds(opts.Object, mathModeSelector), responds(opts.Object, mathFuncsSelector)) {
+			objc.Call[objc.Void](opts, objc.Sel(s.selector), s.value)
+		}
+		var nsErr unsafe.Pointer
+		mtl := objc.Call[metal.LibraryWrapper](d.mtl, selNewLibrary, source, opts.Ptr(), unsafe.Pointer(&nsErr))
+		if mtl.IsNil() { // an error with a library holds only warnings
+			err = errors.New(nsErrorText(nsErr, "the compiler returned no library and no error"))
+			return
+		}
+		lib = &mtlLibrary{dev: d, mtl: mtl}
+	})
+	return lib, err
 }
 
 // mtlLibrary is a compiled family, kept for the life of the process.

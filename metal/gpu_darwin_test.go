@@ -19,6 +19,9 @@ func gpuOrSkip(t *testing.T, opt GPUOptions) *GPU {
 	t.Helper()
 	openOrSkip(t)
 	g, err := NewGPU(opt)
+	if errors.Is(err, ErrUnavailable) {
+		skipOrFail(t, err) // a device NewGPU refuses (Accept)
+	}
 	require.NoError(t, err)
 	return g
 }

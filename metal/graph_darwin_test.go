@@ -47,6 +47,9 @@ func softmaxSums(g *graph.Graph) (x, r *graph.Handle) {
 func TestGraphCountsEqualLiveMTLBuffers(t *testing.T) {
 	gpu, err := metal.NewGPU(metal.GPUOptions{})
 	if errors.Is(err, metal.ErrUnavailable) {
+		if metal.Required() {
+			t.Fatalf("%s is set, and Metal is unavailable: %v", metal.RequireEnv, err)
+		}
 		t.Skipf("skipping: no Metal device on this Mac: %v", err)
 	}
 	require.NoError(t, err)
@@ -81,4 +84,21 @@ func TestGraphCountsEqualLiveMTLBuffers(t *testing.T) {
 	a.ClearCache()
 	require.Equal(t, 0, a.ActiveBufferCount())
 	require.Equal(t, base, metal.LiveMTLBuffers(gpu), "every MTLBuffer of the graph released")
+}
+
+// TestGoldenModelsOnMetal runs every golden model on the Mac's GPU and on the CPU
+// (see compareGolden): every kernel the models use, on their shapes, against its Go
+// twin through the logits.
+func TestGoldenModelsOnMetal(t *testing.T) {
+	compareGolden(t, func(t *testing.T) graph.Device {
+		gpu, err := metal.NewGPU(metal.GPUOptions{})
+		if errors.Is(err, metal.ErrUnavailable) {
+			if metal.Required() {
+				t.Fatalf("%s is set, and Metal is unavailable: %v", metal.RequireEnv, err)
+			}
+			t.Skipf("skipping: no Metal device on this Mac: %v", err)
+		}
+		require.NoError(t, err)
+		return gpu
+	})
 }

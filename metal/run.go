@@ -147,6 +147,17 @@ type pipelineCache struct {
 	pipes  map[pipeKey]pipeEntry
 }
 
+// preload adds families compiled ahead (NewGPU compiles every family before it
+// accepts a device), so that no dispatch waits for a compile.
+func (c *pipelineCache) preload(libs map[string]library) {
+	if c.libs == nil {
+		c.libs = map[string]libEntry{}
+	}
+	for f, l := range libs {
+		c.libs[f] = libEntry{lib: l}
+	}
+}
+
 type libEntry struct {
 	lib library
 	err error

@@ -118,7 +118,7 @@ func loadCheckpoint(o *options, spec runSpec, dev graph.Device, lim limit) (*gra
 // loader checks them): the weight buffers the loader would make, the baseline a batch
 // run would measure, the slope and the crash token.
 func predictOnly(o *options, out io.Writer) error {
-	dev, name, err := openDevice(o.device)
+	dev, name, err := openDevice(o, out)
 	if err != nil {
 		return err
 	}

@@ -34,6 +34,7 @@ type options struct {
 	configPath     string // --config: a real model's config.json (layer structure)
 	modelDir       string // --model: a checkpoint directory to load
 	predictOnly    bool   // --predict-only: read config and headers, print the prediction
+	deviceNoted    bool   // the [device] line about a refused Metal device was printed (once a run)
 	attentionOnly  bool
 	layers         int
 	interval       int

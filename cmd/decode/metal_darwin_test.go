@@ -16,6 +16,9 @@ import (
 // eager cache. Runs only on a Mac with a Metal device.
 func TestMetalCrashesAtTheCPUToken(t *testing.T) {
 	if !metal.Available() {
+		if metal.Required() {
+			t.Fatalf("%s is set, and there is no Metal device", metal.RequireEnv)
+		}
 		t.Skip("no Metal device: this test needs a Mac with a GPU")
 	}
 	args := []string{"--layers", "12", "--limit", "8000", "--tokens", "5000", "--report-every", "100"}
@@ -35,6 +38,7 @@ func TestMetalDeviceFlag(t *testing.T) {
 	var out, errb bytes.Buffer
 	code := run([]string{"--device", "metal", "--layers", "4", "--tokens", "16", "--cache", "eager"}, &out, &errb)
 	if !metal.Available() {
+		require.False(t, metal.Required(), "%s is set, and there is no Metal device", metal.RequireEnv)
 		require.Equal(t, exitNoDev, code, errb.String())
 		require.Contains(t, errb.String(), "metal")
 		return

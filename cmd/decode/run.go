@@ -38,7 +38,7 @@ func setup(o *options, spec runSpec, out io.Writer) (*graph.Graph, nn.Model, *re
 			return nil, nil, nil, err
 		}
 	}
-	dev, name, err := openDevice(o.device)
+	dev, name, err := openDevice(o, out)
 	if err != nil {
 		return nil, nil, nil, err
 	}

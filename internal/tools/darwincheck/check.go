@@ -282,8 +282,16 @@ func (c *checker) checkPackage(p *listedPackage) *types.Package {
 	if p.Module != nil && p.Module.GoVersion != "" {
 		conf.GoVersion = "go" + p.Module.GoVersion
 	}
+	var info *types.Info
+	if report {
+		info = &types.Info{Types: map[ast.Expr]types.TypeAndValue{}, Uses: map[*ast.Ident]types.Object{}}
+	}
 	// Errors went to conf.Error; the package is usable even when incomplete.
-	pkg, _ := conf.Check(packagePath(p), c.fset, files, nil)
+	pkg, _ := conf.Check(packagePath(p), c.fset, files, info)
+	if report {
+		c.checkNarrowResults(files, info)
+		c.checkPreambles(files)
+	}
 	return pkg
 }
 

@@ -73,6 +73,10 @@ func TestCheckReportsErrorInDarwinTest(t *testing.T) {
 			Line:    8,
 			Message: "cannot use Two() (value of type int) as string value in variable declaration",
 		},
+		{File: filepath.Join("cgopre", "cgopre_darwin.go"), Line: 22, Message: "C.ingot_two takes 2 arguments in the preamble; called with 1"},
+		{File: filepath.Join("cgopre", "cgopre_darwin.go"), Line: 25, Message: "C.ingot_three is not declared in this file's cgo preamble"},
+		{File: filepath.Join("narrow", "narrow_darwin.go"), Line: 14, Message: "objc.Call result of type bool" + narrowMsg},
+		{File: filepath.Join("narrow", "narrow_darwin.go"), Line: 19, Message: "objc.Call result of type bool" + narrowMsg},
 	})
 }
 
@@ -104,4 +108,32 @@ func wantDiagnostics(t *testing.T, res *Result, want []Diagnostic) {
 	if !reflect.DeepEqual(res.Diagnostics, want) {
 		t.Fatalf("diagnostics:\n got %v\nwant %v", res.Diagnostics, want)
 	}
+}
+
+// TestCheckReportsNarrowObjCResults: objc.Call[bool] (what the metal package sent
+// respondsToSelector: with) and a generated wrapper returning bool are reported; a
+// 64-bit result and cgo's BOOL calls are not.
+func TestCheckReportsNarrowObjCResults(t *testing.T) {
+	dir := probeModule(t)
+	res := mustCheck(t, dir, "./narrow")
+	file := filepath.Join("narrow", "narrow_darwin.go")
+	wantDiagnostics(t, res, []Diagnostic{
+		{File: file, Line: 14, Message: "objc.Call result of type bool" + narrowMsg},
+		{File: file, Line: 19, Message: "objc.Call result of type bool" + narrowMsg},
+	})
+}
+
+const narrowMsg = " is narrower than a register: libffi writes 8 bytes there (read a BOOL through cgo, e.g. objc.Object.RespondsToSelector or a C helper)"
+
+// TestCheckReportsPreambleMismatches: a C function called with the wrong number of
+// arguments and one the file's preamble does not declare are reported; cgo's helpers,
+// standard C types and correct calls are not.
+func TestCheckReportsPreambleMismatches(t *testing.T) {
+	dir := probeModule(t)
+	res := mustCheck(t, dir, "./cgopre")
+	file := filepath.Join("cgopre", "cgopre_darwin.go")
+	wantDiagnostics(t, res, []Diagnostic{
+		{File: file, Line: 22, Message: "C.ingot_two takes 2 arguments in the preamble; called with 1"},
+		{File: file, Line: 25, Message: "C.ingot_three is not declared in this file's cgo preamble"},
+	})
 }

@@ -12,4 +12,11 @@
 // and make the exit status 1; errors in the standard library and third-party
 // modules are ignored (faking "C" makes noise there and we cannot fix them).
 // Exit status 2 means the check could not run.
+//
+// Two checks go beyond the type checker. An objc.Call result narrower than a
+// register (objc.Call[bool], or a generated macdriver wrapper returning one) is
+// reported: libffi writes 8 bytes into the Go value. And each cgo file's C side is
+// checked as far as text allows: every C.name must be cgo's own, a standard C type,
+// or declared in that file's preamble, and a call of a function the preamble
+// defines must pass as many arguments as it takes.
 package main
