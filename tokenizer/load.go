@@ -1,7 +1,6 @@
 package tokenizer
 
 import (
-	"bytes"
 	"compress/gzip"
 	"encoding/json"
 	"errors"
@@ -111,15 +110,13 @@ type component struct {
 }
 
 type modelJSON struct {
-	Type                    string           `json:"type"`
-	Vocab                   map[string]int32 `json:"vocab"`
-	Merges                  json.RawMessage  `json:"merges"`
-	Dropout                 *float64         `json:"dropout"`
-	UnkToken                *string          `json:"unk_token"`
-	ContinuingSubwordPrefix *string          `json:"continuing_subword_prefix"`
-	EndOfWordSuffix         *string          `json:"end_of_word_suffix"`
-	ByteFallback            bool             `json:"byte_fallback"`
-	IgnoreMerges            bool             `json:"ignore_merges"`
+	Type                    string   `json:"type"`
+	Dropout                 *float64 `json:"dropout"`
+	UnkToken                *string  `json:"unk_token"`
+	ContinuingSubwordPrefix *string  `json:"continuing_subword_prefix"`
+	EndOfWordSuffix         *string  `json:"end_of_word_suffix"`
+	ByteFallback            bool     `json:"byte_fallback"`
+	IgnoreMerges            bool     `json:"ignore_merges"`
 }
 
 // Parse builds a tokenizer from tokenizer.json's bytes; name labels errors.
@@ -127,11 +124,24 @@ func Parse(data []byte, name string) (*Tokenizer, error) {
 	bad := func(field, f string, a ...any) error {
 		return &FormatError{Path: name, Field: field, Msg: fmt.Sprintf(f, a...)}
 	}
+	rf, err := scanFile(data)
+	if err != nil {
+		return nil, bad("", "not a tokenizer.json: %v", err)
+	}
 	var fj fileJSON
-	if err := json.Unmarshal(data, &fj); err != nil {
+	rest, err := json.Marshal(rf.rest)
+	if err == nil {
+		err = json.Unmarshal(rest, &fj)
+	}
+	if err != nil {
 		return nil, bad("", "not a tokenizer.json: %v", err)
 	}
 	m := fj.Model
+	if m != nil {
+		if model, err := json.Marshal(rf.model); err != nil || json.Unmarshal(model, m) != nil {
+			return nil, bad("model", "not a tokenizer model")
+		}
+	}
 	switch {
 	case m == nil:
 		return nil, bad("model", "missing: not a tokenizer.json")
@@ -144,15 +154,17 @@ func Parse(data []byte, name string) (*Tokenizer, error) {
 	case m.ContinuingSubwordPrefix != nil && *m.ContinuingSubwordPrefix != "",
 		m.EndOfWordSuffix != nil && *m.EndOfWordSuffix != "":
 		return nil, bad("model", "subword prefixes and suffixes are not implemented")
-	case len(m.Vocab) == 0:
-		return nil, bad("model.vocab", "empty")
+	case len(rf.vocab) == 0:
+		return nil, bad("model.vocab", "missing or empty")
+	case !rf.hasMrg:
+		return nil, bad("model.merges", "missing")
 	}
-	t := &Tokenizer{vocab: m.Vocab, ignoreMerges: m.IgnoreMerges, addedByID: map[int32]string{}, cache: map[string][]int32{}}
+	t := &Tokenizer{vocab: rf.vocab, ignoreMerges: m.IgnoreMerges, addedByID: map[int32]string{}, cache: map[string][]int32{}}
 	if err := t.checkPipeline(&fj, bad); err != nil {
 		return nil, err
 	}
 	top := int32(-1)
-	for tok, id := range m.Vocab {
+	for tok, id := range rf.vocab {
 		if id < 0 || id >= maxID {
 			return nil, bad("model.vocab", "token %q has id %d, outside [0, %d)", tok, id, maxID)
 		}
@@ -171,7 +183,7 @@ func Parse(data []byte, name string) (*Tokenizer, error) {
 		t.added = append(t.added, AddedToken{ID: *a.ID, Content: a.Content, Special: a.Special})
 	}
 	t.bytes = make([][]byte, top+1)
-	for tok, id := range m.Vocab {
+	for tok, id := range rf.vocab {
 		if t.bytes[id] != nil {
 			return nil, bad("model.vocab", "id %d is given to two tokens", id)
 		}
@@ -185,13 +197,13 @@ func Parse(data []byte, name string) (*Tokenizer, error) {
 	// Longest first, so the longest added token at a position wins.
 	slices.SortStableFunc(t.added, func(a, b AddedToken) int { return len(b.Content) - len(a.Content) })
 	for b := 0; b < 256; b++ {
-		id, ok := m.Vocab[string(byteRune[b])]
+		id, ok := rf.vocab[string(byteRune[b])]
 		if !ok {
 			return nil, bad("model.vocab", "byte 0x%02X has no token (%q): not a byte-level vocabulary", b, string(byteRune[b]))
 		}
 		t.byteID[b] = id
 	}
-	if err := t.parseMerges(m.Merges, bad); err != nil {
+	if err := t.buildMerges(rf.merges, bad); err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -234,21 +246,12 @@ func (t *Tokenizer) checkPipeline(fj *fileJSON, bad func(string, string, ...any)
 	return nil
 }
 
-// parseMerges reads model.merges: each a pair ["a", "b"] or a string "a b".
-func (t *Tokenizer) parseMerges(raw json.RawMessage, bad func(string, string, ...any) error) error {
-	var list []json.RawMessage
-	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
-		return bad("model.merges", "missing")
-	}
-	if err := json.Unmarshal(raw, &list); err != nil {
-		return bad("model.merges", "not a list: %v", err)
-	}
-	t.merges = make(map[uint64]merge, len(list))
-	var pair [2]string
-	for i, r := range list {
-		if err := parseMerge(r, &pair); err != nil {
-			return bad(fmt.Sprintf("model.merges[%d]", i), "%v", err)
-		}
+// buildMerges resolves the merges to ids: each pair's two tokens and their
+// concatenation must be in the vocabulary.
+func (t *Tokenizer) buildMerges(pairs [][2]string, bad func(string, string, ...any) error) error {
+	t.merges = newMergeTable(len(pairs))
+	var cat []byte
+	for i, pair := range pairs {
 		a, okA := t.vocab[pair[0]]
 		b, okB := t.vocab[pair[1]]
 		if !okA || !okB {
@@ -258,46 +261,12 @@ func (t *Tokenizer) parseMerges(raw json.RawMessage, bad func(string, string, ..
 			}
 			return bad(fmt.Sprintf("model.merges[%d]", i), "%q names an unknown token %q", pair[0]+" "+pair[1], unknown)
 		}
-		id, ok := t.vocab[pair[0]+pair[1]]
+		cat = append(append(cat[:0], pair[0]...), pair[1]...)
+		id, ok := t.vocab[string(cat)] // no allocation: the compiler converts in place
 		if !ok {
 			return bad(fmt.Sprintf("model.merges[%d]", i), "the merge of %q and %q, %q, is not in the vocabulary", pair[0], pair[1], pair[0]+pair[1])
 		}
-		k := pairKey(a, b)
-		if _, dup := t.merges[k]; !dup { // the first (lowest) rank of a repeated pair holds
-			t.merges[k] = merge{rank: int32(i), id: id}
-		}
+		t.merges.add(pairKey(a, b), merge{rank: int32(i), id: id}) // a repeated pair keeps its first rank
 	}
-	return nil
-}
-
-// parseMerge reads one merge, ["a", "b"] or "a b", into pair; the common case (a
-// string without escapes) without the JSON decoder.
-func parseMerge(r json.RawMessage, pair *[2]string) error {
-	r = bytes.TrimSpace(r)
-	if len(r) >= 2 && r[0] == '"' && r[len(r)-1] == '"' && bytes.IndexByte(r[1:len(r)-1], '\\') < 0 && bytes.IndexByte(r[1:len(r)-1], '"') < 0 {
-		a, b, ok := strings.Cut(string(r[1:len(r)-1]), " ")
-		if !ok {
-			return fmt.Errorf("%s is not two tokens separated by a space", r)
-		}
-		pair[0], pair[1] = a, b
-		return nil
-	}
-	if len(r) > 0 && r[0] == '"' {
-		var s string
-		if err := json.Unmarshal(r, &s); err != nil {
-			return err
-		}
-		a, b, ok := strings.Cut(s, " ")
-		if !ok {
-			return fmt.Errorf("%q is not two tokens separated by a space", s)
-		}
-		pair[0], pair[1] = a, b
-		return nil
-	}
-	var p []string
-	if err := json.Unmarshal(r, &p); err != nil || len(p) != 2 {
-		return fmt.Errorf("%s is not a pair of tokens", r)
-	}
-	pair[0], pair[1] = p[0], p[1]
 	return nil
 }

@@ -20,11 +20,11 @@ const (
 
 // Rune classes of the patterns, one bit each.
 const (
-	clLetter = 1 << iota // \p{L} (and \p{M} in Qwen3.5's letter runs)
-	clNumber             // \p{N}
-	clSpace              // \s: the Unicode White_Space property, as the reference uses
-	clNewline            // \r or \n
-	clOther              // none of letter, number, space: [^\s\p{L}\p{N}]
+	clLetter  = 1 << iota // \p{L} (and \p{M} in Qwen3.5's letter runs)
+	clNumber              // \p{N}
+	clSpace               // \s: the Unicode White_Space property, as the reference uses
+	clNewline             // \r or \n
+	clOther               // none of letter, number, space: [^\s\p{L}\p{N}]
 )
 
 // asciiClass holds the classes of the ASCII runes (the common case) for the Qwen2

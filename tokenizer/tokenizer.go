@@ -13,7 +13,7 @@ import (
 // concurrent use.
 type Tokenizer struct {
 	vocab        map[string]int32 // byte-level token string -> id (the BPE model's)
-	merges       map[uint64]merge // pair -> rank and result
+	merges       *mergeTable      // pair -> rank and result
 	byteID       [256]int32       // each byte's own token
 	bytes        [][]byte         // id -> the bytes it decodes to (nil: no such id)
 	added        []AddedToken     // matched before anything else, longest first
