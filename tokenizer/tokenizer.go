@@ -38,7 +38,7 @@ type AddedToken struct {
 // cacheMax bounds the piece cache; at the bound it starts over.
 const (
 	cacheMax      = 1 << 16
-	cachePieceMax = 32 // longer pieces are not cached
+	cachePieceMax = 128 // longer pieces are not cached (the cache holds at most 8 MB of pieces)
 )
 
 // VocabSize is one more than the largest id the tokenizer can produce or decode.
