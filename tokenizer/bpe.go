@@ -22,7 +22,7 @@ const noMerge = int32(1<<31 - 1)
 // equals, until no pair has a merge.
 func (t *Tokenizer) bpe(dst []int32, piece string) []int32 {
 	if t.ignoreMerges {
-		if id, ok := t.vocab[byteLevel(piece)]; ok {
+		if id, ok := t.vocab.get(byteLevel(piece)); ok {
 			return append(dst, id)
 		}
 	}

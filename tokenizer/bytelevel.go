@@ -6,8 +6,8 @@ import "unicode/utf8"
 // string in tokenizer.json names bytes. Printable Latin-1 bytes stand for
 // themselves; the other 68 bytes take U+0100 onward, in byte order.
 var (
-	byteRune [256]rune         // byte -> its rune in the alphabet
-	runeByte = map[rune]byte{} // and back
+	byteRune [256]rune // byte -> its rune in the alphabet
+	hiByte   [68]byte  // and back, for the runes from U+0100
 )
 
 func init() {
@@ -20,23 +20,36 @@ func init() {
 			next++
 		}
 		byteRune[b] = r
-		runeByte[r] = byte(b)
+		if r >= 0x100 {
+			hiByte[r-0x100] = byte(b)
+		}
 	}
 }
 
-// tokenBytes returns the bytes a vocabulary token's string stands for. A string with
-// a rune outside the alphabet stands for its own UTF-8 bytes, as the reference's
-// ByteLevel decoder falls back to.
-func tokenBytes(tok string) []byte {
-	out := make([]byte, 0, len(tok))
+// appendTokenBytes appends the bytes a vocabulary token's string stands for. A
+// string with a rune outside the alphabet stands for its own UTF-8 bytes, as the
+// reference's ByteLevel decoder falls back to.
+func appendTokenBytes(dst []byte, tok string) []byte {
+	start := len(dst)
 	for _, r := range tok {
-		b, ok := runeByte[r]
+		b, ok := byteOf(r)
 		if !ok {
-			return []byte(tok)
+			return append(dst[:start], tok...)
 		}
-		out = append(out, b)
+		dst = append(dst, b)
 	}
-	return out
+	return dst
+}
+
+// byteOf is the byte a rune of the alphabet stands for.
+func byteOf(r rune) (byte, bool) {
+	if r < 0x100 && byteRune[r] == r {
+		return byte(r), true // printable Latin-1 stands for itself
+	}
+	if r >= 0x100 && r < 0x100+68 {
+		return hiByte[r-0x100], true
+	}
+	return 0, false
 }
 
 // byteLevel returns s's bytes spelled in the alphabet (the vocabulary's keys).

@@ -159,16 +159,18 @@ func Parse(data []byte, name string) (*Tokenizer, error) {
 	case !rf.hasMrg:
 		return nil, bad("model.merges", "missing")
 	}
-	t := &Tokenizer{vocab: rf.vocab, ignoreMerges: m.IgnoreMerges, addedByID: map[int32]string{}, cache: map[string][]int32{}}
+	t := &Tokenizer{ignoreMerges: m.IgnoreMerges, addedByID: map[int32]string{}, cache: map[string][]int32{}}
 	if err := t.checkPipeline(&fj, bad); err != nil {
 		return nil, err
 	}
 	top := int32(-1)
-	for tok, id := range rf.vocab {
-		if id < 0 || id >= maxID {
-			return nil, bad("model.vocab", "token %q has id %d, outside [0, %d)", tok, id, maxID)
+	arena := 0 // bytes of every token's decoding
+	for _, e := range rf.vocab {
+		if e.id < 0 || e.id >= maxID {
+			return nil, bad("model.vocab", "token %q has id %d, outside [0, %d)", e.tok, e.id, maxID)
 		}
-		top = max(top, id)
+		top = max(top, e.id)
+		arena += len(e.tok)
 	}
 	for i, a := range fj.AddedTokens {
 		switch {
@@ -180,24 +182,33 @@ func Parse(data []byte, name string) (*Tokenizer, error) {
 			return nil, bad(fmt.Sprintf("added_tokens[%d]", i), "%q: single_word, lstrip and rstrip are not implemented", a.Content)
 		}
 		top = max(top, *a.ID)
+		arena += len(a.Content)
 		t.added = append(t.added, AddedToken{ID: *a.ID, Content: a.Content, Special: a.Special})
 	}
+	// Every token's bytes in one allocation (sized up front: a token decodes to at
+	// most its string's length, so the slices never move).
+	buf := make([]byte, 0, arena)
 	t.bytes = make([][]byte, top+1)
-	for tok, id := range rf.vocab {
-		if t.bytes[id] != nil {
-			return nil, bad("model.vocab", "id %d is given to two tokens", id)
+	for _, e := range rf.vocab {
+		if t.bytes[e.id] != nil {
+			return nil, bad("model.vocab", "id %d is given to two tokens", e.id)
 		}
-		t.bytes[id] = tokenBytes(tok)
+		start := len(buf)
+		buf = appendTokenBytes(buf, e.tok)
+		t.bytes[e.id] = buf[start:len(buf):len(buf)]
 	}
+	t.vocab = newVocabTable(rf.vocab, top)
 	for _, a := range t.added {
-		t.bytes[a.ID] = []byte(a.Content)
+		start := len(buf)
+		buf = append(buf, a.Content...)
+		t.bytes[a.ID] = buf[start:len(buf):len(buf)]
 		t.addedByID[a.ID] = a.Content
 		t.addedFirst[a.Content[0]] = true
 	}
 	// Longest first, so the longest added token at a position wins.
 	slices.SortStableFunc(t.added, func(a, b AddedToken) int { return len(b.Content) - len(a.Content) })
 	for b := 0; b < 256; b++ {
-		id, ok := rf.vocab[string(byteRune[b])]
+		id, ok := t.vocab.get(string(byteRune[b]))
 		if !ok {
 			return nil, bad("model.vocab", "byte 0x%02X has no token (%q): not a byte-level vocabulary", b, string(byteRune[b]))
 		}
@@ -252,8 +263,8 @@ func (t *Tokenizer) buildMerges(pairs [][2]string, bad func(string, string, ...a
 	t.merges = newMergeTable(len(pairs))
 	var cat []byte
 	for i, pair := range pairs {
-		a, okA := t.vocab[pair[0]]
-		b, okB := t.vocab[pair[1]]
+		a, okA := t.vocab.get(pair[0])
+		b, okB := t.vocab.get(pair[1])
 		if !okA || !okB {
 			unknown := pair[0]
 			if okA {
@@ -262,7 +273,7 @@ func (t *Tokenizer) buildMerges(pairs [][2]string, bad func(string, string, ...a
 			return bad(fmt.Sprintf("model.merges[%d]", i), "%q names an unknown token %q", pair[0]+" "+pair[1], unknown)
 		}
 		cat = append(append(cat[:0], pair[0]...), pair[1]...)
-		id, ok := t.vocab[string(cat)] // no allocation: the compiler converts in place
+		id, ok := t.vocab.get(unsafeString(cat))
 		if !ok {
 			return bad(fmt.Sprintf("model.merges[%d]", i), "the merge of %q and %q, %q, is not in the vocabulary", pair[0], pair[1], pair[0]+pair[1])
 		}

@@ -12,7 +12,7 @@ import (
 // Tokenizer encodes text to token ids and decodes ids to text. It is safe for
 // concurrent use.
 type Tokenizer struct {
-	vocab        map[string]int32 // byte-level token string -> id (the BPE model's)
+	vocab        *vocabTable      // byte-level token string -> id (the BPE model's)
 	merges       *mergeTable      // pair -> rank and result
 	byteID       [256]int32       // each byte's own token
 	bytes        [][]byte         // id -> the bytes it decodes to (nil: no such id)
@@ -55,8 +55,7 @@ func (t *Tokenizer) TokenID(content string) (int32, bool) {
 			return a.ID, true
 		}
 	}
-	id, ok := t.vocab[content]
-	return id, ok
+	return t.vocab.get(content)
 }
 
 // Encode returns the ids of text. Added tokens in the text are matched as such
