@@ -30,9 +30,19 @@ func (t *Tokenizer) bpe(dst []int32, piece string) []int32 {
 	if n >= heapCutoff {
 		return t.bpeHeap(dst, piece)
 	}
-	// syms[i] and syms[i+1] merge at rank ranks[i] into made[i].
-	var symBuf, rankBuf, madeBuf [heapCutoff]int32
-	syms, ranks, made := symBuf[:n], rankBuf[:n], madeBuf[:n]
+	// Stack scratch, small for the common short piece (Go zeroes it each call).
+	if n <= 24 {
+		var syms, ranks, made [24]int32
+		return t.bpeScan(dst, piece, syms[:n], ranks[:n], made[:n])
+	}
+	var syms, ranks, made [heapCutoff]int32
+	return t.bpeScan(dst, piece, syms[:n], ranks[:n], made[:n])
+}
+
+// bpeScan is bpe over scratch of the piece's length: syms[i] and syms[i+1] merge
+// at rank ranks[i] into made[i].
+func (t *Tokenizer) bpeScan(dst []int32, piece string, syms, ranks, made []int32) []int32 {
+	n := len(piece)
 	for i := 0; i < n; i++ {
 		syms[i] = t.byteID[piece[i]]
 	}

@@ -23,8 +23,9 @@ type Tokenizer struct {
 	marks        bool             // Qwen3.5's split pattern
 	ignoreMerges bool             // a piece that is a whole token is not merged
 
-	mu    sync.Mutex
-	cache map[string][]int32 // piece -> ids, for short pieces
+	mu         sync.Mutex
+	cache      map[string][]int32 // piece -> ids
+	cacheBytes int                // the cached pieces' bytes
 }
 
 // AddedToken is a token matched verbatim in the text before splitting (the special
@@ -35,10 +36,11 @@ type AddedToken struct {
 	Special bool
 }
 
-// cacheMax bounds the piece cache; at the bound it starts over.
+// The piece cache's bounds: at either it starts over.
 const (
-	cacheMax      = 1 << 16
-	cachePieceMax = 128 // longer pieces are not cached (the cache holds at most 8 MB of pieces)
+	cacheMax      = 1 << 16 // pieces
+	cacheBytesMax = 8 << 20 // bytes of pieces
+	cachePieceMax = 1024    // longer pieces are not cached
 )
 
 // VocabSize is one more than the largest id the tokenizer can produce or decode.
@@ -129,9 +131,11 @@ func (t *Tokenizer) encodePiece(ids []int32, piece string) []int32 {
 	n := len(ids)
 	ids = t.bpe(ids, piece)
 	t.mu.Lock()
-	if len(t.cache) >= cacheMax {
+	if len(t.cache) >= cacheMax || t.cacheBytes+len(piece) > cacheBytesMax {
 		clear(t.cache)
+		t.cacheBytes = 0
 	}
+	t.cacheBytes += len(piece)
 	t.cache[strings.Clone(piece)] = slices.Clone(ids[n:])
 	t.mu.Unlock()
 	return ids
