@@ -45,6 +45,16 @@ if (process.argv[2] === "bench") {
 }
 
 const corpus = JSON.parse(readFileSync("tokenizer/testdata/corpus.json", "utf8"));
-const golden = corpus.map((text) => ({ text, ids: Array.from(encode(text)) }));
-writeFileSync("tokenizer/testdata/golden.json", JSON.stringify(golden, null, 0).replace(/\},\{/g, "},\n{") + "\n");
-console.log(`wrote tokenizer/testdata/golden.json: ${golden.length} strings, ${golden.reduce((a, g) => a + g.ids.length, 0)} ids`);
+const write = (path, enc) => {
+  const golden = corpus.map((text) => ({ text, ids: Array.from(enc(text)) }));
+  writeFileSync(path, JSON.stringify(golden, null, 0).replace(/\},\{/g, "},\n{") + "\n");
+  console.log(`wrote ${path}: ${golden.length} strings, ${golden.reduce((a, g) => a + g.ids.length, 0)} ids`);
+};
+write("tokenizer/testdata/golden.json", encode);
+// Qwen3.5's split regex (combining marks join letter runs) over Qwen3's vocabulary:
+// no Qwen3.5 tokenizer.json is on npm, and the regex is what differs in the code.
+const QWEN35 = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|\\p{N}| ?[^\\s\\p{L}\\p{M}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+const json35 = structuredClone(tokJSON);
+json35.pre_tokenizer.pretokenizers[0].pattern.Regex = QWEN35;
+const tok35 = new Tokenizer(json35, tokConfig);
+write("tokenizer/testdata/golden-qwen35-regex.json", (s) => tok35.encode(s, { add_special_tokens: false }).ids);

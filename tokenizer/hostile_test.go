@@ -288,3 +288,16 @@ func naiveBPE(tok *Tokenizer, piece string) []int32 {
 		syms = slices.Replace(syms, at, at+2, m.id)
 	}
 }
+
+// TestTruncatedRealFile: the real tokenizer.json cut anywhere is a clear error.
+func TestTruncatedRealFile(t *testing.T) {
+	raw := decompressed(t)
+	for _, frac := range []float64{0.0001, 0.1, 0.5, 0.9, 0.999999} {
+		n := int(float64(len(raw)) * frac)
+		_, err := Parse(raw[:n], "cut")
+		var fe *FormatError
+		if !errors.As(err, &fe) || !strings.HasPrefix(err.Error(), "cut: not a tokenizer.json: invalid JSON at byte ") {
+			t.Errorf("cut at %d of %d: %v", n, len(raw), err)
+		}
+	}
+}

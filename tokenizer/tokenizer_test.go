@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"bytes"
 	"compress/gzip"
 	"encoding/json"
 	"io"
@@ -139,4 +140,35 @@ func decompressed(tb testing.TB) []byte {
 		tb.Fatal(err)
 	}
 	return raw
+}
+
+// TestGoldenQwen35Regex: with Qwen3.5's split regex (marks join letter runs) over
+// Qwen3's vocabulary, the ids equal the reference's too.
+func TestGoldenQwen35Regex(t *testing.T) {
+	raw := decompressed(t)
+	from, _ := json.Marshal(qwen2Pattern)
+	to, _ := json.Marshal(qwen35Pattern)
+	if !bytes.Contains(raw, from) {
+		t.Fatal("tokenizer.json does not spell the Qwen2 regex as encoding/json does")
+	}
+	tok, err := Parse(bytes.Replace(raw, from, to, 1), "qwen35-regex")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !tok.marks {
+		t.Fatal("Qwen3.5's regex not recognized")
+	}
+	b, err := os.ReadFile("testdata/golden-qwen35-regex.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g []goldenCase
+	if err := json.Unmarshal(b, &g); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range g {
+		if got := tok.Encode(c.Text); !slices.Equal(got, c.IDs) {
+			t.Errorf("Encode(%q)\n got %v\nwant %v", c.Text, got, c.IDs)
+		}
+	}
 }
