@@ -14,12 +14,15 @@ import (
 
 // ChurnOptions are a continuous-batching run's requests.
 type ChurnOptions struct {
-	Requests        int   // requests to complete
-	RequestTokens   int   // tokens per request
-	Concurrency     int   // requests decoding at once
-	PromptLen       int   // longest prompt (lengths vary up to it)
-	Seed            int64 // picks the prompts
-	ClearCacheEvery int   // release the allocator's buffer cache every N steps (0: never)
+	Requests      int   // requests to complete
+	RequestTokens int   // tokens per request
+	Concurrency   int   // requests decoding at once
+	PromptLen     int   // longest prompt (lengths vary up to it)
+	Seed          int64 // picks the prompts
+	// Prompts, if set, are the requests' prompts, request i taking Prompts[i %
+	// len(Prompts)] (PromptLen and Seed then pick nothing).
+	Prompts         [][]int32
+	ClearCacheEvery int // release the allocator's buffer cache every N steps (0: never)
 }
 
 // Churn is the server variant: requests of a fixed length arrive at a steady pace (one
@@ -32,6 +35,9 @@ func Churn(ctx context.Context, g *graph.Graph, m nn.Model, r *Result, o ChurnOp
 	rng := rand.New(rand.NewSource(o.Seed + 1))
 	vocab := int32(m.VocabSize())
 	newReq := func(id int) generate.Request {
+		if len(o.Prompts) > 0 {
+			return generate.Request{ID: id, Prompt: o.Prompts[id%len(o.Prompts)], MaxTokens: o.RequestTokens}
+		}
 		p := make([]int32, 1+id%o.PromptLen) // prompt lengths differ: right-padded prefills
 		for i := range p {
 			p[i] = 1 + rng.Int31n(vocab-1)
@@ -78,6 +84,9 @@ func Churn(ctx context.Context, g *graph.Graph, m nn.Model, r *Result, o ChurnOp
 		}
 		for _, t := range toks {
 			r.Tokens = append(r.Tokens, t.Token)
+			if h.Token != nil {
+				h.Token(r, t)
+			}
 			if !t.Finished {
 				continue
 			}

@@ -19,6 +19,11 @@ type Options struct {
 	EvalCacheEvery  int  // evaluate every cache array every N tokens (0: never)
 	ClearCacheEvery int  // release the allocator's buffer cache every N tokens (0: never)
 	Census          bool // record where pending nodes were created
+	// Prompt is the completion's prompt (nil: the seed repro's ids 1..8).
+	Prompt []int32
+	// Stop, if set, ends the completion after a token for which it is true (an
+	// end-of-sequence token); r.Stopped records it.
+	Stop func(tok int32) bool
 }
 
 // Hooks let a caller watch a run. Each may be nil; all are called on the decoding
@@ -36,6 +41,9 @@ type Hooks struct {
 	Request func(r *Result, s predict.Sample, active int)
 	// Step is called after every decode step with the tokens decoded so far.
 	Step func(r *Result, tokens int)
+	// Token is called under churn for every token a request emits (its request ID,
+	// and whether it is the request's last).
+	Token func(r *Result, t generate.Token)
 }
 
 // prompt is the completion's prompt, as the seed repro's.
@@ -79,6 +87,10 @@ func (d batchDecoder) caches() []cache.Cache { return d.b.Caches() }
 // done (r.Interrupted). A limit the model cannot even start under is a *BaselineError.
 func Decode(ctx context.Context, g *graph.Graph, m nn.Model, r *Result, o Options, h Hooks) error {
 	var d decoder
+	prompt := prompt
+	if o.Prompt != nil {
+		prompt = o.Prompt
+	}
 	if r.Mode == "plain" {
 		p, err := generate.NewPlain(m, r.Policy, prompt)
 		if IsLimit(err) {
@@ -119,6 +131,14 @@ func Decode(ctx context.Context, g *graph.Graph, m nn.Model, r *Result, o Option
 		if err != nil {
 			return err
 		}
+		if o.Stop != nil {
+			for i, t := range toks {
+				if o.Stop(t) {
+					toks, r.Stopped = toks[:i+1], true
+					break
+				}
+			}
+		}
 		r.Tokens = append(r.Tokens, toks...)
 		n := len(r.Tokens)
 		if n > 0 && n == len(toks) {
@@ -147,6 +167,9 @@ func Decode(ctx context.Context, g *graph.Graph, m nn.Model, r *Result, o Option
 		if h.Step != nil {
 			h.Step(r, n)
 		}
+		if r.Stopped {
+			break // the last sample is taken below
+		}
 		if n >= next || n >= o.Tokens {
 			next = n + o.Period
 			s, err := TakeSample(g, n, len(r.Samples) == 0 || n >= o.Tokens)
@@ -166,9 +189,9 @@ func Decode(ctx context.Context, g *graph.Graph, m nn.Model, r *Result, o Option
 	}
 	r.Seconds = time.Since(start).Seconds()
 	sampled := len(r.Samples) > 0 && r.Samples[len(r.Samples)-1].Token == len(r.Tokens)
-	if r.Crashed || (r.Interrupted && len(r.Tokens) > 0 && !sampled) {
+	if r.Crashed || ((r.Interrupted || r.Stopped) && len(r.Tokens) > 0 && !sampled) {
 		// A last sample at the crash (the chains are still live: the caches hold
-		// them) or where the interrupt stopped the run.
+		// them) or where the interrupt or the end-of-sequence token stopped the run.
 		s, _ := TakeSample(g, len(r.Tokens), true) // after a crash: the recorded limit error again
 		r.addSample(g, s)
 		if h.Sample != nil {

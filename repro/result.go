@@ -26,6 +26,7 @@ type Result struct {
 	Attention   int
 	Interval    int // full_attention_interval recovered from the layer pattern
 	Seconds     float64
+	Stopped     bool          // the completion ended at an end-of-sequence token (Options.Stop)
 	Census      *CensusReport // nil unless the census was on
 }
 

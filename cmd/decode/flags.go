@@ -66,6 +66,8 @@ type options struct {
 	reqTokens   int
 	concurrency int
 	promptLen   int
+
+	text textFlags // --prompt and the other text flags (text.go)
 }
 
 // errUsage marks a bad command line (exit 64).
@@ -110,6 +112,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.reqTokens, "request-tokens", 200, "server mode: tokens per request")
 	fs.IntVar(&o.concurrency, "concurrency", 4, "server mode: requests decoding at once")
 	fs.IntVar(&o.promptLen, "prompt-len", 8, "server mode: longest prompt (prompts vary in length up to it)")
+	o.textFlagSet(fs)
 	fs.IntVar(&o.clearCacheEvery, "clear-cache-every", 256, "release the allocator's buffer cache every N tokens, as mlx-lm's generate_step does (0: never)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -252,6 +255,9 @@ func (o *options) validate() error {
 		return bad("--requests %d is too few for a verdict: the slope needs at least %d samples, one per completed request (--requests >= %d)", o.requests, minSamples, minSamples)
 	}
 	if err := o.validateModel(); err != nil {
+		return err
+	}
+	if err := o.validateText(); err != nil {
 		return err
 	}
 	if o.predictOnly {

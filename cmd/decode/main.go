@@ -28,6 +28,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "decode: %v\n", err)
 		return exitUsage
 	}
+	if o.text.run, err = prepareText(o, stderr); err != nil {
+		fmt.Fprintf(stderr, "decode: %v\n", err)
+		return exitCodeOf(err)
+	}
+	if o.text.run != nil {
+		// Text out: the generated text alone on stdout, the report on stderr.
+		o.text.run.out, stdout = stdout, stderr
+	}
 	if os.Getenv("GOMEMLIMIT") == "" {
 		// The lazy run's graph grows to hundreds of MB and no sample forces a
 		// collection (graph.Options.ExplicitRelease): the collector works harder as
@@ -102,7 +110,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		printReport(stdout, r, o.failSlope)
 		if i == 0 {
-			code = r.Verdict(o.failSlope).ExitCode()
+			code = eosExitCode(r, r.Verdict(o.failSlope).ExitCode())
 		}
 		results = append(results, r)
 	}
@@ -121,6 +129,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if o.jsonOut != "" && len(results) > 0 {
 		j := jsonOf(results[0], append([]string{"decode"}, args...), o.failSlope)
+		o.text.run.addJSON(&j, results[0])
 		if o.compare {
 			for _, r := range results[1:] {
 				j.Runs = append(j.Runs, jsonOf(r, nil, o.failSlope))

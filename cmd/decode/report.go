@@ -67,6 +67,11 @@ type jsonReport struct {
 	Limit              int                 `json:"resource_limit"`
 	Census             *repro.CensusReport `json:"census,omitempty"`
 	Runs               []jsonReport        `json:"runs,omitempty"`
+	// With a text prompt (text.go): the generated text, the prompt's length in
+	// tokens, and whether the end-of-sequence token stopped the run.
+	Text         *string `json:"text,omitempty"`
+	PromptTokens int     `json:"prompt_tokens,omitempty"`
+	StoppedAtEOS bool    `json:"stopped_at_eos,omitempty"`
 }
 
 func hist(h []alloc.SizeClass) [][2]int64 {

@@ -142,12 +142,15 @@ func decodeRun(ctx context.Context, o *options, spec runSpec, out io.Writer, pro
 		}
 		start(r)
 	}
-	err = repro.Decode(ctx, g, m, r, repro.Options{Tokens: o.tokens, Period: o.period(), EvalCacheEvery: o.evalCacheEvery,
-		ClearCacheEvery: o.clearCacheEvery, Census: o.census}, h)
+	opts := repro.Options{Tokens: o.tokens, Period: o.period(), EvalCacheEvery: o.evalCacheEvery,
+		ClearCacheEvery: o.clearCacheEvery, Census: o.census}
+	finish := o.text.run.apply(&opts, &h) // a text prompt: its ids, its stop, the text streamed
+	err = repro.Decode(ctx, g, m, r, opts, h)
 	prog.clear()
 	if err != nil {
 		return nil, baselineErr(err, r)
 	}
+	finish(r)
 	return r, nil
 }
 

@@ -26,8 +26,10 @@ func serverRun(ctx context.Context, o *options, spec runSpec, out io.Writer, pro
 		fmt.Fprintf(out, "req %4d done (active %d) live=%d (+cached=%d = %d) active=%.1fMB rss=%.1fMB\n",
 			s.Token, active, s.Live, s.CacheCount, s.Count, s.ActiveMB, s.RSSMB)
 	}
-	err = repro.Churn(ctx, g, m, r, repro.ChurnOptions{Requests: o.requests, RequestTokens: o.reqTokens, Concurrency: o.concurrency,
-		PromptLen: o.promptLen, Seed: o.seed, ClearCacheEvery: o.clearCacheEvery}, h)
+	opts := repro.ChurnOptions{Requests: o.requests, RequestTokens: o.reqTokens, Concurrency: o.concurrency,
+		PromptLen: o.promptLen, Seed: o.seed, ClearCacheEvery: o.clearCacheEvery}
+	o.text.run.applyChurn(&opts, &h) // --prompts-file: its prompts, each request's text printed
+	err = repro.Churn(ctx, g, m, r, opts, h)
 	prog.clear()
 	if err != nil {
 		return nil, baselineErr(err, r)
