@@ -465,20 +465,18 @@ func (g *Graph) reclaim() {
 	g.freeDeferred()
 }
 
-// cut submits the batch being filled (the evaluation goes on in the next one), waits
-// for the batch before it and frees the buffers that no later batch binds: the
-// intermediates whose last consumers ran by then. An evaluation's peak is then its live
-// arrays plus the new buffers of about three batches (the one that ran, the one
-// running, the one being filled), not every intermediate it makes. Frees still happen
-// only at the graph's waits, at points of its own program order (the batch's size in
-// bytes), so counts do not depend on timing; and an evaluation that allocates less than
-// batchBytes, a decode step, is one batch as before.
+// cut runs the batch being filled (the evaluation goes on in the next one), waits for
+// it and frees the buffers no later batch binds: the intermediates whose last consumers
+// have run. An evaluation's peak is then its live arrays plus about one batch's new
+// buffers, not every intermediate it makes. The frees happen at the graph's wait, at a
+// point of its own program order (the batch's size in bytes), so counts do not depend
+// on timing; an evaluation that allocates less than batchBytes, a decode step, is one
+// batch as before. The batch runs on the caller when the worker is idle (flushWait), as
+// a prompt's whole forward did before it was cut.
 func (g *Graph) cut() {
-	prev := g.exec.submitted
-	g.exec.flush() // (a synchronous executor runs it now, but frees wait as on the worker)
-	if prev > g.doneSeq {
-		g.waitFor(prev)
-	}
+	seq := g.exec.cur.seq
+	g.exec.flushWait()
+	g.waitFor(seq)
 	g.syncFailures() // nodes that read a failed batch's outputs fail when scheduled
 	g.freeDeferred()
 }
