@@ -81,10 +81,13 @@ func (g *Graph) scheduleOuts(outs []*Handle, wait bool) error {
 	g.maybeSweep()
 	firstErr := g.takeErr()
 	tape := g.buildTape(outs)
-	for _, n := range tape {
+	for i, n := range tape {
 		g.exec.helpNow()
 		if err := g.schedule(n); err != nil && firstErr == nil {
 			firstErr = err
+		}
+		if b := g.exec.cur; b != nil && g.batchBytes > 0 && b.bytes >= g.batchBytes && i < len(tape)-1 {
+			g.cut()
 		}
 	}
 	clear(tape)
@@ -181,6 +184,7 @@ func (g *Graph) schedule(n *Node) error {
 			return err
 		}
 		did = g.newData(buf)
+		g.exec.current().bytes += int64(buf.Len())
 	}
 	n.data = did
 	d := g.ds.get(uint32(did))

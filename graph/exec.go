@@ -15,6 +15,7 @@ import (
 type batch struct {
 	seq      uint64
 	launches []kernels.Launch
+	bytes    int64 // of the new buffers its launches write (Graph.cut)
 }
 
 // executor owns the worker goroutine. It does not point back at the Graph, so an
@@ -100,6 +101,7 @@ func (e *executor) current() *batch {
 			b = &batch{}
 		}
 		b.seq = e.next
+		b.bytes = 0
 		e.next++
 		e.cur = b
 	}

@@ -35,8 +35,9 @@ type Graph struct {
 
 	buildErr              error // first allocator failure while building, returned by the next Eval
 	sweptGen              uint64
-	collections, reclaims int  // forced collections (Stats)
-	explicit              bool // Options.ExplicitRelease
+	collections, reclaims int   // forced collections (Stats)
+	explicit              bool  // Options.ExplicitRelease
+	batchBytes            int64 // Options.BatchBytes (negative: never cut)
 	scopes                []*scope
 	hchunk                []Handle // the rest of the current chunk of scope-held handles
 	spare                 []*scope // closed scopes, kept for their slices
@@ -67,6 +68,13 @@ type Options struct {
 	Sync bool
 	// InFlight bounds the batches submitted but not finished (default 2).
 	InFlight int
+	// BatchBytes bounds an evaluation's scratch: once the batch being filled has
+	// allocated this many bytes of new buffers, the graph submits it, waits for the
+	// batch before it and frees the buffers that batch was the last to bind, so an
+	// intermediate returns to the allocator once its last consumer has run (see
+	// Graph.cut). 0 means DefaultBatchBytes; a negative value never cuts (one batch an
+	// evaluation, every intermediate held until its end).
+	BatchBytes int64
 	// ExplicitRelease is the program's promise that it releases every tracked handle
 	// it drops (Release, tensor.Assign), as Python's refcounting drops an array the
 	// moment its last name goes. Synchronize and the reclaimer then never force a
@@ -77,9 +85,19 @@ type Options struct {
 	ExplicitRelease bool
 }
 
+// DefaultBatchBytes is Options.BatchBytes when it is 0: far above what a decode step
+// allocates (a real-size step's largest buffer is its 1 MB of logits), so only a
+// prompt's forward is cut, into batches of a few of its largest buffers (a 2,048-token
+// chunk of Qwen3.5-0.8B makes 8 MB hidden states and 29 MB MLP activations).
+const DefaultBatchBytes = 32 << 20
+
 // New makes a graph on dev.
 func New(dev Device, opt Options) *Graph {
 	g := &Graph{dev: dev, params: []any{nil}, klist: []*kernels.Kernel{nil}, explicit: opt.ExplicitRelease} // index 0: none
+	g.batchBytes = opt.BatchBytes
+	if g.batchBytes == 0 {
+		g.batchBytes = DefaultBatchBytes
+	}
 	cfg := opt.Alloc
 	if rl, ok := dev.(ResourceLimiter); ok && cfg.ResourceLimit <= 0 {
 		// A bad environment value leaves the default (New has no error path).
@@ -444,6 +462,22 @@ func (g *Graph) reclaim() {
 	}
 	g.reclaims++
 	g.collect()
+	g.freeDeferred()
+}
+
+// cut runs the batch being filled (the evaluation goes on in the next one), waits for
+// it and frees the buffers no later batch binds: the intermediates whose last consumers
+// have run. An evaluation's peak is then its live arrays plus about one batch's new
+// buffers, not every intermediate it makes. The frees happen at the graph's wait, at a
+// point of its own program order (the batch's size in bytes), so counts do not depend
+// on timing; an evaluation that allocates less than batchBytes, a decode step, is one
+// batch as before. The batch runs on the caller when the worker is idle (flushWait), as
+// a prompt's whole forward did before it was cut.
+func (g *Graph) cut() {
+	seq := g.exec.cur.seq
+	g.exec.flushWait()
+	g.waitFor(seq)
+	g.syncFailures() // nodes that read a failed batch's outputs fail when scheduled
 	g.freeDeferred()
 }
 

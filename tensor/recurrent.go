@@ -86,5 +86,11 @@ func GatedDelta(q, k, v, g, beta, state, mask Array) (y, newState Array) {
 	yl := kernels.Contiguous(Float32, b, t, hv, dv)
 	sl := kernels.Contiguous(Float32, b, hv, dv, dk)
 	sl.Offset = ny
-	return view(packed, yl), view(packed, sl)
+	y, newState = view(packed, yl), view(packed, sl)
+	if ny > ns {
+		// A prompt's y is larger than the state (t > dk): the state, which a cache keeps
+		// until the next forward, gets a buffer of its own instead of pinning y's.
+		newState = Copy(newState)
+	}
+	return y, newState
 }

@@ -168,7 +168,15 @@ func (d *gatedDeltaNet) nextConvState(m *Model, window tensor.Array, c *cache.Ar
 		pos := tensor.Add(tensor.ExpandDims(ends, 1), tensor.ExpandDims(steps, 0)) // [B, K-1]
 		return tensor.TakeAlongAxis(window, tensor.ExpandDims(pos, -1), 1)
 	}
-	return tensor.SliceAxis(window, 1, s, s+keep)
+	next := tensor.SliceAxis(window, 1, s, s+keep)
+	if s > keep {
+		// A prompt's window is mostly the prompt: the state the cache keeps until the
+		// next forward gets a buffer of its own instead of pinning the window's (50 MB
+		// a layer at 2,048 tokens of Qwen3.5-0.8B). A decode step's window is one row
+		// more than the state: a view, as before.
+		next = tensor.Copy(next)
+	}
+	return next
 }
 
 // gatedDeltaOps is the recurrence as plain tensor ops, one token at a time (the --ops
