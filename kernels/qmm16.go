@@ -88,24 +88,26 @@ func (m *qMatrix) rowsMM16(xs, sums []float32, mRows, n int, os []float32, h *He
 			sr.out = make([]float32, nOut)
 		}
 		ob := sr.out[:nOut]
-		ss := pad * 4
+		ss, chunks := pad*4, m.group/32
 		for b := 0; b < nb; b++ {
 			x0, s0 := &xi[b*qmmBlockRows*k], &si[b*qmmBlockRows*pad]
+			rows := min(qmmBlockRows, mRows-b*qmmBlockRows)
 			if pairs > 0 {
 				o := (r0 - lo) * pad
-				qmm16x4(m.bits, x0, &m.raw[r0*m.rowBytes], m.rowBytes, pairs, g, m.group/32, s0, pad/16, &sc[o], &bi[o], ss, &ob[0])
+				if rows == qmmBlockRows { // straight to the output rows
+					qmm16x4(m.bits, x0, &m.raw[r0*m.rowBytes], m.rowBytes, pairs, g, chunks, s0, pad/16, &sc[o], &bi[o], ss, &os[b*qmmBlockRows*n+r0], 4*n)
+				} else {
+					qmm16x4(m.bits, x0, &m.raw[r0*m.rowBytes], m.rowBytes, pairs, g, chunks, s0, pad/16, &sc[o], &bi[o], ss, &ob[0], 8*pairs)
+					for j := 0; j < rows; j++ {
+						copy(os[(b*qmmBlockRows+j)*n+r0:], ob[j*2*pairs:(j+1)*2*pairs])
+					}
+				}
 			}
 			if odd {
 				o := (r1 - 2 - lo) * pad
-				qmm16x4(m.bits, x0, &m.raw[(r1-2)*m.rowBytes], m.rowBytes, 1, g, m.group/32, s0, pad/16, &sc[o], &bi[o], ss, &ob[2*qmmBlockRows*pairs])
-			}
-			for j := 0; j < qmmBlockRows && b*qmmBlockRows+j < mRows; j++ {
-				orow := os[(b*qmmBlockRows+j)*n:]
-				for r := r0; r < r0+2*pairs; r++ {
-					orow[r] = ob[(r-r0)*qmmBlockRows+j]
-				}
-				if odd {
-					orow[r1-1] = ob[(2*pairs+1)*qmmBlockRows+j]
+				qmm16x4(m.bits, x0, &m.raw[(r1-2)*m.rowBytes], m.rowBytes, 1, g, chunks, s0, pad/16, &sc[o], &bi[o], ss, &ob[0], 8)
+				for j := 0; j < rows; j++ {
+					os[(b*qmmBlockRows+j)*n+r1-1] = ob[2*j+1]
 				}
 			}
 		}

@@ -17,17 +17,19 @@
 // [chunk][row][32]), p (the first row pair's codes), ldp, pairs, groups, chunks,
 // sums (the four rows' group sums, [block of 16 groups][row][16], zero-padded),
 // blocks (groups rounded up to 16, over 16), sc and bi (float32 scales and biases,
-// sstride bytes a weight row, zero-padded to blocks*16), out ([pair][row j][x row i]).
+// sstride bytes a weight row, zero-padded to blocks*16), out (x row i's value of
+// weight row r at out + i*ldo + 4r bytes) and ldo.
 //
 // Registers: SI x, R15 row 0's codes (row 1 at DI = ldp further), R12 x within a row
 // pair, R13 the scales (row 1's at BX = sstride further), R14 group pairs left, CX
-// pairs left, R8 sums, R9 / R10 the pair's scales / biases, R11 out, AX chunks left.
+// pairs left, R8 sums, R9 / R10 the pair's scales / biases, R11 out (x row i at DX = ldo
+// apart), AX chunks left.
 // Z0-Z7 the partial lanes p of (row j, x row i) at Z(4j+i), Z8-Z15 the even groups'
 // accumulators, Z16-Z23 the odd groups' (then the bias lanes), Z24/Z25 row 0's a/b
 // codes, Z26/Z27 row 1's, Z28/Z29 biases, Z31 the floats 0..15.
 
-// func qmm16b4x4(x *float32, p *byte, ldp, pairs, groups, chunks int, sums *float32, blocks int, sc, bi *float32, sstride int, out *float32)
-TEXT ·qmm16b4x4(SB), NOSPLIT, $0-96
+// func qmm16b4x4(x *float32, p *byte, ldp, pairs, groups, chunks int, sums *float32, blocks int, sc, bi *float32, sstride int, out *float32, ldo int)
+TEXT ·qmm16b4x4(SB), NOSPLIT, $0-104
 	MOVQ x+0(FP), SI
 	MOVQ p+8(FP), R15
 	MOVQ ldp+16(FP), DI
@@ -37,6 +39,7 @@ TEXT ·qmm16b4x4(SB), NOSPLIT, $0-96
 	MOVQ bi+72(FP), R10
 	MOVQ sstride+80(FP), BX
 	MOVQ out+88(FP), R11
+	MOVQ ldo+96(FP), DX
 	VMOVUPS ·qIota16(SB), Z31
 pair:
 	VPXORD Z8, Z8, Z8
@@ -320,22 +323,23 @@ blk:
 	VADDPS Z22, Z14, Z14
 	VADDPS Z23, Z15, Z15
 	RED16(Z8, Y8, X8)
-	VMOVSS X8, 0(R11)
 	RED16(Z9, Y9, X9)
-	VMOVSS X9, 4(R11)
 	RED16(Z10, Y10, X10)
-	VMOVSS X10, 8(R11)
 	RED16(Z11, Y11, X11)
-	VMOVSS X11, 12(R11)
 	RED16(Z12, Y12, X12)
-	VMOVSS X12, 16(R11)
 	RED16(Z13, Y13, X13)
-	VMOVSS X13, 20(R11)
 	RED16(Z14, Y14, X14)
-	VMOVSS X14, 24(R11)
 	RED16(Z15, Y15, X15)
-	VMOVSS X15, 28(R11)
-	ADDQ $32, R11
+	LEAQ (R11)(DX*2), R12
+	VMOVSS X8, 0(R11)
+	VMOVSS X9, 0(R11)(DX*1)
+	VMOVSS X10, 0(R11)(DX*2)
+	VMOVSS X11, 0(R12)(DX*1)
+	VMOVSS X12, 4(R11)
+	VMOVSS X13, 4(R11)(DX*1)
+	VMOVSS X14, 4(R11)(DX*2)
+	VMOVSS X15, 4(R12)(DX*1)
+	ADDQ $8, R11
 	ADDQ DI, R15
 	LEAQ (R9)(BX*2), R9
 	LEAQ (R10)(BX*2), R10
@@ -344,8 +348,8 @@ blk:
 	VZEROUPPER
 	RET
 
-// func qmm16b8x4(x *float32, p *byte, ldp, pairs, groups, chunks int, sums *float32, blocks int, sc, bi *float32, sstride int, out *float32)
-TEXT ·qmm16b8x4(SB), NOSPLIT, $0-96
+// func qmm16b8x4(x *float32, p *byte, ldp, pairs, groups, chunks int, sums *float32, blocks int, sc, bi *float32, sstride int, out *float32, ldo int)
+TEXT ·qmm16b8x4(SB), NOSPLIT, $0-104
 	MOVQ x+0(FP), SI
 	MOVQ p+8(FP), R15
 	MOVQ ldp+16(FP), DI
@@ -355,6 +359,7 @@ TEXT ·qmm16b8x4(SB), NOSPLIT, $0-96
 	MOVQ bi+72(FP), R10
 	MOVQ sstride+80(FP), BX
 	MOVQ out+88(FP), R11
+	MOVQ ldo+96(FP), DX
 	VMOVUPS ·qIota16(SB), Z31
 pair:
 	VPXORD Z8, Z8, Z8
@@ -638,22 +643,23 @@ blk:
 	VADDPS Z22, Z14, Z14
 	VADDPS Z23, Z15, Z15
 	RED16(Z8, Y8, X8)
-	VMOVSS X8, 0(R11)
 	RED16(Z9, Y9, X9)
-	VMOVSS X9, 4(R11)
 	RED16(Z10, Y10, X10)
-	VMOVSS X10, 8(R11)
 	RED16(Z11, Y11, X11)
-	VMOVSS X11, 12(R11)
 	RED16(Z12, Y12, X12)
-	VMOVSS X12, 16(R11)
 	RED16(Z13, Y13, X13)
-	VMOVSS X13, 20(R11)
 	RED16(Z14, Y14, X14)
-	VMOVSS X14, 24(R11)
 	RED16(Z15, Y15, X15)
-	VMOVSS X15, 28(R11)
-	ADDQ $32, R11
+	LEAQ (R11)(DX*2), R12
+	VMOVSS X8, 0(R11)
+	VMOVSS X9, 0(R11)(DX*1)
+	VMOVSS X10, 0(R11)(DX*2)
+	VMOVSS X11, 0(R12)(DX*1)
+	VMOVSS X12, 4(R11)
+	VMOVSS X13, 4(R11)(DX*1)
+	VMOVSS X14, 4(R11)(DX*2)
+	VMOVSS X15, 4(R12)(DX*1)
+	ADDQ $8, R11
 	ADDQ DI, R15
 	LEAQ (R9)(BX*2), R9
 	LEAQ (R10)(BX*2), R10

@@ -37,6 +37,6 @@ func gemv16(dt DType, x []float32, ws []uint16, out []float32, stream bool) {
 	panic("kernels: gemv16 without assembly")
 }
 
-func qmm16x4(bits int, x *float32, p *byte, ldp, pairs, groups, chunks int, sums *float32, blocks int, sc, bi *float32, sstride int, out *float32) {
+func qmm16x4(bits int, x *float32, p *byte, ldp, pairs, groups, chunks int, sums *float32, blocks int, sc, bi *float32, sstride int, out *float32, ldo int) {
 	panic("kernels: qmm16x4 without assembly")
 }
