@@ -89,3 +89,51 @@ func TestQmm16WideMatchesDot(t *testing.T) {
 		}
 	}
 }
+
+// TestGemm16MatchesGemv16 checks the blocked half linear (halfRowsMM) against the
+// one-row kernel path (halfRows, checked against mmDot16 in linear16_test.go) bit for
+// bit, and against mmDot16 itself where K is a multiple of 16: both dtypes, x row
+// counts around the four-row block, weight row counts around the four-row quad, K
+// with and without a tail, special values.
+func TestGemm16MatchesGemv16(t *testing.T) {
+	if !useAVX512 {
+		t.Skip("no AVX-512: the blocked kernel does not run")
+	}
+	rng := rand.New(rand.NewSource(16))
+	for _, dt := range []DType{BFloat16, Float16} {
+		for _, mRows := range []int{2, 3, 4, 5, 8, 9} {
+			for _, k := range []int{16, 48, 100, 1024} {
+				n := 4 + rng.Intn(45)
+				ws := make([]uint16, n*k)
+				wf := make([]float32, n*k)
+				for i := range ws {
+					v := rng.NormFloat64()
+					if dt == BFloat16 {
+						ws[i] = F32ToBF16(float32(v))
+						wf[i] = BF16ToF32(ws[i])
+					} else {
+						ws[i] = F32ToF16(float32(v))
+						wf[i] = F16ToF32(ws[i])
+					}
+				}
+				xf := make([]float32, mRows*k)
+				for i := 0; i < mRows; i++ {
+					copy(xf[i*k:], simdRandRow(rng, k, rng.Intn(3) == 0))
+				}
+				got := make([]float32, mRows*n)
+				halfRowsMM(dt, xf, ws, mRows, n, k, got, nil)
+				want := make([]float32, n)
+				for i := 0; i < mRows; i++ {
+					halfRows(dt, xf[i*k:(i+1)*k], ws, want, false)
+					for r := 0; r < n; r++ {
+						require.Truef(t, sameBits(want[r], got[i*n+r]), "%s k %d: x row %d of %d, row %d of %d: %v, want %v", dt, k, i, mRows, r, n, got[i*n+r], want[r])
+						if k%16 == 0 {
+							d := mmDot16(xf[i*k:(i+1)*k], wf[r*k:(r+1)*k])
+							require.Truef(t, sameBits(d, got[i*n+r]), "%s k %d: x row %d, row %d: %v, mmDot16 %v", dt, k, i, r, got[i*n+r], d)
+						}
+					}
+				}
+			}
+		}
+	}
+}
