@@ -34,7 +34,9 @@ const (
 // linearHalf is linearCPU for float16 and bfloat16 (x, w and out of one dtype).
 func linearHalf(l *Launch, p *MatmulParams) {
 	x, w, o := &l.Args[0], &l.Args[1], &l.Args[2]
-	xf := make([]float32, p.M*p.K)
+	xfp := getScratchDirty(p.M * p.K) // pooled: a prefill's fresh x would fault its pages in every call
+	defer putScratch(xfp)
+	xf := *xfp
 	ofp := getScratchDirty(p.M * p.N)
 	defer putScratch(ofp)
 	of := *ofp
