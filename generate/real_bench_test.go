@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/ingotml/ingot/cache"
 	"github.com/ingotml/ingot/generate"
@@ -90,12 +92,17 @@ func weightBytes(dir string) (int64, error) {
 	return n, nil
 }
 
-// BenchmarkPrefillReal prefills a 4,096-token prompt into the 4-bit checkpoint of
-// BenchmarkDecodeReal with the plain generator, in chunks of PrefillStepSize (2048,
-// mlx-lm's prefill_step_size) and, for comparison, in one forward ("whole"). It
-// reports prompt tokens/s and the allocator's peak bytes beyond the weights (the
-// prefill's scratch, which the chunks bound). Run it with -benchtime 1x;
-// INGOT_PREFILL_TOKENS and INGOT_PREFILL_STEP change the prompt and the chunk.
+// BenchmarkPrefillReal prefills a 4,096-token prompt into each checkpoint of
+// BenchmarkDecodeReal (4-bit, 8-bit, bfloat16) with the plain generator, in chunks of
+// PrefillStepSize (2048, mlx-lm's prefill_step_size) and, at 4 bits, for comparison,
+// in one forward ("whole"). It reports prompt tokens/s, the allocator's peak bytes
+// beyond the weights (the prefill's scratch, which the chunks bound), the matrix
+// products' GFLOP/s (matrixFLOPs per token times tokens/s) and that as a share of
+// the float32 FMA peak that membw.FMAProbe measures over both cores just before and
+// just after (%fma, against their mean: the machine may be shared), and CPU time over
+// wall time (cores). Run it with -benchtime 1x; INGOT_PREFILL_TOKENS and
+// INGOT_PREFILL_STEP change the prompt and the chunk, INGOT_PREFILL_MODELS (e.g.
+// "q4,bf16") the checkpoints.
 func BenchmarkPrefillReal(b *testing.B) {
 	dir := os.Getenv("INGOT_REAL_MODELS")
 	if dir == "" {
@@ -113,36 +120,103 @@ func BenchmarkPrefillReal(b *testing.B) {
 	if v, err := strconv.Atoi(os.Getenv("INGOT_PREFILL_STEP")); err == nil && v > 0 {
 		step = v
 	}
-	for _, step := range []int{step, 0} {
-		name := fmt.Sprintf("chunk%d", step)
-		if step == 0 {
-			name = "whole"
+	formats := []string{"q4", "q8", "bf16"}
+	if v := os.Getenv("INGOT_PREFILL_MODELS"); v != "" {
+		formats = strings.Split(v, ",")
+	}
+	for _, format := range formats {
+		path := filepath.Join(dir, format)
+		flops, err := matrixFLOPs(path)
+		if err != nil {
+			b.Fatal(err)
 		}
-		b.Run(name, func(b *testing.B) {
-			g := graph.NewCPU(graph.Options{})
-			m, err := models.Load(filepath.Join(dir, "q4"), g, nn.Options{})
-			if err != nil {
-				b.Fatal(err)
+		steps := []int{step}
+		if format == "q4" {
+			steps = append(steps, 0)
+		}
+		for _, step := range steps {
+			name := fmt.Sprintf("%s/chunk%d", format, step)
+			if step == 0 {
+				name = format + "/whole"
 			}
-			if err := g.Synchronize(); err != nil {
-				b.Fatal(err)
-			}
-			base := g.Allocator().ActiveMemory()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				g.Allocator().ResetPeakMemory()
-				p, err := generate.NewPlain(m, cache.Eager, prompt)
+			b.Run(name, func(b *testing.B) {
+				g := graph.NewCPU(graph.Options{})
+				m, err := models.Load(path, g, nn.Options{})
 				if err != nil {
 					b.Fatal(err)
 				}
-				p.PrefillStep = step
-				if _, err := p.Next(); err != nil { // the prefill and the first token
+				if err := g.Synchronize(); err != nil {
 					b.Fatal(err)
 				}
-			}
-			b.StopTimer()
-			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "prompt-tokens/s")
-			b.ReportMetric(float64(g.Allocator().PeakMemory()-base)/1e6, "peak-scratch-MB")
-		})
+				base := g.Allocator().ActiveMemory()
+				fma0 := membw.FMAProbe(0, 3, 100*time.Millisecond)
+				cpu0 := cpuTime()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					g.Allocator().ResetPeakMemory()
+					p, err := generate.NewPlain(m, cache.Eager, prompt)
+					if err != nil {
+						b.Fatal(err)
+					}
+					p.PrefillStep = step
+					if _, err := p.Next(); err != nil { // the prefill and the first token
+						b.Fatal(err)
+					}
+				}
+				b.StopTimer()
+				cpu := cpuTime() - cpu0
+				fma := (fma0 + membw.FMAProbe(0, 3, 100*time.Millisecond)) / 2
+				tps := float64(n*b.N) / b.Elapsed().Seconds()
+				b.ReportMetric(tps, "prompt-tokens/s")
+				b.ReportMetric(float64(g.Allocator().PeakMemory()-base)/1e6, "peak-scratch-MB")
+				b.ReportMetric(tps*flops/1e9, "GFLOP/s")
+				if fma > 0 {
+					b.ReportMetric(100*tps*flops/fma, "%fma")
+					b.ReportMetric(fma/1e9, "fmaGFLOP/s")
+				}
+				b.ReportMetric(cpu.Seconds()/b.Elapsed().Seconds(), "cores")
+			})
+		}
 	}
+}
+
+// matrixFLOPs is the floating-point operations of the matrix products of one prompt
+// token through the checkpoint at dir: 2*N*K for every two-dimensional weight (K
+// from the group count times the group size where the weight is quantized), but the
+// embedding table, which a prefill chunk only indexes (it computes no logits).
+func matrixFLOPs(dir string) (float64, error) {
+	ck, err := checkpoint.OpenCheckpoint(dir)
+	if err != nil {
+		return 0, err
+	}
+	defer ck.Close()
+	config, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	if err != nil {
+		return 0, err
+	}
+	qc, err := checkpoint.ParseQuantConfig(config)
+	if err != nil {
+		return 0, err
+	}
+	var flops float64
+	for _, name := range ck.Names() {
+		module, ok := strings.CutSuffix(name, ".weight")
+		if !ok || strings.Contains(module, "embed_tokens") || strings.Contains(module, "lm_head") {
+			continue
+		}
+		t, _, _ := ck.Info(name)
+		if len(t.Shape) != 2 {
+			continue
+		}
+		nOut, k := t.Shape[0], t.Shape[1]
+		if sc, _, ok := ck.Info(module + ".scales"); ok && qc != nil {
+			spec, quantized := qc.For(module)
+			if !quantized || len(sc.Shape) != 2 {
+				return 0, fmt.Errorf("%s: scales %v without a quantization", module, sc.Shape)
+			}
+			k = sc.Shape[1] * spec.GroupSize
+		}
+		flops += 2 * float64(nOut) * float64(k)
+	}
+	return flops, nil
 }

@@ -100,7 +100,11 @@ func gatedDeltaCPU(l *Launch) {
 		}
 		return
 	}
-	l.Helper.parallelRows(nb*hv, 1, func(h0, h1, _ int) {
+	split := l.Helper.parallelRows
+	if nt*nb*hv*dvn*dk >= qmmWideMACs { // a prefill chunk's recurrence: both cores either way
+		split = l.Helper.parallelWide
+	}
+	split(nb*hv, 1, func(h0, h1, _ int) {
 		for bh := h0; bh < h1; bh++ {
 			head(bh)
 		}

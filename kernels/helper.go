@@ -207,3 +207,40 @@ func (h *Helper) parallelStreams(n, step int, f func(r0, r1, scratch int)) {
 	defer h.join() // the helper's part is done before a panic of this one goes on
 	loop(0)
 }
+
+// parallelWide is parallelRows for work of several milliseconds (a prefill's
+// products): if no helper has taken the offer once this goroutine has run its first
+// chunk (the caller evaluates its own batch, or h is nil), a new goroutine runs it
+// instead, so the second core works either way. Chunks are claimed as in
+// parallelRows; each runs once, and f's scratch index is 0 here, 1 on the other.
+func (h *Helper) parallelWide(n, step int, f func(r0, r1, scratch int)) {
+	var next atomic.Int64
+	loop := func(scratch int) {
+		for {
+			r0 := int(next.Add(int64(step))) - step
+			if r0 >= n {
+				return
+			}
+			f(r0, min(n, r0+step), scratch)
+		}
+	}
+	job := helpJob{fn: func() { loop(1) }}
+	shared := h.post(job)
+	if !shared {
+		h = new(Helper) // a private slot: only the goroutine below takes it
+		h.post(job)
+	}
+	defer h.join() // the other goroutine's part is done before a panic of this one goes on
+	if shared {
+		if r0 := int(next.Add(int64(step))) - step; r0 < n {
+			f(r0, min(n, r0+step), 0)
+		}
+	}
+	if h.state.CompareAndSwap(jobOffered, jobTaken) {
+		go func() {
+			h.runGuarded()
+			h.state.Store(jobDone)
+		}()
+	}
+	loop(0)
+}

@@ -34,7 +34,9 @@ const (
 // linearHalf is linearCPU for float16 and bfloat16 (x, w and out of one dtype).
 func linearHalf(l *Launch, p *MatmulParams) {
 	x, w, o := &l.Args[0], &l.Args[1], &l.Args[2]
-	xf := make([]float32, p.M*p.K)
+	xfp := getScratchDirty(p.M * p.K) // pooled: a prefill's fresh x would fault its pages in every call
+	defer putScratch(xfp)
+	xf := *xfp
 	ofp := getScratchDirty(p.M * p.N)
 	defer putScratch(ofp)
 	of := *ofp
@@ -51,15 +53,19 @@ func linearHalf(l *Launch, p *MatmulParams) {
 		mmWiden(xf, x, x.Offset+b*p.XStride)
 		wo := w.Offset + b*p.WStride
 		ws := U16(w.Data)[wo : wo+p.N*p.K]
-		split := h.parallelRows
-		if p.M == 1 {
-			split = h.parallelStreams
-		}
-		split(p.N, step, func(r0, r1, _ int) {
-			for i := 0; i < p.M; i++ {
-				halfRows(w.DType, xf[i*p.K:(i+1)*p.K], ws[r0*p.K:r1*p.K], of[i*p.N+r0:i*p.N+r1], p.M == 1)
+		if useGemm16(w.DType, p.M, p.N, p.K) {
+			halfRowsMM(w.DType, xf, ws, p.M, p.N, p.K, of, l.Helper)
+		} else {
+			split := h.parallelRows
+			if p.M == 1 {
+				split = h.parallelStreams
 			}
-		})
+			split(p.N, step, func(r0, r1, _ int) {
+				for i := 0; i < p.M; i++ {
+					halfRows(w.DType, xf[i*p.K:(i+1)*p.K], ws[r0*p.K:r1*p.K], of[i*p.N+r0:i*p.N+r1], p.M == 1)
+				}
+			})
+		}
 		oo := o.Offset + b*p.M*p.N
 		if o.DType == BFloat16 {
 			narrowBF16(U16(o.Data)[oo:oo+len(of)], of)

@@ -12,3 +12,20 @@ func gemv16(dt DType, x []float32, ws []uint16, out []float32, stream bool) {
 		gemv16f16(&x[0], &ws[0], uintptr(2*k), n, k/16, mask, stream, &out[0])
 	}
 }
+
+// gemm16x4 calls the blocked half linear for dt's weights (gemm16_amd64.s).
+func gemm16x4(dt DType, x *float32, w *uint16, ldw, quads, k16 int, mask uint16, out *float32, ldo int) {
+	if dt == BFloat16 {
+		gemm16bf16x4(x, w, ldw, quads, k16, mask, out, ldo)
+		return
+	}
+	gemm16f16x4(x, w, ldw, quads, k16, mask, out, ldo)
+}
+
+// The blocked half linear: four weight rows times four x rows a pass.
+//
+//go:noescape
+func gemm16bf16x4(x *float32, w *uint16, ldw, quads, k16 int, mask uint16, out *float32, ldo int)
+
+//go:noescape
+func gemm16f16x4(x *float32, w *uint16, ldw, quads, k16 int, mask uint16, out *float32, ldo int)

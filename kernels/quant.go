@@ -227,6 +227,10 @@ func qLinearCPU(l *Launch, op string, tiled bool) {
 	}
 	var qs qSIMD
 	q := qs.init(&m)
+	if q != nil && q.lanes && m.useQmm16(p.M, p.N) {
+		m.rowsMM16(xs, sums, p.M, p.N, os, l.Helper)
+		return
+	}
 	if q != nil && q.lanes {
 		m.rowsAll16(xs, sums, p.M, p.N, os, tiled, l.Helper)
 		return

@@ -68,3 +68,20 @@ func gemv16bf16(x *float32, w *uint16, ldw uintptr, rows, k16 int, mask uint16, 
 
 //go:noescape
 func gemv16f16(x *float32, w *uint16, ldw uintptr, rows, k16 int, mask uint16, stream bool, out *float32)
+
+// qmm16x4 calls the blocked 16-lane kernel for bits-bit codes (qmm16_amd64.s).
+func qmm16x4(bits int, x *float32, p *byte, ldp, pairs, groups, chunks int, sums *float32, blocks int, sc, bi *float32, sstride int, out *float32, ldo int) {
+	if bits == 4 {
+		qmm16b4x4(x, p, ldp, pairs, groups, chunks, sums, blocks, sc, bi, sstride, out, ldo)
+		return
+	}
+	qmm16b8x4(x, p, ldp, pairs, groups, chunks, sums, blocks, sc, bi, sstride, out, ldo)
+}
+
+// The blocked kernels: two weight rows times four x rows a pass (qmm16.go).
+//
+//go:noescape
+func qmm16b4x4(x *float32, p *byte, ldp, pairs, groups, chunks int, sums *float32, blocks int, sc, bi *float32, sstride int, out *float32, ldo int)
+
+//go:noescape
+func qmm16b8x4(x *float32, p *byte, ldp, pairs, groups, chunks int, sums *float32, blocks int, sc, bi *float32, sstride int, out *float32, ldo int)

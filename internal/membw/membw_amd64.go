@@ -41,3 +41,18 @@ func cpuid(eax, ecx uint32) (a, b, c, d uint32)
 
 // xgetbv returns the low word of XCR0.
 func xgetbv() uint32
+
+// hasAVX512 says whether the CPU has the AVX-512 foundation (CPUID leaf 7 EBX bit 16)
+// and the OS saves the opmask and zmm state (XCR0 bits 5-7).
+var hasAVX512 = hasAVX2 && func() bool {
+	_, b, _, _ := cpuid(7, 0)
+	return b&(1<<16) != 0 && xgetbv()&0xe6 == 0xe6
+}()
+
+// fmaRounds runs n rounds of the FMA probe's chains.
+func fmaRounds(n int) { fmaAVX512(n) }
+
+// fmaAVX512 runs n rounds of 24 zmm fused multiply-adds (twelve chains, two each).
+//
+//go:noescape
+func fmaAVX512(n int) float32

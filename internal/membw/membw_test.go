@@ -1,6 +1,9 @@
 package membw
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // TestReadSum: the sum is the XOR of every 8-byte word (a changed byte anywhere
 // changes it), so no read can be skipped.
@@ -22,5 +25,21 @@ func TestReadSum(t *testing.T) {
 func BenchmarkProbe(b *testing.B) {
 	for range b.N {
 		b.ReportMetric(Probe(1<<30, 0, 3)/1e9, "GB/s")
+	}
+}
+
+// TestFMAProbe: the probe reports a positive rate where the CPU has AVX-512, and 0
+// elsewhere.
+func TestFMAProbe(t *testing.T) {
+	r := FMAProbe(1, 1, time.Millisecond)
+	if hasAVX512 != (r > 0) {
+		t.Fatalf("AVX-512 %v, rate %g", hasAVX512, r)
+	}
+}
+
+// BenchmarkFMAProbe reports the float32 FMA peak over every core.
+func BenchmarkFMAProbe(b *testing.B) {
+	for range b.N {
+		b.ReportMetric(FMAProbe(0, 3, 200*time.Millisecond)/1e9, "GFLOP/s")
 	}
 }

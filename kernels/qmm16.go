@@ -1,0 +1,166 @@
+package kernels
+
+// The blocked 16-lane product (prefill and batched decode at 4 and 8 bits): the
+// kernel of qmm16_amd64.s decodes each 32-code chunk of two weight rows once and
+// applies it to four x rows, so a product of M x rows reads each weight once per
+// block of four rows (once in all for a batched decode step of up to four rows)
+// and spends most of its instructions on fused multiply-adds. Every (x row, weight
+// row) value keeps dot16's 16-lane order exactly, so it equals qmv's value bit for
+// bit, whatever M is and however the rows are split between the cores.
+//
+// Layouts: x rows are permuted by qPermute16 and interleaved by blocks of four, chunk
+// by chunk ([block][chunk][row][32]; rows past M are zeros); the group sums the same
+// way by blocks of 16 groups ([block][16-group block][row][16], zero-padded); the
+// scales and biases are float32 rows of whole 16-group blocks (the matrix's own when
+// they are float32 and the groups a multiple of 16, else widened per tile of rows).
+
+// qmmMinRows is the x rows from which a 16-lane product takes the blocked kernel.
+const qmmMinRows = 2
+
+// qmmBlockRows is the x rows of one kernel pass.
+const qmmBlockRows = 4
+
+// qmmWideMACs is the multiply-adds (M x N x K) from which a blocked product also
+// starts a goroutine for the second core when no helper takes its offer (a prefill
+// evaluated by the caller itself): a goroutine's start is noise against a few
+// milliseconds of work.
+const qmmWideMACs = 1 << 25
+
+// useQmm16 reports whether the blocked kernel computes m's product with mRows x rows
+// and n weight rows.
+func (m *qMatrix) useQmm16(mRows, n int) bool {
+	return qAsm16() && qLanes16(m.bits) && m.group%32 == 0 && m.groups > 0 &&
+		mRows >= qmmMinRows && n >= 2
+}
+
+// qmmScratch is one goroutine's scratch for a tile: widened scales and biases, and
+// the kernel's output rows.
+type qmmScratch struct {
+	sc, bi, out []float32
+}
+
+// rowsMM16 writes os[i*n+r] = m.dot(x row i, its sums, r) for the mRows x rows of xs
+// and every row r < n (useQmm16 true), tiles of rows shared between the cores.
+func (m *qMatrix) rowsMM16(xs, sums []float32, mRows, n int, os []float32, h *Helper) {
+	k, g := m.cols, m.groups
+	pad := (g + 15) &^ 15
+	nb := (mRows + qmmBlockRows - 1) / qmmBlockRows
+	buf := getScratch(nb*qmmBlockRows*(k+pad) + k) // zeroed: padding rows and groups
+	defer putScratch(buf)
+	xi := (*buf)[:nb*qmmBlockRows*k]
+	si := (*buf)[len(xi) : len(xi)+nb*qmmBlockRows*pad]
+	xp := (*buf)[len(xi)+len(si):]
+	for i := 0; i < mRows; i++ {
+		qPermute16(xp, xs[i*k:(i+1)*k], m.bits)
+		b, j := i/qmmBlockRows, i%qmmBlockRows
+		xb, sb := xi[b*qmmBlockRows*k:], si[b*qmmBlockRows*pad:]
+		for c := 0; c < k; c += 32 {
+			copy(xb[c*qmmBlockRows+j*32:c*qmmBlockRows+j*32+32], xp[c:c+32])
+		}
+		for gg := 0; gg < g; gg += 16 {
+			copy(sb[gg*qmmBlockRows+j*16:], sums[i*g+gg:i*g+min(g, gg+16)])
+		}
+	}
+	direct := m.scale32 != nil && g == pad
+	tiled := mRows > qmmBlockRows
+	step := qmv16ChunkBytes
+	if tiled {
+		step = qmm16TileBytes
+	}
+	step = max(2, step/m.rowBytes&^1)
+	if tiled { // at least eight tiles, so the two cores end together
+		step = max(2, min(step, (n+15)/16*2))
+	}
+	var scr [2]qmmScratch
+	f := func(r0, r1, s int) {
+		sr := &scr[s]
+		lo := min(r0, r1-2) // a tile of odd length ends with the pair (r1-2, r1-1)
+		pairs := (r1 - r0) / 2
+		odd := (r1-r0)%2 == 1
+		var sc, bi []float32
+		if direct {
+			sc, bi = m.scale32[lo*g:r1*g], m.bias32[lo*g:r1*g]
+		} else {
+			sc, bi = m.padScales(sr, lo, r1, pad)
+		}
+		nOut := 2 * qmmBlockRows * (pairs + 1)
+		if cap(sr.out) < nOut {
+			sr.out = make([]float32, nOut)
+		}
+		ob := sr.out[:nOut]
+		ss, chunks := pad*4, m.group/32
+		for b := 0; b < nb; b++ {
+			x0, s0 := &xi[b*qmmBlockRows*k], &si[b*qmmBlockRows*pad]
+			rows := min(qmmBlockRows, mRows-b*qmmBlockRows)
+			if pairs > 0 {
+				o := (r0 - lo) * pad
+				if rows == qmmBlockRows { // straight to the output rows
+					qmm16x4(m.bits, x0, &m.raw[r0*m.rowBytes], m.rowBytes, pairs, g, chunks, s0, pad/16, &sc[o], &bi[o], ss, &os[b*qmmBlockRows*n+r0], 4*n)
+				} else {
+					qmm16x4(m.bits, x0, &m.raw[r0*m.rowBytes], m.rowBytes, pairs, g, chunks, s0, pad/16, &sc[o], &bi[o], ss, &ob[0], 8*pairs)
+					for j := 0; j < rows; j++ {
+						copy(os[(b*qmmBlockRows+j)*n+r0:], ob[j*2*pairs:(j+1)*2*pairs])
+					}
+				}
+			}
+			if odd {
+				o := (r1 - 2 - lo) * pad
+				qmm16x4(m.bits, x0, &m.raw[(r1-2)*m.rowBytes], m.rowBytes, 1, g, chunks, s0, pad/16, &sc[o], &bi[o], ss, &ob[0], 8)
+				for j := 0; j < rows; j++ {
+					os[(b*qmmBlockRows+j)*n+r1-1] = ob[2*j+1]
+				}
+			}
+		}
+	}
+	if tiled && mRows*n*k >= qmmWideMACs {
+		h.parallelWide(n, step, f)
+		return
+	}
+	if n*m.rowBytes < qSplitBytes {
+		h = nil
+	}
+	if tiled {
+		h.parallelRows(n, step, f)
+	} else {
+		h.parallelStreams(n, step, f)
+	}
+}
+
+// padScales widens the scales and biases of rows [r0, r1) to float32 rows of pad
+// (zero-padded) in sr's buffers, exactly as scaleBias widens them.
+func (m *qMatrix) padScales(sr *qmmScratch, r0, r1, pad int) ([]float32, []float32) {
+	n, g := (r1-r0)*pad, m.groups
+	if cap(sr.sc) < n {
+		sr.sc, sr.bi = make([]float32, n), make([]float32, n)
+	}
+	sc, bi := sr.sc[:n], sr.bi[:n]
+	for r := r0; r < r1; r++ {
+		so, bo := sc[(r-r0)*pad:(r-r0+1)*pad], bi[(r-r0)*pad:(r-r0+1)*pad]
+		i0 := r * g
+		switch m.sc.DType {
+		case Float32:
+			copy(so, m.scale32[i0:i0+g])
+			copy(bo, m.bias32[i0:i0+g])
+		case BFloat16:
+			ss := U16(m.sc.Data)[m.sc.Offset+i0 : m.sc.Offset+i0+g]
+			bs := U16(m.bi.Data)[m.bi.Offset+i0 : m.bi.Offset+i0+g]
+			for i := range ss {
+				so[i], bo[i] = BF16ToF32(ss[i]), BF16ToF32(bs[i])
+			}
+		default:
+			ss := U16(m.sc.Data)[m.sc.Offset+i0 : m.sc.Offset+i0+g]
+			bs := U16(m.bi.Data)[m.bi.Offset+i0 : m.bi.Offset+i0+g]
+			if useF16C && g%8 == 0 {
+				f16ToF32F16C(&so[0], &ss[0], g/8)
+				f16ToF32F16C(&bo[0], &bs[0], g/8)
+			} else {
+				for i := range ss {
+					so[i], bo[i] = F16ToF32(ss[i]), F16ToF32(bs[i])
+				}
+			}
+		}
+		clear(so[g:])
+		clear(bo[g:])
+	}
+	return sc, bi
+}
