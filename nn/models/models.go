@@ -101,7 +101,7 @@ func ModelType(config []byte) (string, error) {
 func family(t string) (Family, error) {
 	f, ok := registry[t]
 	if !ok {
-		return Family{}, fmt.Errorf("%w %q (known: %s)", ErrUnknownModelType, t, strings.Join(Types(), ", "))
+		return Family{}, fmt.Errorf("%w %s (known: %s)", ErrUnknownModelType, checkpoint.QuoteShort(t), strings.Join(Types(), ", "))
 	}
 	return f, nil
 }

@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"strings"
 
 	"github.com/ingotml/ingot/nn"
+	"github.com/ingotml/ingot/nn/checkpoint"
 )
 
 // TypeQwen3 is the model_type this package builds.
@@ -56,7 +56,8 @@ func (e *ConfigError) Error() string { return fmt.Sprintf("qwen3: config: %s: %s
 func (e *ConfigError) Unwrap() error { return ErrConfig }
 
 func cfgErr(key, format string, args ...any) error {
-	return &ConfigError{Key: key, Reason: fmt.Sprintf(format, args...)}
+	// The key may come from the file: a long one is cut.
+	return &ConfigError{Key: checkpoint.Short(key), Reason: fmt.Sprintf(format, args...)}
 }
 
 // ParseHFConfig parses and validates a Hugging Face config.json. Keys may be at the
@@ -131,7 +132,7 @@ func LoadConfig(path string) (*Config, error) {
 // Validate checks every size and constant the model is built from.
 func (c *Config) Validate() error {
 	if c.ModelType != TypeQwen3 {
-		return cfgErr("model_type", "this package builds %q, not %q", TypeQwen3, c.ModelType)
+		return cfgErr("model_type", "this package builds %q, not %s", TypeQwen3, checkpoint.QuoteShort(c.ModelType))
 	}
 	for _, x := range []struct {
 		key   string
@@ -315,7 +316,7 @@ func (f fields) unsupported(layers int) error {
 		return cmp.Or(err, cfgErr("use_sliding_window", "sliding-window attention is not built"))
 	}
 	if act, err := f.str("hidden_act", "silu"); err != nil || act != "silu" {
-		return cmp.Or(err, cfgErr("hidden_act", "only silu is built, got %q", act))
+		return cmp.Or(err, cfgErr("hidden_act", "only silu is built, got %s", checkpoint.QuoteShort(act)))
 	}
 	raw, ok := f.get(f.m, "layer_types")
 	if !ok {
@@ -330,17 +331,11 @@ func (f fields) unsupported(layers int) error {
 	}
 	for i, t := range types {
 		if t != nn.Attention.String() {
-			return cfgErr(fmt.Sprintf("layer_types[%d]", i), "a Qwen3 layer is %q, got %q", nn.Attention.String(), t)
+			return cfgErr(fmt.Sprintf("layer_types[%d]", i), "a Qwen3 layer is %q, got %s", nn.Attention.String(), checkpoint.QuoteShort(t))
 		}
 	}
 	return nil
 }
 
 // snippet shortens a raw JSON value for an error message.
-func snippet(raw json.RawMessage) string {
-	s := strings.TrimSpace(string(raw))
-	if len(s) > 40 {
-		s = s[:40] + "..."
-	}
-	return s
-}
+func snippet(raw json.RawMessage) string { return checkpoint.Snippet(raw) }

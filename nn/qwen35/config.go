@@ -95,7 +95,8 @@ func (e *ConfigError) Error() string {
 }
 
 func cfgErr(field, format string, args ...any) error {
-	return &ConfigError{Field: field, Reason: fmt.Sprintf(format, args...)}
+	// The key may come from the file: a long one is cut.
+	return &ConfigError{Field: checkpoint.Short(field), Reason: fmt.Sprintf(format, args...)}
 }
 
 // returns the first problem as a *ConfigError.
@@ -149,7 +150,7 @@ func (c *Config) Validate() error {
 			c.HeadDim, c.PartialRotaryFactor, rd)
 	}
 	if !slices.Contains(ModelTypes, c.ModelType) {
-		return cfgErr("model_type", "unknown model type %q (this package builds %v)", c.ModelType, ModelTypes)
+		return cfgErr("model_type", "unknown model type %s (this package builds %v)", checkpoint.QuoteShort(c.ModelType), ModelTypes)
 	}
 	return c.validateMLP()
 }

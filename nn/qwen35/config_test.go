@@ -297,7 +297,7 @@ func TestParseHFConfigTypeErrors(t *testing.T) {
 		{name: "nested rope type", edit: func(m map[string]any) { m["rope_parameters"] = map[string]any{"rope_theta": "big"} },
 			want: `qwen35 config: rope_parameters.rope_theta: want a number, got "big"`},
 		{name: "long value shortened", edit: func(m map[string]any) { m["hidden_size"] = strings.Repeat("x", 60) },
-			want: `qwen35 config: hidden_size: want a number, got "` + strings.Repeat("x", 39) + `...`},
+			want: `qwen35 config: hidden_size: want a number, got "` + strings.Repeat("x", 39) + `... (62 bytes)`},
 		{name: "interval zero", edit: func(m map[string]any) { delete(m, "layer_types"); m["full_attention_interval"] = 0 },
 			want: "qwen35 config: full_attention_interval: must be positive, got 0"},
 		{name: "too many layers", edit: func(m map[string]any) { delete(m, "layer_types"); m["num_hidden_layers"] = 1 << 40 },

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+
+	"github.com/ingotml/ingot/nn/checkpoint"
 )
 
 // readKeys are the config.json keys the family reads (parse.go).
@@ -68,7 +70,7 @@ func (f fields) checkKnown(modelType string) error {
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		return cfgErr(unknown[0], "unknown to model type %q (the family cannot honour it)", modelType)
+		return cfgErr(unknown[0], "unknown to model type %s (the family cannot honour it)", checkpoint.QuoteShort(modelType))
 	}
 	return nil
 }
@@ -92,7 +94,7 @@ func (f fields) fixed(key string) error {
 		return err
 	}
 	if got != want {
-		return cfgErr(key, "only %v is supported, got %v", want, fmt.Sprint(got))
+		return cfgErr(key, "only %v is supported, got %s", want, checkpoint.Short(fmt.Sprint(got)))
 	}
 	return nil
 }

@@ -161,13 +161,7 @@ func (f fields) get(key string) (json.RawMessage, bool) {
 }
 
 // snippet quotes a raw JSON value for an error message, shortened if long.
-func snippet(raw json.RawMessage) string {
-	r := []rune(strings.TrimSpace(string(raw)))
-	if len(r) > 40 {
-		return string(r[:40]) + "..."
-	}
-	return string(r)
-}
+func snippet(raw json.RawMessage) string { return checkpoint.Snippet(raw) }
 
 // object returns the nested object under key; absent gives an empty fields.
 func (f fields) object(key string) (fields, error) {
@@ -335,7 +329,7 @@ func parseLayerTypes(raw json.RawMessage) ([]LayerType, error) {
 		case "full_attention":
 			types[i] = FullAttention
 		default:
-			return nil, cfgErr(fmt.Sprintf("layer_types[%d]", i), "unknown layer type %q", name)
+			return nil, cfgErr(fmt.Sprintf("layer_types[%d]", i), "unknown layer type %s", checkpoint.QuoteShort(name))
 		}
 	}
 	return types, nil
