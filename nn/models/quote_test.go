@@ -57,3 +57,24 @@ func TestLongStringsQuotedShort(t *testing.T) {
 	_, err := models.ParseConfig(longConfigs(t, 1<<20)["model_type"])
 	require.ErrorContains(t, err, `unknown model type "`+strings.Repeat("\u00e9", 40)+`"... (1048576 bytes) (known: `)
 }
+
+// TestLayerLimitCited: num_hidden_layers 1e9 is refused citing the layer limit,
+// 65,536, not the size limit of 16,777,216 (audit 3 item 13).
+func TestLayerLimitCited(t *testing.T) {
+	for _, typ := range models.Types() {
+		cfg, err := models.ReproConfig(nn.ReproOptions{ModelType: typ, Layers: 2})
+		require.NoError(t, err)
+		raw, err := cfg.JSON()
+		require.NoError(t, err)
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(raw, &m))
+		m["num_hidden_layers"] = 1e9
+		delete(m, "layer_types")
+		raw, err = json.Marshal(m)
+		require.NoError(t, err)
+		_, err = models.ParseConfig(raw)
+		require.ErrorContains(t, err, "num_hidden_layers", typ)
+		require.ErrorContains(t, err, "65536", typ)
+		require.NotContains(t, err.Error(), "16777216", typ)
+	}
+}

@@ -237,9 +237,13 @@ func (f fields) int(key string, def int) (int, error) {
 		}
 		return def, nil
 	}
+	limit := maxDim
+	if key == "num_hidden_layers" {
+		limit = maxLayers // the layer count's own, smaller limit
+	}
 	var v float64
-	if err := json.Unmarshal(raw, &v); err != nil || v != math.Trunc(v) || v < 0 || v > maxDim {
-		return 0, cfgErr(key, "want an integer in [0, %d], got %s", maxDim, snippet(raw))
+	if err := json.Unmarshal(raw, &v); err != nil || v != math.Trunc(v) || v < 0 || v > float64(limit) {
+		return 0, cfgErr(key, "want an integer in [0, %d], got %s", limit, snippet(raw))
 	}
 	return int(v), nil
 }

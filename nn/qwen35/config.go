@@ -109,11 +109,12 @@ func (c *Config) Validate() error {
 		{"num_key_value_heads", c.NumKVHeads},
 		{"head_dim", c.HeadDim},
 	}
-	if err := checkSizes(sizes); err != nil {
-		return err
-	}
+	// The layer count's own limit first: the size limit below is larger.
 	if c.NumLayers > maxLayers {
 		return cfgErr("num_hidden_layers", "%d exceeds the limit of %d", c.NumLayers, maxLayers)
+	}
+	if err := checkSizes(sizes); err != nil {
+		return err
 	}
 	if c.NumHeads%c.NumKVHeads != 0 {
 		return cfgErr("num_key_value_heads", "%d does not divide num_attention_heads %d", c.NumKVHeads, c.NumHeads)
