@@ -296,6 +296,7 @@ func writeRandom(g *guard, o *options, stdout io.Writer) (err error) {
 	}
 	defer func() { work.remove(err != nil) }()
 	done := filepath.Join(work.dir, "out")
+	beforeScratch(nil)
 	write := checkpoint.WriteOptions{ShardBytes: o.shardBytes, Format: checkpoint.KeepFormat}
 	if err := checkpoint.WriteCheckpoint(done, raw, tensors, write); err != nil {
 		return err
