@@ -8,6 +8,10 @@ import (
 // step is the KV storage growth quantum (mlx-lm's KVCache.step).
 const step = 256
 
+// KVStep is the KV storage growth quantum: attention storage grows by whole steps of
+// this many positions (the memory estimate, package predict, counts in it).
+const KVStep = step
+
 // kvStore is attention storage: keys [B, H, cap, Dk] and values [B, H, cap, Dv], with
 // cap a multiple of step except right after a merge, extract or extend.
 type kvStore struct{ keys, values tensor.Array }

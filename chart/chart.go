@@ -66,8 +66,8 @@ func (c Lines) SVG() []byte {
 	for i := 0; i <= 5; i++ {
 		x := maxX * float64(i) / 5
 		y := maxY * float64(i) / 5
-		d.text(px(x), py(0)+20, predict.Comma(int(math.Round(x))), "middle", black, 13, false, false)
-		d.text(left-6, py(y)+4, predict.Comma(int(y)), "end", black, 13, false, false)
+		d.text(px(x), py(0)+20, predict.CommaFloat(x), "middle", black, 13, false, false)
+		d.text(left-6, py(y)+4, predict.CommaFloat(math.Floor(y)), "end", black, 13, false, false)
 		d.line(left, py(y), w-right, py(y), gridGrey, 1, nil)
 	}
 	d.text((left+w-right)/2, h-15, c.XName, "middle", black, 13, false, false)

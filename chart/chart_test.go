@@ -2,10 +2,13 @@ package chart
 
 import (
 	"encoding/xml"
+	"math"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ingotml/ingot/predict"
 )
 
 // TestLines: one polyline per series, the limit and the predicted crash marked, the
@@ -61,4 +64,19 @@ func TestBars(t *testing.T) {
 	require.Contains(t, b, ">1,000</text>", "log grid up to the largest count")
 	require.NotContains(t, b, ">10,000</text>")
 	require.Contains(t, b, ">64 KiB</text>")
+}
+
+// TestLinesHugeLimit: a limit near math.MaxInt64 (decode --limit 9223372036854775807
+// --plot) draws its axis labels in full: the y axis's top, 1.08 x the limit, is past
+// int64 and once converted to math.MinInt64, whose formatting overflowed the stack.
+func TestLinesHugeLimit(t *testing.T) {
+	for _, limit := range []int{math.MaxInt64, 8e18} {
+		c := Lines{Title: "t", XName: "tokens", Limit: limit, Series: []Series{
+			{Label: "lazy", Points: []Point{{0, 300}, {100, 1300}}, Predicted: limit / 48},
+		}}
+		b := string(c.SVG())
+		require.Contains(t, b, ">resource limit "+predict.Comma(limit)+"</text>")
+		require.Contains(t, b, ">10,000,000,000,000,000,000</text>", "the y axis's top")
+		require.NotContains(t, b, ">-")
+	}
 }

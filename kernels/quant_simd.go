@@ -217,9 +217,8 @@ func (m *qMatrix) rows16p(xp, sp, scr []float32, r0 int, out []float32) {
 		if m.sc.DType == Float16 {
 			dt = 2
 		}
-		// The kernel reads the halves through a float32 pointer's address only.
-		sc = (*float32)(unsafe.Pointer(&U16(m.sc.Data)[m.sc.Offset+i0 : m.sc.Offset+i1][0]))
-		bi = (*float32)(unsafe.Pointer(&U16(m.bi.Data)[m.bi.Offset+i0 : m.bi.Offset+i1][0]))
+		sc = halfPtr(&U16(m.sc.Data)[m.sc.Offset+i0 : m.sc.Offset+i1][0])
+		bi = halfPtr(&U16(m.bi.Data)[m.bi.Offset+i0 : m.bi.Offset+i1][0])
 	default:
 		panic(fmt.Sprintf("kernels: qmv: %s scales", m.sc.DType))
 	}
@@ -228,6 +227,13 @@ func (m *qMatrix) rows16p(xp, sp, scr []float32, r0 int, out []float32) {
 	mask := uint16(1)<<(m.groups%16) - 1
 	qmv16(m.bits, m.group/32, &xp[:m.cols][0], &p[0], n, m.groups, dt, &sp[0], sc, bi, &scr[0], &out[0], m.groups*es, m.groups/16, mask)
 }
+
+// halfPtr passes the address of half-precision scales where the kernel's signature
+// says *float32: the kernel reads halves through it. It reinterprets the pointer
+// variable rather than converting *uint16 to *float32, a conversion that claims a
+// 4-byte object and so, at an allocation's last half, straddles its end (checkptr,
+// which -race enables, aborts on it). Inlined: it costs nothing.
+func halfPtr(p *uint16) *float32 { return *(**float32)(unsafe.Pointer(&p)) }
 
 // The 16-lane qmv and qmm split a matrix into chunks of rows: qmv into chunks of
 // qmv16ChunkBytes that the two cores claim in turn (256 KB: long runs of one stream

@@ -3,6 +3,7 @@ package predict
 import (
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
@@ -144,13 +145,31 @@ func WritePredict(out io.Writer, mode string, policy cache.Policy, gdn, slope, c
 	}
 }
 
-// Comma formats n with thousands separators, as the repro prints.
-func Comma(n int) string {
-	if n < 0 {
-		return "-" + Comma(-n)
+// Comma formats n with thousands separators, as the repro prints; every int64,
+// math.MinInt64 included (it has no positive twin to format instead).
+func Comma(n int) string { return group(strconv.Itoa(n)) }
+
+// CommaFloat formats v rounded to a whole number with thousands separators, for
+// values past int64 (a chart's axis above the largest limit); NaN and infinities as
+// strconv spells them.
+func CommaFloat(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return strconv.FormatFloat(v, 'f', 0, 64)
 	}
-	s := strconv.Itoa(n)
+	return group(strconv.FormatFloat(math.Round(v), 'f', 0, 64))
+}
+
+// group inserts a comma every three digits of the decimal integer s (sign kept).
+func group(s string) string {
+	sign := ""
+	if strings.HasPrefix(s, "-") {
+		sign, s = "-", s[1:]
+	}
+	if s == "0" {
+		sign = "" // math.Round(-0.4) is -0
+	}
 	var b strings.Builder
+	b.WriteString(sign)
 	for i, c := range s {
 		if i > 0 && (len(s)-i)%3 == 0 {
 			b.WriteByte(',')

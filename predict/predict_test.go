@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -119,6 +120,31 @@ func TestPlainBaseline(t *testing.T) {
 func TestComma(t *testing.T) {
 	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 10370: "10,370", 499000: "499,000", 1234567: "1,234,567", -1203: "-1,203"} {
 		require.Equal(t, want, Comma(n))
+	}
+}
+
+// TestCommaEveryInt64: the edge values of int64 format (math.MinInt64 has no positive
+// twin: negating it recursed forever, a stack overflow that exited 2).
+func TestCommaEveryInt64(t *testing.T) {
+	for n, want := range map[int]string{
+		math.MinInt64:     "-9,223,372,036,854,775,808",
+		math.MinInt64 + 1: "-9,223,372,036,854,775,807",
+		math.MaxInt64:     "9,223,372,036,854,775,807",
+		-1:                "-1",
+		1:                 "1",
+		-999:              "-999",
+		-1000:             "-1,000",
+		-100000:           "-100,000",
+		100:               "100",
+		999999:            "999,999",
+	} {
+		require.Equal(t, want, Comma(n), "%d", n)
+	}
+	for v, want := range map[float64]string{
+		0: "0", 1234.4: "1,234", -1234.6: "-1,235", 1e19: "10,000,000,000,000,000,000",
+		-1e19: "-10,000,000,000,000,000,000", math.NaN(): "NaN", math.Inf(1): "+Inf", math.Inf(-1): "-Inf",
+	} {
+		require.Equal(t, want, CommaFloat(v), "%v", v)
 	}
 }
 

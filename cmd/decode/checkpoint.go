@@ -156,10 +156,10 @@ func predictOnly(o *options, out io.Writer) error {
 	}
 	memLimit := alloc.New(dev.Provider(), alloc.Config{}).Stats().MemoryLimit
 	fits := "fits"
-	if est.total() > memLimit {
+	if est.Total() > memLimit {
 		fits = "does NOT fit"
 	}
-	fmt.Fprintf(out, "[memory] a run needs ~%s (weights %s); this machine's memory limit is %s: it %s\n", size(est.total()), size(est.weights), size(memLimit), fits)
+	fmt.Fprintf(out, "[memory] a run needs ~%s (weights %s); this machine's memory limit is %s: it %s\n", size(est.Total()), size(est.Weights), size(memLimit), fits)
 	// The prediction is the stock (lazy) path's, whatever --cache says: when would it die?
 	p.WriteBaseline(out)
 	if p.Baseline > lim.n {

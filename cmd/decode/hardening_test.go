@@ -72,11 +72,11 @@ func TestModelMustFitMemory(t *testing.T) {
 	cfg, err := modelConfig(o, spec)
 	require.NoError(t, err)
 	est := estimateOf(t, o, spec, cfg, alloc.DefaultResourceLimit)
-	require.Greater(t, est.weights, int64(50*3*512*32*4096*4)) // the experts alone
+	require.Greater(t, est.Weights, int64(50*3*512*32*4096*4)) // the experts alone
 	err = checkFits(est, 16<<30)
 	require.ErrorIs(t, err, errUsage)
 	require.Regexp(t, `^usage: the model needs ~\d+\.\d\d GB \(weights \d+\.\d\d GB, KV cache .*\), which exceeds this machine's memory limit of 17\.18 GB; use a smaller --hidden, --experts, --layers or --tokens$`, err.Error())
-	require.NoError(t, checkFits(estimateOf(t, &options{mode: "batch", tokens: 12000, clearCacheEvery: 256}, spec, cfg, alloc.DefaultResourceLimit), est.total()))
+	require.NoError(t, checkFits(estimateOf(t, &options{mode: "batch", tokens: 12000, clearCacheEvery: 256}, spec, cfg, alloc.DefaultResourceLimit), est.Total()))
 }
 
 // TestWeightEstimate: the estimate is close to what the built model holds.
@@ -93,11 +93,11 @@ func TestWeightEstimate(t *testing.T) {
 		g, m, _, err := setup(o, spec, &bytes.Buffer{})
 		require.NoError(t, err)
 		got := g.Allocator().ActiveMemory()
-		require.InEpsilon(t, float64(got), float64(est.weights), 0.05, "%v: estimate %d, built %d", args, est.weights, got)
+		require.InEpsilon(t, float64(got), float64(est.Weights), 0.05, "%v: estimate %d, built %d", args, est.Weights, got)
 		// Every parameter is one buffer; build adds a few constants of its own.
 		live := g.Allocator().LiveBufferCount()
-		require.LessOrEqual(t, est.arrays, live, args)
-		require.GreaterOrEqual(t, est.arrays, live-4, args)
+		require.LessOrEqual(t, est.Arrays, live, args)
+		require.GreaterOrEqual(t, est.Arrays, live-4, args)
 		_ = m
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ingotml/ingot/alloc"
 	"github.com/ingotml/ingot/graph"
+	"github.com/ingotml/ingot/predict"
 )
 
 // limit is the resource limit in force and where it came from.
@@ -48,7 +49,7 @@ func (l limit) belowBaseline(why string) error {
 	if name == "" {
 		name = l.source
 	}
-	return fmt.Errorf("%w: %s %d is below this model's baseline: %s (raise the limit)", errUsage, name, l.n, why)
+	return fmt.Errorf("%w: %w", errUsage, &predict.BaselineError{Source: name, Limit: l.n, Why: why})
 }
 
 func envSet() bool {

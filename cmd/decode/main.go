@@ -43,19 +43,39 @@ func run(args []string, stdout, stderr io.Writer) int {
 		// take the machine's memory. GOMEMLIMIT in the environment wins.
 		debug.SetMemoryLimit(alloc.CPUProvider().RecommendedWorkingSet())
 	}
-	if o.cpuProfile != "" {
-		f, err := os.Create(o.cpuProfile)
-		if err != nil {
-			fmt.Fprintf(stderr, "decode: --cpuprofile: %v\n", err)
-			return exitUsage
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			fmt.Fprintf(stderr, "decode: --cpuprofile: %v\n", err)
-			return exitFailure
-		}
-		defer pprof.StopCPUProfile()
+	if o.cpuProfile == "" {
+		return runChecked(o, args, stdout, stderr)
 	}
+	// The profile is written beside its path and renamed over it only when the run
+	// gets a verdict: a refused or failed run leaves an existing file as it was, and a
+	// write error is reported, not lost.
+	f, err := createOut(o.cpuProfile)
+	if err != nil {
+		fmt.Fprintf(stderr, "decode: --cpuprofile %s: %v\n", o.cpuProfile, err)
+		return exitUsage
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.abort()
+		fmt.Fprintf(stderr, "decode: --cpuprofile %s: %v\n", o.cpuProfile, err)
+		return exitFailure
+	}
+	code := runChecked(o, args, stdout, stderr)
+	pprof.StopCPUProfile()
+	if code == exitUsage || code == exitNoDev || code == exitFailure {
+		f.abort()
+		return code
+	}
+	if err := f.commit(); err != nil {
+		fmt.Fprintf(stderr, "decode: --cpuprofile %s: %v\n", o.cpuProfile, err)
+		return exitFailure
+	}
+	return code
+}
+
+// runChecked is the command once its flags are read: the prediction or the runs, the
+// report and the outputs.
+func runChecked(o *options, args []string, stdout, stderr io.Writer) int {
+	var err error
 	if o.predictOnly {
 		if err := predictOnly(o, stdout); err != nil {
 			fmt.Fprintf(stderr, "decode: %v\n", err)

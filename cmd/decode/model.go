@@ -8,6 +8,7 @@ import (
 	"github.com/ingotml/ingot/nn"
 	"github.com/ingotml/ingot/nn/checkpoint"
 	"github.com/ingotml/ingot/nn/models"
+	"github.com/ingotml/ingot/predict"
 )
 
 // modelConfig is the run's model configuration: the structure of --config's file
@@ -50,80 +51,20 @@ func modelConfig(o *options, spec runSpec) (models.Config, error) {
 	return cfg, nil
 }
 
-// memEstimate is what a run will hold at its peak, in bytes.
-type memEstimate struct {
-	weights  int64 // the model's parameters
-	arrays   int   // how many buffer objects the weights are
-	kv       int64 // the attention layers' KV storage at the last token
-	retired  int64 // retired KV blocks the allocator cache keeps (no clearing)
-	heap     int64 // Go heap beyond the buffers: graph nodes, tokens, one parameter being drawn
-	largest  int64 // the largest parameter
-	kvPerTok int64 // KV bytes per token per batch row, all attention layers
-}
+// memEstimate is what a run will hold at its peak (predict.Memory).
+type memEstimate = predict.Memory
 
-// total is the sum of the parts; estimate checks that it cannot overflow.
-func (e memEstimate) total() int64 { return e.weights + e.kv + e.retired + e.heap }
+// errTooLarge is wrapped by an estimate whose arithmetic overflows int64.
+var errTooLarge = predict.ErrTooLarge
 
-// Bytes per float32 element, and the KV growth quantum (mlx-lm's KVCache.step).
-const (
-	f32    = 4
-	kvStep = 256
-	// hostPerLinkBound is Go heap per dead link, rounded up from the measured ~707 bytes.
-	hostPerLinkBound = 1024
-	// runtimeSlack covers the Go runtime, one step's graph and transient buffers.
-	runtimeSlack = 64 << 20
-)
-
-// errTooLarge is wrapped by an estimate whose arithmetic overflows int64: such a
-// model cannot fit any machine.
-var errTooLarge = errors.New("the model's size overflows a 64-bit count")
-
-// estimate adds up what a run of the described model will hold: its parameters (as
-// the description says they are stored), the KV storage and the host memory, before
-// anything is allocated. Every product and sum is checked: a config whose sizes
-// overflow int64 is refused, never wrapped to a small number that "fits".
+// estimate is predict.EstimateMemory for the run o and spec describe.
 func estimate(o *options, spec runSpec, d *nn.Description, limit int) (memEstimate, error) {
-	var e memEstimate
-	var err error
-	if e.weights, e.largest, err = d.WeightBytes(); err != nil {
-		return e, fmt.Errorf("%w: %w", errTooLarge, err)
-	}
-	e.arrays = d.WeightBuffers()
-	nAttn := int64(nn.CountKinds(d.Kinds, nn.Attention))
-	nGDN := int64(nn.CountKinds(d.Kinds, nn.Recurrent))
-	rows, length, tokens := int64(1), int64(8+o.tokens), int64(o.tokens)
+	r := predict.MemoryRun{Rows: 1, Length: int64(8 + o.tokens), Tokens: int64(o.tokens), Limit: limit,
+		Lazy: spec.policy == cache.Lazy && o.mode != "plain", KeepRetired: o.clearCacheEvery == 0}
 	if o.mode == "server" {
-		rows, length, tokens = int64(o.concurrency), int64(o.promptLen+o.reqTokens), int64(o.requests)*int64(o.reqTokens)
+		r.Rows, r.Length, r.Tokens = int64(o.concurrency), int64(o.promptLen+o.reqTokens), int64(o.requests)*int64(o.reqTokens)
 	}
-	blocks := (length + kvStep - 1) / kvStep
-	links := int64(0)
-	if spec.policy == cache.Lazy && o.mode != "plain" {
-		// The dead chain's nodes, while it can grow (the resource limit ends it).
-		links = min(tokens*nGDN, int64(limit))
-	}
-	ok := true
-	mul := func(a, b int64) int64 {
-		n, good := nn.MulInt64(a, b)
-		ok = ok && good
-		return n
-	}
-	add := func(a, b int64) int64 {
-		n, good := nn.AddInt64(a, b)
-		ok = ok && good
-		return n
-	}
-	e.kvPerTok = mul(mul(mul(nAttn, 2), int64(d.KVWidth)), f32)
-	e.kv = mul(mul(mul(rows, blocks), kvStep), e.kvPerTok)
-	if o.clearCacheEvery == 0 {
-		// Each growth retires the previous storage: blocks of 1, 2, ... n-1 steps.
-		e.retired = mul(mul(mul(rows, e.kvPerTok), kvStep), mul(blocks, max(blocks-1, 0))/2)
-	}
-	e.heap = add(add(add(mul(links, hostPerLinkBound), mul(tokens, 4)), e.largest), runtimeSlack)
-	add(add(add(e.weights, e.kv), e.retired), e.heap)
-	if !ok {
-		return e, errTooLarge
-	}
-	return e, nil
+	return predict.EstimateMemory(d, r)
 }
 
 // checkFits refuses a run whose estimate exceeds the allocator's memory limit (the
@@ -134,14 +75,13 @@ func checkFits(e memEstimate, memLimit int64) error {
 
 // checkFitsHint is checkFits with the advice the message ends with.
 func checkFitsHint(e memEstimate, memLimit int64, hint string) error {
-	if e.total() <= memLimit {
-		return nil
+	if err := e.Fits(memLimit, hint); err != nil {
+		return fmt.Errorf("%w: %w", errUsage, err)
 	}
-	return fmt.Errorf("%w: the model needs ~%s (weights %s, KV cache %s, retired KV blocks %s, Go heap %s), which exceeds this machine's memory limit of %s; %s",
-		errUsage, gb(e.total()), gb(e.weights), gb(e.kv), gb(e.retired), gb(e.heap), gb(memLimit), hint)
+	return nil
 }
 
-func gb(n int64) string { return fmt.Sprintf("%.2f GB", float64(n)/1e9) }
+func gb(n int64) string { return predict.GB(n) }
 
 // readConfigFile reads --config's file, bounded, never blocking on a FIFO.
 func readConfigFile(path string) ([]byte, error) { return checkpoint.ReadMetadataFile(path) }

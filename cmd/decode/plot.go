@@ -2,7 +2,7 @@ package main
 
 import (
 	"fmt"
-	"os"
+	"io"
 
 	"github.com/ingotml/ingot/cache"
 	"github.com/ingotml/ingot/chart"
@@ -12,8 +12,12 @@ import (
 // server mode) for each run, with the resource limit and each leaking run's predicted
 // crash marked.
 func writePlot(path string, runs []*result) error {
-	if err := os.WriteFile(path, plotOf(runs).SVG(), 0o644); err != nil {
-		return fmt.Errorf("--plot: %w", err)
+	err := writeOut(path, func(w io.Writer) error {
+		_, err := w.Write(plotOf(runs).SVG())
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("--plot %s: %w", path, err)
 	}
 	return nil
 }

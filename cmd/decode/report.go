@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 
 	"github.com/ingotml/ingot/alloc"
 	"github.com/ingotml/ingot/predict"
@@ -120,8 +119,12 @@ func writeJSON(path string, v any) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("--json-out: %w", err)
+	err = writeOut(path, func(w io.Writer) error {
+		_, err := w.Write(append(b, '\n'))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("--json-out %s: %w", path, err)
 	}
 	return nil
 }

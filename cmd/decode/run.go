@@ -71,8 +71,7 @@ func setup(o *options, spec runSpec, out io.Writer) (*graph.Graph, nn.Model, *re
 	if o.configPath != "" {
 		source = fmt.Sprintf("%s from %s", d.ModelType, o.configPath)
 	}
-	fmt.Fprintf(out, "[model] %s: layers=%d (ssm=%d attn=%d) interval=%d experts=%d hidden=%d cache=%s device=%s limit=%d (%s)\n",
-		source, r.Layers, r.GDN, r.Attention, r.Interval, d.Experts, d.Hidden, spec.policy, name, r.Limit, r.LimitSource)
+	predict.WriteRunModel(out, source, d, spec.policy, name, r.Limit, r.LimitSource)
 	return g, m, r, nil
 }
 
@@ -107,7 +106,7 @@ func buildRandom(o *options, spec runSpec, cfg models.Config, dev graph.Device, 
 		err = g.Synchronize() // the weights are uploaded: a limit below them fails here
 	}
 	if isLimit(err) {
-		return nil, nil, lim.belowBaseline(fmt.Sprintf("its %s weight arrays alone need more buffer objects than that", comma(est.arrays)))
+		return nil, nil, lim.belowBaseline(fmt.Sprintf("its %s weight arrays alone need more buffer objects than that", comma(est.Arrays)))
 	}
 	return g, m, err
 }
@@ -167,7 +166,4 @@ func baselineErr(err error, r *result) error {
 // isLimit reports whether err is the resource-limit error.
 func isLimit(err error) bool { return repro.IsLimit(err) }
 
-func printSample(out io.Writer, s predict.Sample) {
-	fmt.Fprintf(out, "tok %6d live=%d (+cached=%d = %d) active=%.1fMB cache=%.1fMB rss=%.1fMB heap=%.1fMB\n",
-		s.Token, s.Live, s.CacheCount, s.Count, s.ActiveMB, s.CacheMB, s.RSSMB, s.HeapMB)
-}
+func printSample(out io.Writer, s predict.Sample) { s.WriteLine(out, true) }

@@ -29,6 +29,10 @@ var built struct {
 }
 
 func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) != "" {
+		os.Args = append(os.Args[:1], strings.Fields(os.Getenv(childEnv))...)
+		main() // the command itself, for the signal tests (main_test.go)
+	}
 	code := m.Run()
 	if built.site != "" {
 		os.RemoveAll(filepath.Dir(built.site))
@@ -46,7 +50,7 @@ func site(t *testing.T) (dir, decode string) {
 			return
 		}
 		built.site, built.decode = filepath.Join(tmp, "site"), filepath.Join(tmp, "decode")
-		if built.err = buildSite(built.site); built.err != nil {
+		if built.err = buildSite(context.Background(), built.site); built.err != nil {
 			return
 		}
 		if out, err := exec.Command("go", "build", "-o", built.decode, "github.com/ingotml/ingot/cmd/decode").CombinedOutput(); err != nil {

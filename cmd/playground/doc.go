@@ -4,7 +4,7 @@
 // attention-only decodes with a live chart.
 //
 //	go run ./cmd/playground                 # build the site, serve it on 127.0.0.1:8080
-//	go run ./cmd/playground -addr :9000     # another address
+//	go run ./cmd/playground -addr 127.0.0.1:9000  # another address
 //	go run ./cmd/playground -out site       # write the static site to ./site and exit
 //
 // It builds the engine (cmd/playground/engine) with GOOS=js GOARCH=wasm, copies the Go

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"embed"
 	"encoding/json"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // static holds the page: index.html, app.js, worker.js, style.css.
@@ -22,7 +24,9 @@ const enginePkg = "github.com/ingotml/ingot/cmd/playground/engine"
 // buildSite writes the static site to dir: the page's files, ingot.wasm built from
 // enginePkg, and the toolchain's wasm_exec.js (the JavaScript half of Go's wasm ABI,
 // which must match the compiler that built ingot.wasm).
-func buildSite(dir string) error {
+// ctx stops the build: the go commands it runs are interrupted (so that go build
+// removes its own work directory) and buildSite returns ctx's error.
+func buildSite(ctx context.Context, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -39,15 +43,15 @@ func buildSite(dir string) error {
 			return fmt.Errorf("writing the page: %w", err)
 		}
 	}
-	build := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(dir, "ingot.wasm"), enginePkg)
+	build := goCommand(ctx, "build", "-trimpath", "-o", filepath.Join(dir, "ingot.wasm"), enginePkg)
 	build.Env = append(os.Environ(), "GOOS=js", "GOARCH=wasm")
 	if out, err := build.CombinedOutput(); err != nil {
 		return fmt.Errorf("building the engine (GOOS=js GOARCH=wasm go build %s): %w\n%s", enginePkg, err, out)
 	}
-	if err := copyConfigs(filepath.Join(dir, "configs")); err != nil {
+	if err := copyConfigs(ctx, filepath.Join(dir, "configs")); err != nil {
 		return err
 	}
-	root, err := exec.Command("go", "env", "GOROOT").Output()
+	root, err := goCommand(ctx, "env", "GOROOT").Output()
 	if err != nil {
 		return fmt.Errorf("go env GOROOT: %w", err)
 	}
@@ -64,14 +68,23 @@ func buildSite(dir string) error {
 	return os.WriteFile(filepath.Join(dir, "wasm_exec.js"), js, 0o644)
 }
 
+// goCommand is the go command with args, interrupted (then killed after 10 s) when
+// ctx is done.
+func goCommand(ctx context.Context, args ...string) *exec.Cmd {
+	c := exec.CommandContext(ctx, "go", args...)
+	c.Cancel = func() error { return c.Process.Signal(os.Interrupt) }
+	c.WaitDelay = 10 * time.Second
+	return c
+}
+
 // decodePkg holds the example configs (testdata/NAME/config.json) the page offers.
 const decodePkg = "github.com/ingotml/ingot/cmd/decode"
 
 // copyConfigs copies cmd/decode's example configs to dir as NAME.json, with
 // index.json listing the names, so that the page can load one (and a link can preset
 // one: ?config=NAME).
-func copyConfigs(dir string) error {
-	src, err := exec.Command("go", "list", "-f", "{{.Dir}}", decodePkg).Output()
+func copyConfigs(ctx context.Context, dir string) error {
+	src, err := goCommand(ctx, "list", "-f", "{{.Dir}}", decodePkg).Output()
 	if err != nil {
 		return fmt.Errorf("go list %s: %w", decodePkg, err)
 	}

@@ -49,8 +49,12 @@ const (
 	routerGroup = 64
 )
 
-// afterScratch runs once the scratch copy is written; the interrupt test stops there.
-var afterScratch = func() {}
+// beforeScratch runs before the scratch copy is written, afterScratch once it is; the
+// tests truncate the input and signal there.
+var (
+	beforeScratch = func(*checkpoint.Checkpoint) {}
+	afterScratch  = func() {}
+)
 
 // errUsage marks a bad command line or input (exit 64).
 var errUsage = errors.New("usage")
@@ -72,16 +76,21 @@ type options struct {
 
 // run is the command, testable: it returns the exit code.
 func run(args []string, stdout, stderr io.Writer) int {
+	g := newGuard(stderr)
+	defer g.close()
 	o, err := parseFlags(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
 	if err == nil && o.random != "" {
-		err = writeRandom(o, stdout)
+		err = writeRandom(g, o, stdout)
 	} else if err == nil {
 		// The input and scratch files are mapped and read in this goroutine: one that
 		// shrinks meanwhile becomes an error naming it, not SIGBUS (exit 2).
-		err = checkpoint.CatchFault(func() error { return quantize(o, stdout) })
+		err = checkpoint.CatchFault(func() error { return quantize(g, o, stdout) })
+	}
+	if errors.Is(err, checkpoint.ErrFileChanged) && !errors.Is(err, errUsage) {
+		err = fmt.Errorf("%w: -in: %w", errUsage, err) // bad input, as decode says
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "quantize: %v\n", err)
@@ -198,7 +207,7 @@ func scaleDType(name string, ck *checkpoint.Checkpoint) (checkpoint.DType, error
 // quantizes that into the work directory too, and renames the result to o.out only
 // when it is complete: an interrupted or failed run leaves no -out and no scratch copy
 // (see workDir), and nothing that was there before is removed.
-func quantize(o *options, stdout io.Writer) (err error) {
+func quantize(g *guard, o *options, stdout io.Writer) (err error) {
 	if err := checkOut(o.out); err != nil {
 		return err
 	}
@@ -207,6 +216,7 @@ func quantize(o *options, stdout io.Writer) (err error) {
 		return fmt.Errorf("%w: -in: %w", errUsage, err)
 	}
 	defer src.Close()
+	sizes := fileSizes(src)
 	if src.Quant != nil {
 		return fmt.Errorf("%w: -in %s is already quantized (its config.json has a quantization block)", errUsage, o.in)
 	}
@@ -221,15 +231,16 @@ func quantize(o *options, stdout io.Writer) (err error) {
 	if err != nil {
 		return fmt.Errorf("%w: -in: %w", errUsage, err)
 	}
-	work, err := newWorkDir(o.out)
+	work, err := g.newWork(o.out)
 	if err != nil {
 		return err
 	}
 	defer func() { work.remove(err != nil) }()
 	scratch, done := filepath.Join(work.dir, "mlx"), filepath.Join(work.dir, "out")
 	write := checkpoint.WriteOptions{ShardBytes: o.shardBytes}
+	beforeScratch(src)
 	if err := checkpoint.WriteCheckpoint(scratch, src.Config, tensors, write); err != nil {
-		return err
+		return inputChanged(src, sizes, err)
 	}
 	afterScratch()
 	mlx, err := checkpoint.OpenCheckpoint(scratch)
@@ -249,18 +260,21 @@ func quantize(o *options, stdout io.Writer) (err error) {
 	}
 	// The one step that makes -out appear, whole (replacing it if it was an empty
 	// directory): a partial output never carries the name.
-	if err := publish(done, o.out); err != nil {
+	if err := g.publish(done, o.out); err != nil {
 		return fmt.Errorf("-out %s: %w", o.out, err)
 	}
 	return summarize(o.out, stdout)
 }
 
-// writeRandom writes o.random's structure with random o.dtype weights into o.out.
-func writeRandom(o *options, stdout io.Writer) (err error) {
+// writeRandom writes o.random's structure with random o.dtype weights into o.out, as
+// quantize writes its output: in a work directory beside it, renamed when complete.
+// The config is read as decode reads --config (bounded, never waiting on a FIFO), and
+// a model that cannot fit this machine's memory is refused before any weight is drawn.
+func writeRandom(g *guard, o *options, stdout io.Writer) (err error) {
 	if err := checkOut(o.out); err != nil {
 		return err
 	}
-	raw, err := os.ReadFile(o.random)
+	raw, err := checkpoint.ReadMetadataFile(o.random)
 	if err != nil {
 		return fmt.Errorf("%w: -random: %v", errUsage, err)
 	}
@@ -268,19 +282,27 @@ func writeRandom(o *options, stdout io.Writer) (err error) {
 	if err != nil {
 		return fmt.Errorf("%w: -random: %s: %v", errUsage, o.random, err)
 	}
+	if err := checkRandomFits(cfg); err != nil {
+		return fmt.Errorf("%w: -random: %s: %w", errUsage, o.random, err)
+	}
 	dt, _ := scaleDType(o.dtype, nil)
 	tensors, err := cfg.RandomCheckpoint(o.seed, dt)
 	if err != nil {
 		return fmt.Errorf("%w: -random: %v", errUsage, err)
 	}
-	defer func() {
-		if err != nil {
-			os.RemoveAll(o.out)
-		}
-	}()
-	write := checkpoint.WriteOptions{ShardBytes: o.shardBytes, Format: checkpoint.KeepFormat}
-	if err := checkpoint.WriteCheckpoint(o.out, raw, tensors, write); err != nil {
+	work, err := g.newWork(o.out)
+	if err != nil {
 		return err
+	}
+	defer func() { work.remove(err != nil) }()
+	done := filepath.Join(work.dir, "out")
+	beforeScratch(nil)
+	write := checkpoint.WriteOptions{ShardBytes: o.shardBytes, Format: checkpoint.KeepFormat}
+	if err := checkpoint.WriteCheckpoint(done, raw, tensors, write); err != nil {
+		return err
+	}
+	if err := g.publish(done, o.out); err != nil {
+		return fmt.Errorf("-out %s: %w", o.out, err)
 	}
 	var bytes int64
 	for _, t := range tensors {
@@ -290,7 +312,6 @@ func writeRandom(o *options, stdout io.Writer) (err error) {
 	return nil
 }
 
-// checkOut refuses an output directory that holds anything (nothing is overwritten).
 // checkOut refuses an output that holds anything (nothing is overwritten) or that is a
 // symbolic link (the rename that publishes the output would replace the link).
 func checkOut(dir string) error {

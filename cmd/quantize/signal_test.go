@@ -13,61 +13,156 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ingotml/ingot/nn/checkpoint"
 )
 
-// childEnv makes the test binary run the command itself (see TestMain), pausing once
-// its scratch copy is written after creating the file the variable names.
-const childEnv = "QUANTIZE_TEST_CHILD_READY"
+// The child's hooks: childEnv names the file it creates when it reaches the point
+// pointEnv names, where it pauses (a minute where the run is stopped; a second
+// before or after the publishing rename, which then goes on).
+const (
+	childEnv = "QUANTIZE_TEST_CHILD_READY"
+	pointEnv = "QUANTIZE_TEST_CHILD_POINT"
+)
 
 func TestMain(m *testing.M) {
 	if ready := os.Getenv(childEnv); ready != "" {
-		afterScratch = func() {
-			os.WriteFile(ready, nil, 0o644)
-			time.Sleep(time.Minute) // the parent signals meanwhile
+		pause := func(d time.Duration) func() {
+			return func() {
+				os.WriteFile(ready, nil, 0o644)
+				time.Sleep(d) // the parent signals meanwhile
+			}
+		}
+		switch os.Getenv(pointEnv) {
+		case "scratch":
+			beforeScratch = func(*checkpoint.Checkpoint) { pause(time.Minute)() }
+		case "before-rename":
+			beforePublish = pause(time.Second)
+		case "after-rename":
+			afterPublish = pause(time.Second)
+		default:
+			afterScratch = pause(time.Minute)
 		}
 		main()
 	}
 	os.Exit(m.Run())
 }
 
-// TestQuantizeInterrupted: SIGINT or SIGTERM in the middle of a run (the scratch copy
-// written, the output not yet) leaves nothing beside -out: no scratch copy, no
+// child starts the command in a child process paused at point, waits until it is
+// there and returns it with the file its stderr goes to (read after it exits: a
+// strings.Builder written by exec while the test reads it was a data race).
+func child(t *testing.T, point string, args ...string) (*exec.Cmd, string) {
+	ready := filepath.Join(t.TempDir(), "ready")
+	errPath := filepath.Join(t.TempDir(), "stderr")
+	errFile, err := os.Create(errPath)
+	require.NoError(t, err)
+	defer errFile.Close()
+	c := exec.Command(os.Args[0], args...)
+	c.Env = append(os.Environ(), childEnv+"="+ready, pointEnv+"="+point)
+	c.Stderr = errFile
+	require.NoError(t, c.Start())
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if _, err := os.Stat(ready); err == nil {
+			return c, errPath
+		}
+		if time.Now().After(deadline) {
+			c.Process.Kill()
+			c.Wait()
+			b, _ := os.ReadFile(errPath)
+			t.Fatalf("the child never reached %s: %s", point, b)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// waitExit waits for c and returns its exit code and stderr.
+func waitExit(t *testing.T, c *exec.Cmd, errPath string) (int, string) {
+	err := c.Wait()
+	b, rerr := os.ReadFile(errPath)
+	require.NoError(t, rerr)
+	if err == nil {
+		return 0, string(b)
+	}
+	var exit *exec.ExitError
+	require.True(t, errors.As(err, &exit), "%v", err)
+	return exit.ExitCode(), string(b)
+}
+
+// TestQuantizeInterrupted: SIGINT or SIGTERM while the scratch copy is written or
+// once it is (the output not yet) leaves nothing beside -out: no scratch copy, no
 // partial output; the exit code is 128 + the signal. While the run is paused there,
 // -out does not exist yet: a partial output never carries its name.
 func TestQuantizeInterrupted(t *testing.T) {
-	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
-		t.Run(sig.String(), func(t *testing.T) {
+	for _, point := range []string{"scratch", "after-scratch"} {
+		for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+			t.Run(point+"/"+sig.String(), func(t *testing.T) {
+				parent := t.TempDir()
+				out := filepath.Join(parent, "q")
+				c, errPath := child(t, point, "-in", goldenSets(t)[0], "-out", out)
+				entries, err := os.ReadDir(parent)
+				require.NoError(t, err)
+				require.Len(t, entries, 1, "only the hidden work directory")
+				require.True(t, strings.HasPrefix(entries[0].Name(), ".quantize-q-"), entries[0].Name())
+				require.NoFileExists(t, out)
+
+				require.NoError(t, c.Process.Signal(sig))
+				code, stderr := waitExit(t, c, errPath)
+				require.Equal(t, 128+int(sig), code, stderr)
+				require.Contains(t, stderr, "quantize: "+sig.String()+": stopped, removed "+filepath.Join(parent, entries[0].Name()))
+				entries, err = os.ReadDir(parent)
+				require.NoError(t, err)
+				require.Empty(t, entries, "nothing left beside -out")
+			})
+		}
+	}
+}
+
+// TestQuantizeInterruptedAtTheRename: a signal right before the publishing rename
+// waits for it (the rename is under the handler's lock) and one right after it
+// arrives when the output is whole: either way the run finishes with -out complete
+// (it loads), no scratch copy left, and the late signal reported.
+func TestQuantizeInterruptedAtTheRename(t *testing.T) {
+	for _, point := range []string{"before-rename", "after-rename"} {
+		t.Run(point, func(t *testing.T) {
 			parent := t.TempDir()
 			out := filepath.Join(parent, "q")
-			ready := filepath.Join(t.TempDir(), "ready")
-			c := exec.Command(os.Args[0], "-in", goldenSets(t)[0], "-out", out)
-			c.Env = append(os.Environ(), childEnv+"="+ready)
-			var stderr strings.Builder
-			c.Stderr = &stderr
-			require.NoError(t, c.Start())
-			deadline := time.Now().Add(30 * time.Second)
-			for {
-				if _, err := os.Stat(ready); err == nil {
-					break
-				}
-				require.True(t, time.Now().Before(deadline), "the child never reached its scratch copy: %s", stderr.String())
-				time.Sleep(10 * time.Millisecond)
-			}
+			c, errPath := child(t, point, "-in", goldenSets(t)[0], "-out", out)
+			require.NoError(t, c.Process.Signal(syscall.SIGINT))
+			code, stderr := waitExit(t, c, errPath)
+			require.Equal(t, exitOK, code, stderr)
+			require.Contains(t, stderr, "quantize: interrupt: arrived after the output was complete: kept it")
+			ck, err := checkpoint.OpenCheckpoint(out)
+			require.NoError(t, err, "a complete output")
+			ck.Close()
 			entries, err := os.ReadDir(parent)
 			require.NoError(t, err)
-			require.Len(t, entries, 1, "only the hidden work directory")
-			require.True(t, strings.HasPrefix(entries[0].Name(), ".quantize-q-"), entries[0].Name())
-			require.NoFileExists(t, out)
-
-			require.NoError(t, c.Process.Signal(sig))
-			err = c.Wait()
-			var exit *exec.ExitError
-			require.True(t, errors.As(err, &exit), "%v", err)
-			require.Equal(t, 128+int(sig), exit.ExitCode(), stderr.String())
-			require.Contains(t, stderr.String(), "quantize: "+sig.String()+": stopped, removed "+filepath.Join(parent, entries[0].Name()))
-			entries, err = os.ReadDir(parent)
-			require.NoError(t, err)
-			require.Empty(t, entries, "nothing left beside -out")
+			require.Len(t, entries, 1, "only -out")
 		})
 	}
+}
+
+// TestRandomInterrupted: -random writes through the same work directory and rename:
+// SIGINT while it writes leaves nothing (it left 4 files / 580 MB in place); at the
+// rename, the output is whole.
+func TestRandomInterrupted(t *testing.T) {
+	cfg := randomConfig(t)
+	parent := t.TempDir()
+	out := filepath.Join(parent, "r")
+	c, errPath := child(t, "scratch", "-random", cfg, "-out", out)
+	require.NoError(t, c.Process.Signal(syscall.SIGINT))
+	code, stderr := waitExit(t, c, errPath)
+	require.Equal(t, 130, code, stderr)
+	require.Contains(t, stderr, "quantize: interrupt: stopped, removed "+parent)
+	entries, err := os.ReadDir(parent)
+	require.NoError(t, err)
+	require.Empty(t, entries, "nothing left beside -out")
+
+	c, errPath = child(t, "before-rename", "-random", cfg, "-out", out)
+	require.NoError(t, c.Process.Signal(syscall.SIGINT))
+	code, stderr = waitExit(t, c, errPath)
+	require.Equal(t, exitOK, code, stderr)
+	ck, err := checkpoint.OpenCheckpoint(out)
+	require.NoError(t, err)
+	ck.Close()
 }

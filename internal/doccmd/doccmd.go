@@ -71,7 +71,7 @@ func findIn(path, tool string) ([]Command, error) {
 
 // split cuts a shell line into words (single and double quotes, no escapes inside
 // single quotes), stopping at an operator, a comment or a line continuation (the
-// continued line's flags are not checked).
+// continued line's flags are not checked) or a usage synopsis's first optional "[...]".
 func split(s string) []string {
 	var words []string
 	var cur strings.Builder
@@ -105,7 +105,7 @@ func split(s string) []string {
 	flush()
 	// "2>/dev/null" starts as a word "2>..." : drop redirections that slipped in.
 	for i, w := range words {
-		if w == "\\" || strings.HasPrefix(w, "2>") || strings.HasPrefix(w, "1>") { // a continuation or a redirection
+		if w == "\\" || strings.HasPrefix(w, "[") || strings.HasPrefix(w, "2>") || strings.HasPrefix(w, "1>") { // a continuation or a redirection
 			return words[:i]
 		}
 	}

@@ -40,3 +40,43 @@ func Printable(s string) string {
 	}
 	return b.String()
 }
+
+// shortRunes is how much of a string from a file an error message quotes.
+const shortRunes = 40
+
+// QuoteShort quotes s as %q does, but at most its first 40 runes: a longer s is cut
+// there and followed by `... (N bytes)`, so that a 50 MB name or value from a file
+// yields a short message. The config parsers quote every string of the file with it.
+func QuoteShort(s string) string {
+	head, cut := shortPrefix(s)
+	if !cut {
+		return strconv.Quote(s)
+	}
+	return strconv.Quote(head) + "... (" + strconv.Itoa(len(s)) + " bytes)"
+}
+
+// Snippet is raw JSON text for an error message: trimmed, and cut after 40 runes
+// with `... (N bytes)` when longer.
+func Snippet(raw []byte) string { return Short(strings.TrimSpace(string(raw))) }
+
+// Short is s for an error message unquoted (a key): cut after 40 runes with
+// `... (N bytes)` when longer.
+func Short(s string) string {
+	head, cut := shortPrefix(s)
+	if !cut {
+		return s
+	}
+	return head + "... (" + strconv.Itoa(len(s)) + " bytes)"
+}
+
+// shortPrefix is s's first shortRunes runes, and whether s is longer.
+func shortPrefix(s string) (string, bool) {
+	n := 0
+	for i := range s {
+		if n == shortRunes {
+			return s[:i], true
+		}
+		n++
+	}
+	return s, false
+}

@@ -77,8 +77,11 @@ func TestLoadRefuses(t *testing.T) {
 	}
 }
 
-// TestTiedEmbeddings: with tie_word_embeddings the model reads no lm_head and projects
-// onto the embedding: the same logits as an untied copy whose lm_head is the table.
+// TestTiedEmbeddings: a tied model (tie_word_embeddings, no lm_head.weight) reads the
+// embedding table as its head: one parameter fewer than the untied copy whose head is
+// that table, and the same logits. Both copies are derived from the golden set, tied
+// or not (a hidden tied set has no lm_head.weight to rewrite): the test runs on the
+// set as it is and on a tied copy of it.
 func TestTiedEmbeddings(t *testing.T) {
 	gm := goldenModels(t)[0]
 	var table checkpoint.WriteTensor

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ingotml/ingot/internal/golden"
@@ -29,6 +30,13 @@ func FuzzParseHFConfig(f *testing.F) {
 	f.Add([]byte(`{"model_type":"qwen3_5","hidden_size":"64","num_hidden_layers":2}`))
 	f.Add([]byte(`{"model_type":"qwen3_5_moe","hidden_size":16384,"num_attention_heads":16777216,"num_key_value_heads":16777216,"num_hidden_layers":4}`))
 	f.Add([]byte("{\"model_type\":\"\u001b[2J\u001b[32m[verdict] FLAT\",\"hidden_size\":64}"))
+	// Audit 3: a long model_type, key or string value is quoted short in the error.
+	long := strings.Repeat("x", 4096)
+	f.Add([]byte(`{"model_type":"` + long + `"}`))
+	f.Add([]byte(`{"model_type":"qwen3_5","` + long + `":1}`))
+	f.Add([]byte(`{"model_type":"qwen3_5","hidden_act":"` + long + `"}`))
+	f.Add([]byte(`{"model_type":"qwen3_5","num_hidden_layers":1,"layer_types":["` + long + `"]}`))
+	f.Add([]byte(`{"model_type":"qwen3_next","hidden_size":"` + long + `"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, hf := range []bool{true, false} {
 			c, err := parse(data, hf)
@@ -58,6 +66,9 @@ func FuzzParseHFConfig(f *testing.F) {
 
 func cfgFuzzConfigError(t *testing.T, err error) {
 	t.Helper()
+	if len(err.Error()) > 1024 {
+		t.Fatalf("a %d-byte error message", len(err.Error()))
+	}
 	var ce *ConfigError
 	if !errors.As(err, &ce) {
 		t.Fatalf("error is not a *ConfigError: %v", err)

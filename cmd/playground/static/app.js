@@ -226,12 +226,17 @@ function onMessage(m, i) {
   }
 }
 
-// Presets from the address: ?layers=12&limit=8000&tokens=1000&runs=lazy,eager&run=1
+// Presets from the address: ?layers=12&limit=8000&tokens=1000&runs=lazy,eager&run=1.
+// A value is taken only if its field takes it (a listed model type; a whole number
+// within the field's min, max and step); a link with any other value does not run.
 function applyPresets() {
   const q = new URLSearchParams(location.search);
+  let ok = true;
   for (const id of ['model-type', 'layers', 'interval', 'experts', 'hidden', 'tokens', 'limit']) {
     const v = q.get(id.replace('-', '_'));
-    if (v !== null) $(id).value = v;
+    if (v === null) continue;
+    if (presetFits($(id), v)) $(id).value = v;
+    else ok = false;
   }
   if (q.has('runs')) {
     const r = q.get('runs').split(',');
@@ -241,7 +246,14 @@ function applyPresets() {
   }
   if (q.has('census')) $('census').checked = q.get('census') !== '0';
   if (q.has('sbs')) $('side-by-side').checked = q.get('sbs') === '1';
-  return q.get('run') === '1';
+  return ok && q.get('run') === '1';
+}
+
+function presetFits(el, v) {
+  if (el.tagName === 'SELECT') return [...el.options].some((o) => o.value === v);
+  if (!/^[0-9]+$/.test(v)) return false;
+  const n = Number(v), min = Number(el.min || 0), step = Number(el.step || 1);
+  return n >= min && (el.max === '' || n <= Number(el.max)) && (n - min) % step === 0;
 }
 
 for (const el of document.querySelectorAll('input, select, textarea')) el.addEventListener('input', predict);

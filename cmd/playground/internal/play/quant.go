@@ -1,30 +1,23 @@
 package play
 
 import (
-	"encoding/json"
 	"fmt"
+
+	"github.com/ingotml/ingot/nn/checkpoint"
 )
 
-// quantization describes a pasted config's "quantization" (or
-// "quantization_config") block, as mlx-community writes it: "4-bit g64" ("" when the
-// config has none, or no config was pasted). The prediction does not depend on it: a
-// quantized linear's three arrays are counted when a checkpoint is loaded.
+// quantization describes a pasted config's quantization block (read by
+// checkpoint.ParseQuantConfig, as a checkpoint's load reads it): "4-bit g64" ("" when
+// the config has none, no config was pasted, or the block is not one the loader
+// takes). The prediction does not depend on it: a quantized linear's three arrays are
+// counted when a checkpoint is loaded.
 func quantization(config string) string {
 	if config == "" {
 		return ""
 	}
-	var c map[string]json.RawMessage
-	if json.Unmarshal([]byte(config), &c) != nil {
+	q, err := checkpoint.ParseQuantConfig([]byte(config))
+	if err != nil || q == nil {
 		return ""
 	}
-	for _, key := range []string{"quantization", "quantization_config"} {
-		var q struct {
-			Bits      int `json:"bits"`
-			GroupSize int `json:"group_size"`
-		}
-		if raw, ok := c[key]; ok && json.Unmarshal(raw, &q) == nil && q.Bits > 0 {
-			return fmt.Sprintf("%d-bit g%d", q.Bits, q.GroupSize)
-		}
-	}
-	return ""
+	return fmt.Sprintf("%d-bit g%d", q.Default.Bits, q.Default.GroupSize)
 }

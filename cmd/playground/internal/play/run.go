@@ -58,6 +58,14 @@ var labels = map[string]string{
 	"attention-only": "attention-only (control)",
 }
 
+// maxTokens bounds a run's tokens, as cmd/decode bounds --tokens.
+const maxTokens = 100_000_000
+
+// memoryBudget is the most a run may need by predict.EstimateMemory (or less, the
+// allocator's own memory limit): the engine runs in a browser tab's WebAssembly memory,
+// a 32-bit address space that tabs rarely get more than a few GB of.
+const memoryBudget = 1 << 30
+
 // Env is what the host lends the engine.
 type Env struct {
 	Emit func(Update)
@@ -72,8 +80,8 @@ type Env struct {
 // Run runs s's runs one after another, reporting through env, until the last one ends
 // or ctx is cancelled (the run in progress then ends interrupted, and no other starts).
 func Run(ctx context.Context, s RunSpec, env Env) error {
-	if s.Tokens < predict.MinSamples {
-		return fmt.Errorf("tokens must be at least %d, not %d", predict.MinSamples, s.Tokens)
+	if s.Tokens < predict.MinSamples || s.Tokens > maxTokens {
+		return fmt.Errorf("tokens must be in %d..%d, not %d", predict.MinSamples, maxTokens, s.Tokens)
 	}
 	if s.Limit < 1 {
 		return fmt.Errorf("the limit must be at least 1, not %d", s.Limit)
@@ -135,9 +143,29 @@ func runOne(ctx context.Context, s RunSpec, ms ModelSpec, policy cache.Policy, l
 			return nil, err
 		}
 	}
+	// What cmd/decode checks before it builds: the memory the run will hold, and a
+	// limit the model can start under.
+	est, err := predict.EstimateMemory(d, predict.MemoryRun{Rows: 1, Length: int64(8 + s.Tokens), Tokens: int64(s.Tokens),
+		Lazy: policy == cache.Lazy, Limit: s.Limit})
+	if err != nil {
+		return nil, err
+	}
+	budget := min(int64(memoryBudget), alloc.New(graph.CPU().Provider(), alloc.Config{}).Stats().MemoryLimit)
+	if err := est.Fits(budget, "use fewer layers, experts or tokens, or a smaller config"); err != nil {
+		return nil, err
+	}
+	if err := predict.Describe(d, "batch", s.Limit).CheckBaseline("the limit"); err != nil {
+		return nil, err
+	}
 	g, m, err := repro.Random(graph.CPU(), cfg, 0, s.Limit)
 	if err != nil {
 		return nil, err
+	}
+	if ctx.Err() != nil {
+		// Cancelled while the model was built: stop before the first step.
+		r := repro.NewResult(g, m, "batch", policy)
+		r.Label, r.Interrupted = label, true
+		return r, nil
 	}
 	r := repro.NewResult(g, m, "batch", policy)
 	r.Label = label
@@ -145,8 +173,12 @@ func runOne(ctx context.Context, s RunSpec, ms ModelSpec, policy cache.Policy, l
 	// growing site it names, takes it.
 	census := s.Census && policy == cache.Lazy && r.Rate > 0
 	var log bytes.Buffer
-	fmt.Fprintf(&log, "=== %s\n[model] %s: layers=%d (ssm=%d attn=%d) interval=%d experts=%d hidden=%d cache=%s device=cpu limit=%d\n",
-		label, d.ModelType, r.Layers, r.GDN, r.Attention, r.Interval, d.Experts, d.Hidden, policy, r.Limit)
+	source := "--limit"
+	if s.Limit == alloc.DefaultResourceLimit {
+		source = "default"
+	}
+	fmt.Fprintf(&log, "=== %s\n", label)
+	predict.WriteRunModel(&log, d.ModelType, d, policy, "cpu", r.Limit, source)
 	start := time.Now()
 	lastYield, lastProgress := start, start
 	progressEvery := env.ProgressEvery
@@ -166,8 +198,7 @@ func runOne(ctx context.Context, s RunSpec, ms ModelSpec, policy cache.Policy, l
 			r.WritePredict(&log)
 		},
 		Sample: func(r *repro.Result, sm predict.Sample, _ []graph.CensusSite) {
-			fmt.Fprintf(&log, "tok %6d live=%d (+cached=%d = %d) active=%.1fMB cache=%.1fMB\n",
-				sm.Token, sm.Live, sm.CacheCount, sm.Count, sm.ActiveMB, sm.CacheMB)
+			sm.WriteLine(&log, false)
 			u := base()
 			u.Type, u.Live, u.Log = "sample", sm.Live, log.String()
 			log.Reset()
@@ -193,7 +224,7 @@ func runOne(ctx context.Context, s RunSpec, ms ModelSpec, policy cache.Policy, l
 	err = repro.Decode(ctx, g, m, r, repro.Options{Tokens: s.Tokens, Period: period, ClearCacheEvery: 256, Census: census}, h)
 	var be *repro.BaselineError
 	if errors.As(err, &be) {
-		return nil, fmt.Errorf("the limit %d is below this model's baseline: %s (raise the limit)", s.Limit, be.Why)
+		return nil, &predict.BaselineError{Source: "the limit", Limit: s.Limit, Why: be.Why}
 	}
 	if err != nil {
 		return nil, err
