@@ -9,21 +9,11 @@ import (
 	"github.com/ingotml/ingot/internal/doccmd"
 )
 
-// TestDocumentedCommandsParse parses every decode command line the README and the
-// docs pages show with the real flags (names and value syntax; a trailing -h stops
-// the parse before the run's own checks, which need the files the pages name).
+// TestDocumentedCommandsParse: every decode command line the README and the docs pages
+// show parses with the real flags (names and value syntax).
 func TestDocumentedCommandsParse(t *testing.T) {
-	cmds, err := doccmd.Find("../..", "decode")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(cmds) < 10 {
-		t.Fatalf("found only %d documented decode commands: is the search broken?", len(cmds))
-	}
-	for _, c := range cmds {
-		_, err := parseFlags(append(c.Args, "-h"), io.Discard)
-		if !errors.Is(err, flag.ErrHelp) {
-			t.Errorf("%s:%d: decode %q: %v", c.Page, c.Line, c.Args, err)
-		}
-	}
+	doccmd.Check(t, "../..", "decode", 10, func(args []string) bool {
+		_, err := parseFlags(args, io.Discard)
+		return errors.Is(err, flag.ErrHelp)
+	})
 }

@@ -9,20 +9,11 @@ import (
 	"github.com/ingotml/ingot/internal/doccmd"
 )
 
-// TestDocumentedCommandsParse parses every quantize command line the README and the
-// docs pages show with the real flags (a trailing -h stops before any file is read).
+// TestDocumentedCommandsParse: every quantize command line the README and the docs pages
+// show parses with the real flags (names and value syntax).
 func TestDocumentedCommandsParse(t *testing.T) {
-	cmds, err := doccmd.Find("../..", "quantize")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(cmds) < 2 {
-		t.Fatalf("found only %d documented quantize commands: is the search broken?", len(cmds))
-	}
-	for _, c := range cmds {
-		_, err := parseFlags(append(c.Args, "-h"), io.Discard)
-		if !errors.Is(err, flag.ErrHelp) {
-			t.Errorf("%s:%d: quantize %q: %v", c.Page, c.Line, c.Args, err)
-		}
-	}
+	doccmd.Check(t, "../..", "quantize", 2, func(args []string) bool {
+		_, err := parseFlags(args, io.Discard)
+		return errors.Is(err, flag.ErrHelp)
+	})
 }

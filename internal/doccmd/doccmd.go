@@ -111,3 +111,30 @@ func split(s string) []string {
 	}
 	return words
 }
+
+// TB is the part of testing.TB that Check uses.
+type TB interface {
+	Helper()
+	Fatalf(format string, args ...any)
+	Errorf(format string, args ...any)
+}
+
+// Check finds the tool's documented command lines under root (at least min of them,
+// so a broken search fails) and reports each one that parse refuses. parse gets the
+// arguments with a trailing "-h", which stops a flag parse before the command's own
+// checks (which need the files the pages name), and returns whether they parsed.
+func Check(t TB, root, tool string, min int, parse func(args []string) bool) {
+	t.Helper()
+	cmds, err := Find(root, tool)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	if len(cmds) < min {
+		t.Fatalf("found only %d documented %s commands (want %d or more): is the search broken?", len(cmds), tool, min)
+	}
+	for _, c := range cmds {
+		if !parse(append(c.Args, "-h")) {
+			t.Errorf("%s:%d: %s %q does not parse", c.Page, c.Line, tool, c.Args)
+		}
+	}
+}
