@@ -30,11 +30,17 @@ import (
 var ErrFileChanged = errors.New("the file changed (shrank?) while mapped")
 
 // mapped is the registry of live mappings, by address range, so that a fault address
-// names its file.
+// names its file. gone keeps the last mappings forgotten: a fault's panic runs the
+// deferred Close of the checkpoint it read before CatchFault's recover looks the
+// address up, so the range the fault hit may already be forgotten by then.
 var mapped struct {
 	sync.Mutex
 	ranges []mappedRange
+	gone   []mappedRange // newest last, at most goneKept
 }
+
+// goneKept bounds the forgotten mappings kept for lookup.
+const goneKept = 64
 
 type mappedRange struct {
 	start, end uintptr
@@ -56,18 +62,28 @@ func register(file string, m []byte) func() {
 		for i, x := range mapped.ranges {
 			if x == r {
 				mapped.ranges = append(mapped.ranges[:i], mapped.ranges[i+1:]...)
+				if len(mapped.gone) == goneKept {
+					mapped.gone = append(mapped.gone[:0], mapped.gone[1:]...)
+				}
+				mapped.gone = append(mapped.gone, r)
 				return
 			}
 		}
 	}
 }
 
-// lookup returns the live mapping holding addr.
+// lookup returns the mapping holding addr: a live one, else the newest forgotten one
+// (an address may have been mapped again since; a live mapping wins).
 func lookup(addr uintptr) (mappedRange, bool) {
 	mapped.Lock()
 	defer mapped.Unlock()
 	for _, r := range mapped.ranges {
 		if addr >= r.start && addr < r.end {
+			return r, true
+		}
+	}
+	for i := len(mapped.gone) - 1; i >= 0; i-- {
+		if r := mapped.gone[i]; addr >= r.start && addr < r.end {
 			return r, true
 		}
 	}
