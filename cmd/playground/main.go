@@ -181,7 +181,7 @@ const (
 	readTimeout       = 10 * time.Second
 	writeTimeout      = 60 * time.Second // ingot.wasm is a few MB
 	idleTimeout       = 30 * time.Second
-	maxHeaderBytes    = 64 << 10
+	maxHeaderBytes    = 2 << 20 // a 1 MB URL still reaches the handler, which answers 414
 )
 
 // newServer is the playground's HTTP server for h, with the limits above.

@@ -116,7 +116,8 @@ func TestHandlerAnswers(t *testing.T) {
 	require.Equal(t, 404, status("GET", "/"+strings.Repeat("a", 256)))
 	require.Equal(t, 404, status("GET", "/nothing.js"))
 	require.Equal(t, 414, status("GET", "/"+strings.Repeat("a", 9000)))
-	require.Equal(t, 431, status("GET", "/?"+strings.Repeat("a", 1<<20)))
+	require.Equal(t, 414, status("GET", "/?"+strings.Repeat("a", 1<<20)), "audit 3: a 1 MB URL")
+	require.Equal(t, 431, status("GET", "/?"+strings.Repeat("a", 3<<20)))
 }
 
 // TestServerTimeouts: the server has read, header, write and idle timeouts and a
@@ -128,7 +129,7 @@ func TestServerTimeouts(t *testing.T) {
 	require.Equal(t, 10*time.Second, s.ReadTimeout)
 	require.Equal(t, 60*time.Second, s.WriteTimeout)
 	require.Equal(t, 30*time.Second, s.IdleTimeout)
-	require.Equal(t, 64<<10, s.MaxHeaderBytes)
+	require.Equal(t, 2<<20, s.MaxHeaderBytes)
 
 	// The same server with the read timeout shortened: a body never sent.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
