@@ -37,7 +37,11 @@ func (m *qMatrix) useQmm16(mRows, n int) bool {
 // the kernel's output rows.
 type qmmScratch struct {
 	sc, bi, out []float32
+	acc         []float32 // the four-row kernel's group accumulators
 }
+
+// qmmAccFloats is the four-row kernel's accumulators: 2 parities x 16 pairs x 16 lanes.
+const qmmAccFloats = 2 * 16 * 16
 
 // rowsMM16 writes os[i*n+r] = m.dot(x row i, its sums, r) for the mRows x rows of xs
 // and every row r < n (useQmm16 true), tiles of rows shared between the cores.
@@ -67,39 +71,55 @@ func (m *qMatrix) rowsMM16(xs, sums []float32, mRows, n int, os []float32, h *He
 	if tiled {
 		step = qmm16TileBytes
 	}
-	step = max(2, step/m.rowBytes&^1)
-	if tiled { // at least eight tiles, so the two cores end together
-		step = max(2, min(step, (n+15)/16*2))
+	step = max(4, step/m.rowBytes&^3) // whole quads of rows but a tile's last rows
+	if tiled {                        // at least eight tiles, so the two cores end together
+		step = max(4, min(step, (n+31)/32*4))
 	}
 	var scr [2]qmmScratch
 	f := func(r0, r1, s int) {
 		sr := &scr[s]
 		lo := min(r0, r1-2) // a tile of odd length ends with the pair (r1-2, r1-1)
-		pairs := (r1 - r0) / 2
-		odd := (r1-r0)%2 == 1
+		quads := (r1 - r0) / 4
+		rest := r0 + 4*quads // rows [rest, r1) go by pairs, the last maybe alone
+		pairs := (r1 - rest) / 2
+		odd := (r1-rest)%2 == 1
 		var sc, bi []float32
 		if direct {
 			sc, bi = m.scale32[lo*g:r1*g], m.bias32[lo*g:r1*g]
 		} else {
 			sc, bi = m.padScales(sr, lo, r1, pad)
 		}
-		nOut := 2 * qmmBlockRows * (pairs + 1)
+		nOut := qmmBlockRows * max(4*quads, 2*(pairs+1))
 		if cap(sr.out) < nOut {
 			sr.out = make([]float32, nOut)
+		}
+		if sr.acc == nil {
+			sr.acc = make([]float32, qmmAccFloats)
 		}
 		ob := sr.out[:nOut]
 		ss, chunks := pad*4, m.group/32
 		for b := 0; b < nb; b++ {
 			x0, s0 := &xi[b*qmmBlockRows*k], &si[b*qmmBlockRows*pad]
 			rows := min(qmmBlockRows, mRows-b*qmmBlockRows)
-			if pairs > 0 {
+			if quads > 0 {
 				o := (r0 - lo) * pad
 				if rows == qmmBlockRows { // straight to the output rows
-					qmm16x4(m.bits, x0, &m.raw[r0*m.rowBytes], m.rowBytes, pairs, g, chunks, s0, pad/16, &sc[o], &bi[o], ss, &os[b*qmmBlockRows*n+r0], 4*n)
+					qmm16x4w4(m.bits, x0, &m.raw[r0*m.rowBytes], m.rowBytes, quads, g, chunks, s0, pad/16, &sc[o], &bi[o], ss, &os[b*qmmBlockRows*n+r0], 4*n, &sr.acc[0])
 				} else {
-					qmm16x4(m.bits, x0, &m.raw[r0*m.rowBytes], m.rowBytes, pairs, g, chunks, s0, pad/16, &sc[o], &bi[o], ss, &ob[0], 8*pairs)
+					qmm16x4w4(m.bits, x0, &m.raw[r0*m.rowBytes], m.rowBytes, quads, g, chunks, s0, pad/16, &sc[o], &bi[o], ss, &ob[0], 16*quads, &sr.acc[0])
 					for j := 0; j < rows; j++ {
-						copy(os[(b*qmmBlockRows+j)*n+r0:], ob[j*2*pairs:(j+1)*2*pairs])
+						copy(os[(b*qmmBlockRows+j)*n+r0:], ob[j*4*quads:(j+1)*4*quads])
+					}
+				}
+			}
+			if pairs > 0 {
+				o := (rest - lo) * pad
+				if rows == qmmBlockRows {
+					qmm16x4(m.bits, x0, &m.raw[rest*m.rowBytes], m.rowBytes, pairs, g, chunks, s0, pad/16, &sc[o], &bi[o], ss, &os[b*qmmBlockRows*n+rest], 4*n)
+				} else {
+					qmm16x4(m.bits, x0, &m.raw[rest*m.rowBytes], m.rowBytes, pairs, g, chunks, s0, pad/16, &sc[o], &bi[o], ss, &ob[0], 8*pairs)
+					for j := 0; j < rows; j++ {
+						copy(os[(b*qmmBlockRows+j)*n+rest:], ob[j*2*pairs:(j+1)*2*pairs])
 					}
 				}
 			}
@@ -134,6 +154,12 @@ func (m *qMatrix) padScales(sr *qmmScratch, r0, r1, pad int) ([]float32, []float
 		sr.sc, sr.bi = make([]float32, n), make([]float32, n)
 	}
 	sc, bi := sr.sc[:n], sr.bi[:n]
+	if g == pad && m.sc.DType == BFloat16 { // one vector pass over the tile's rows
+		i0, i1 := r0*g, r1*g
+		widenBF16(sc, U16(m.sc.Data)[m.sc.Offset+i0:m.sc.Offset+i1])
+		widenBF16(bi, U16(m.bi.Data)[m.bi.Offset+i0:m.bi.Offset+i1])
+		return sc, bi
+	}
 	for r := r0; r < r1; r++ {
 		so, bo := sc[(r-r0)*pad:(r-r0+1)*pad], bi[(r-r0)*pad:(r-r0+1)*pad]
 		i0 := r * g
@@ -142,11 +168,8 @@ func (m *qMatrix) padScales(sr *qmmScratch, r0, r1, pad int) ([]float32, []float
 			copy(so, m.scale32[i0:i0+g])
 			copy(bo, m.bias32[i0:i0+g])
 		case BFloat16:
-			ss := U16(m.sc.Data)[m.sc.Offset+i0 : m.sc.Offset+i0+g]
-			bs := U16(m.bi.Data)[m.bi.Offset+i0 : m.bi.Offset+i0+g]
-			for i := range ss {
-				so[i], bo[i] = BF16ToF32(ss[i]), BF16ToF32(bs[i])
-			}
+			widenBF16(so[:g], U16(m.sc.Data)[m.sc.Offset+i0:m.sc.Offset+i0+g])
+			widenBF16(bo[:g], U16(m.bi.Data)[m.bi.Offset+i0:m.bi.Offset+i0+g])
 		default:
 			ss := U16(m.sc.Data)[m.sc.Offset+i0 : m.sc.Offset+i0+g]
 			bs := U16(m.bi.Data)[m.bi.Offset+i0 : m.bi.Offset+i0+g]
