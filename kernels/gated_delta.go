@@ -78,6 +78,19 @@ func gatedDeltaCPU(l *Launch) {
 	head := func(bh int) {
 		b, h := bh/hv, bh%hv
 		src, s := in[bh*dvn*dk:][:dvn*dk], st[bh*dvn*dk:][:dvn*dk]
+		if gdChunk512(dk, dvn, nt) {
+			gdHead512(src, s, dk, dvn, nt, func(t int) (bool, []float32, []float32, []float32, []float32, float32, float32) {
+				bt := b*nt + t
+				yh := y[(bt*hv+h)*dvn:][:dvn]
+				if mask != nil && mask[bt] == 0 {
+					return false, nil, nil, nil, yh, 0, 0
+				}
+				ko := (bt*hk + h/r) * dk
+				return true, k[ko : ko+dk], q[ko : ko+dk], v[(bt*hv+h)*dvn:][:dvn], yh,
+					float32(math.Exp(float64(g[bt*hv+h]))), beta[bt*hv+h]
+			})
+			return
+		}
 		for t := 0; t < nt; t++ {
 			bt := b*nt + t
 			yh := y[(bt*hv+h)*dvn:][:dvn]
