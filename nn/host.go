@@ -17,6 +17,9 @@ type Host struct {
 	// Release is called: Array then uses them in place (tensor.FromHost) and hands the
 	// pin to the buffer; any other use ends with Done.
 	Release func()
+	// Tensor names the checkpoint tensor Data maps (with Release), for the error of a
+	// fault while the bytes are copied.
+	Tensor string
 }
 
 // HostFloat32 wraps float32 values.

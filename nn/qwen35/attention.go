@@ -19,17 +19,17 @@ type attention struct {
 	scale        float64
 }
 
-func (b *builder) attention(cfg *Config, p string) *attention {
+func newAttention(b *nn.Builder, cfg *Config, p string) *attention {
 	h, nh, nkv, hd := cfg.HiddenSize, cfg.NumHeads, cfg.NumKVHeads, cfg.HeadDim
 	eps := cfg.RMSNormEps
 	bias := cfg.AttentionBias
 	return &attention{
-		q:     b.linear(p+"q_proj", nh*hd*2, h, bias),
-		k:     b.linear(p+"k_proj", nkv*hd, h, bias),
-		v:     b.linear(p+"v_proj", nkv*hd, h, bias),
-		o:     b.linear(p+"o_proj", h, nh*hd, bias),
-		qNorm: nn.RMSNorm{Weight: b.array(p+"q_norm.weight", kindNorm, hd), Eps: eps},
-		kNorm: nn.RMSNorm{Weight: b.array(p+"k_norm.weight", kindNorm, hd), Eps: eps},
+		q:     b.Linear(p+"q_proj", nh*hd*2, h, bias),
+		k:     b.Linear(p+"k_proj", nkv*hd, h, bias),
+		v:     b.Linear(p+"v_proj", nkv*hd, h, bias),
+		o:     b.Linear(p+"o_proj", h, nh*hd, bias),
+		qNorm: b.Norm(p+"q_norm.weight", nn.KindCentredNorm, hd, eps),
+		kNorm: b.Norm(p+"k_norm.weight", nn.KindCentredNorm, hd, eps),
 		rope:  nn.RoPE{Dims: cfg.RotaryDims(), Base: cfg.RopeTheta},
 		nh:    nh, nkv: nkv, hd: hd,
 		scale: 1 / math.Sqrt(float64(hd)),
@@ -38,7 +38,7 @@ func (b *builder) attention(cfg *Config, p string) *attention {
 
 // forward maps x [B, S, H] to [B, S, H]. c is the layer's cache, or nil for a
 // cache-free forward; the RoPE offsets are read from it before it is updated.
-func (a *attention) forward(m *Model, x, mask tensor.Array, c cache.Attention) tensor.Array {
+func (a *attention) forward(x, mask tensor.Array, c cache.Attention) tensor.Array {
 	bsz, s := x.Dim(0), x.Dim(1)
 	qg := tensor.Reshape(a.q.Forward(x), bsz, s, a.nh, 2*a.hd)
 	q := tensor.SliceAxis(qg, -1, 0, a.hd)
@@ -50,20 +50,6 @@ func (a *attention) forward(m *Model, x, mask tensor.Array, c cache.Attention) t
 	k = tensor.Transpose(a.kNorm.Forward(k), 0, 2, 1, 3)
 	v = tensor.Transpose(v, 0, 2, 1, 3)
 
-	var offsets tensor.Array
-	if c != nil {
-		offsets = c.Offsets(bsz)
-	} else {
-		offsets = tensor.Zeros(m.g, tensor.Int32, bsz)
-	}
-	q = a.rope.Forward(q, offsets)
-	k = a.rope.Forward(k, offsets)
-	keys, values := k, v
-	if c != nil {
-		keys, values = c.UpdateAndFetch(k, v)
-	}
-
-	out := tensor.SDPA(q, keys, values, a.scale, mask) // [B, nh, S, hd]
-	out = tensor.Reshape(tensor.Transpose(out, 0, 2, 1, 3), bsz, s, a.nh*a.hd)
+	out := nn.Attend(q, k, v, a.rope, a.scale, mask, c)
 	return a.o.Forward(tensor.Mul(out, tensor.Sigmoid(gate)))
 }

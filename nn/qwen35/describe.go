@@ -18,7 +18,7 @@ const plainCacheBuffersPerLayer = 2
 
 // Describe returns what the random model of cfg is made of (float32 parameters), from
 // a dry run of the build: nothing is allocated.
-func Describe(cfg *Config) (*nn.Description, error) { return describe(cfg, &randomSource{}) }
+func Describe(cfg *Config) (*nn.Description, error) { return describe(cfg, &nn.RandomSource{}) }
 
 // InspectCheckpoint checks an open checkpoint exactly as LoadCheckpoint would
 // (config.json, then every tensor the model reads: name, shape, dtype and
@@ -39,11 +39,11 @@ func InspectCheckpoint(ck *checkpoint.Checkpoint) (*nn.Description, error) {
 }
 
 // describe runs build's parameter draws dry over src.
-func describe(cfg *Config, src source) (*nn.Description, error) {
+func describe(cfg *Config, src nn.Source) (*nn.Description, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	d := &nn.Description{
+	return nn.Record(&nn.Description{
 		ModelType:                 cfg.ModelType,
 		Kinds:                     append([]nn.LayerKind(nil), cfg.LayerTypes...),
 		Sparse:                    cfg.NumSparse(),
@@ -54,11 +54,5 @@ func describe(cfg *Config, src source) (*nn.Description, error) {
 		Constants:                 constantArrays(cfg),
 		CacheBuffersPerLayer:      cacheBuffersPerLayer,
 		PlainCacheBuffersPerLayer: plainCacheBuffersPerLayer,
-	}
-	b := &builder{src: src, desc: d}
-	draw(cfg, b)
-	if b.err != nil {
-		return nil, b.err
-	}
-	return d, nil
+	}, src, func(b *nn.Builder) { draw(cfg, b) })
 }
