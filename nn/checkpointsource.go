@@ -57,8 +57,8 @@ func (s *CheckpointSource) name(n string) string {
 // quantizedName maps a module (a model name) to the checkpoint's. Stacked experts are
 // quantized only in mlx-lm's switch_mlp layout.
 func (s *CheckpointSource) quantizedName(module string) string {
-	if i := strings.LastIndex(module, ".experts."); i >= 0 {
-		return s.name(module[:i+1]) + "switch_mlp." + module[i+len(".experts."):]
+	if mlp, proj, ok := splitExperts(module); ok {
+		return s.name(mlp) + "switch_mlp." + proj
 	}
 	return strings.TrimSuffix(s.name(module+".weight"), ".weight")
 }
@@ -103,6 +103,16 @@ func (s *CheckpointSource) Quantized(g *graph.Graph, module string, shape []int)
 		return q, false, fmt.Errorf("%s: %w", s.Family, err)
 	}
 	return q, true, nil
+}
+
+// splitExperts splits the name of a stacked expert projection, "<mlp>.experts.<proj>",
+// into "<mlp>." and "<proj>"; ok is false for any other name.
+func splitExperts(name string) (mlp, proj string, ok bool) {
+	i := strings.LastIndex(name, ".experts.")
+	if i < 0 {
+		return "", "", false
+	}
+	return name[:i+1], name[i+len(".experts."):], true
 }
 
 // shapes returns p's checkpoint name and the stored shapes it may have.
@@ -209,8 +219,8 @@ type expertPlan struct {
 // experts.<e>.<proj>.weight [out, in]. Every tensor's shape and dtype is checked, so a
 // later allocation is bounded by what the file holds.
 func (s *CheckpointSource) planExperts(p Spec) (expertPlan, error) {
-	i := strings.LastIndex(p.Name, ".experts.")
-	mlp, proj := s.name(p.Name[:i+1]), p.Name[i+len(".experts."):]
+	mlp, proj, _ := splitExperts(p.Name)
+	mlp = s.name(mlp)
 	e, out, in := p.Shape[0], p.Shape[1], p.Shape[2]
 	one := func(name string, half int, shape []int) (expertPlan, error) {
 		t, dt, err := s.check(name, shape)

@@ -10,22 +10,27 @@ type LayerStep func(i int, x tensor.Array) tensor.Array
 
 // Decoder is the frame of a decoder-only model, the same for every family: the tokens
 // are embedded, run through the layers in order, normed and projected to logits. A
-// family embeds a Decoder in its model, which gives the model Forward and
-// ForwardHidden, and makes it with NewDecoder when it builds.
+// family embeds a Decoder in its model, which gives the model Forward, ForwardHidden
+// and VocabSize, and makes it with NewDecoder when it builds.
 type Decoder struct {
 	begin  func(tokens tensor.Array, caches []cache.Cache) (tensor.Array, LayerStep)
 	layers int
 	norm   RMSNorm
 	head   LinearLayer
+	vocab  int
 }
 
-// NewDecoder returns the frame of a model of n layers. begin checks a forward's
-// arguments (CheckForward), embeds the tokens and returns them with the step that runs
-// each layer: what the layers share (the masks) is made there, once, after the
-// embedding. norm is the final norm and head the output head (Builder.Head).
-func NewDecoder(begin func(tokens tensor.Array, caches []cache.Cache) (tensor.Array, LayerStep), n int, norm RMSNorm, head LinearLayer) Decoder {
-	return Decoder{begin: begin, layers: n, norm: norm, head: head}
+// NewDecoder returns the frame of a model of n layers and vocab token ids. begin
+// checks a forward's arguments (CheckForward), embeds the tokens and returns them with
+// the step that runs each layer: what the layers share (the masks) is made there,
+// once, after the embedding. norm is the final norm and head the output head
+// (Builder.Head).
+func NewDecoder(begin func(tokens tensor.Array, caches []cache.Cache) (tensor.Array, LayerStep), n int, norm RMSNorm, head LinearLayer, vocab int) Decoder {
+	return Decoder{begin: begin, layers: n, norm: norm, head: head, vocab: vocab}
 }
+
+// VocabSize is the number of token ids (the logits' last axis).
+func (d *Decoder) VocabSize() int { return d.vocab }
 
 // Forward maps int32 tokens [B, S] to float32 logits [B, S, vocab], reading and updating
 // caches (one per layer, as MakeCache or cache.Merge make them; nil runs without any

@@ -48,6 +48,16 @@ func (h Host) Map(f func(float64) float64) Host {
 	return out
 }
 
+// As returns a copy of h's values rounded to dtype dt, as a cast would.
+func (h Host) As(dt tensor.DType) Host {
+	defer h.Done()
+	out := Host{DType: dt, Shape: h.Shape, Data: make([]byte, h.Len()*dt.Size())}
+	for i := 0; i < h.Len(); i++ {
+		kernels.Store(dt, out.Data, i, h.At(i))
+	}
+	return out
+}
+
 // Float32s returns the values widened to float32.
 func (h Host) Float32s() []float32 {
 	v := make([]float32, h.Len())

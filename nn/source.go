@@ -5,10 +5,8 @@ import (
 	"math"
 	"math/rand"
 	"slices"
-	"strings"
 
 	"github.com/ingotml/ingot/graph"
-	"github.com/ingotml/ingot/kernels"
 	"github.com/ingotml/ingot/nn/checkpoint"
 	"github.com/ingotml/ingot/tensor"
 )
@@ -18,6 +16,7 @@ import (
 // with one (Builder), so every source (random, checkpoint) treats it alike.
 type Kind int
 
+// The parameter kinds.
 const (
 	KindWeight      Kind = iota // a linear weight [out, in]; quantizable
 	KindBias                    // a linear bias [out]
@@ -157,17 +156,13 @@ func (r *recordSource) Load(p Spec) (Host, error) {
 	if p.Kind == KindCentredNorm {
 		h = h.Map(func(v float64) float64 { return v - 1 }) // HF stores w, the model uses 1 + w
 	}
-	c := Host{DType: r.dt, Shape: p.Shape, Data: make([]byte, h.Len()*r.dt.Size())}
-	for i, v := range kernels.F32(h.Data) {
-		kernels.Store(r.dt, c.Data, i, float64(v))
-	}
+	c := h.As(r.dt)
 	st := r.st
 	switch p.Kind {
 	case KindConv:
 		r.out = append(r.out, checkpoint.WriteTensor{Name: p.Name, DType: st, Shape: []int{p.Shape[0], 1, p.Shape[1]}, Data: c.Data})
 	case KindExperts:
-		i := strings.LastIndex(p.Name, ".experts.")
-		mlp, proj := p.Name[:i+1], p.Name[i+len(".experts."):]
+		mlp, proj, _ := splitExperts(p.Name)
 		sz := len(c.Data) / p.Shape[0]
 		for e := range p.Shape[0] {
 			r.out = append(r.out, checkpoint.WriteTensor{Name: fmt.Sprintf("%sexperts.%d.%s.weight", mlp, e, proj),

@@ -10,11 +10,10 @@ import (
 	"github.com/ingotml/ingot/tensor"
 )
 
-// Model is a Qwen3 model whose weights live on one graph. It holds no per-sequence
-// state: that is in the caches given to Forward. A Model is used from one goroutine at
-// a time (its graph's rule).
+// Model is a dense Qwen3 model (every layer attends): an nn.Model whose weights live
+// on one graph.
 type Model struct {
-	nn.Decoder // Forward and ForwardHidden
+	nn.Decoder // Forward, ForwardHidden and VocabSize
 	cfg        *Config
 	g          *graph.Graph
 	embed      nn.EmbeddingLayer
@@ -46,9 +45,6 @@ func (m *Model) Config() *Config { return m.cfg }
 
 // Graph returns the graph the model's weights live on.
 func (m *Model) Graph() *graph.Graph { return m.g }
-
-// VocabSize is the number of token ids.
-func (m *Model) VocabSize() int { return m.cfg.VocabSize }
 
 // LayerKinds returns each layer's mixer kind: all nn.Attention.
 func (m *Model) LayerKinds() []nn.LayerKind { return m.cfg.Kinds() }
@@ -155,6 +151,6 @@ func draw(cfg *Config, b *nn.Builder) *Model {
 		}
 	}
 	norm := b.Norm("model.norm.weight", nn.KindNorm, h, eps)
-	m.Decoder = nn.NewDecoder(m.begin, len(m.layers), norm, b.Head(cfg.TieWordEmbeddings, m.embed, cfg.VocabSize, h))
+	m.Decoder = nn.NewDecoder(m.begin, len(m.layers), norm, b.Head(cfg.TieWordEmbeddings, m.embed, cfg.VocabSize, h), cfg.VocabSize)
 	return m
 }

@@ -10,11 +10,10 @@ import (
 	"github.com/ingotml/ingot/tensor"
 )
 
-// Model is a Qwen3.5 model whose weights live on one graph. It holds no per-sequence
-// state: that is in the caches given to Forward. A Model is used from one goroutine at
-// a time (its graph's rule).
+// Model is a Qwen3.5 or Qwen3-Next model (Gated DeltaNet and attention layers): an
+// nn.Model whose weights live on one graph.
 type Model struct {
-	nn.Decoder // Forward and ForwardHidden
+	nn.Decoder // Forward, ForwardHidden and VocabSize
 	cfg        *Config
 	g          *graph.Graph
 	opt        nn.Options
@@ -56,9 +55,6 @@ func (m *Model) Config() *Config { return m.cfg }
 
 // Graph returns the graph the model's weights live on.
 func (m *Model) Graph() *graph.Graph { return m.g }
-
-// VocabSize is the number of token ids.
-func (m *Model) VocabSize() int { return m.cfg.VocabSize }
 
 // LayerKinds returns each layer's mixer kind.
 func (m *Model) LayerKinds() []nn.LayerKind { return append([]nn.LayerKind(nil), m.cfg.LayerTypes...) }
@@ -259,7 +255,7 @@ func draw(cfg *Config, b *nn.Builder) *Model {
 		m.layers[i] = l
 	}
 	norm := b.Norm("model.norm.weight", nn.KindCentredNorm, cfg.HiddenSize, eps)
-	m.Decoder = nn.NewDecoder(m.begin, len(m.layers), norm, b.Head(cfg.TieWordEmbeddings, m.embed, cfg.VocabSize, cfg.HiddenSize))
+	m.Decoder = nn.NewDecoder(m.begin, len(m.layers), norm, b.Head(cfg.TieWordEmbeddings, m.embed, cfg.VocabSize, cfg.HiddenSize), cfg.VocabSize)
 	return m
 }
 
