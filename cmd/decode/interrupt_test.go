@@ -5,10 +5,8 @@ package main
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -22,14 +20,11 @@ import (
 // and exits 130.
 func TestInterrupt(t *testing.T) {
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "decode")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Stderr = os.Stderr
-	require.NoError(t, build.Run())
-	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+	bin := childtest.Build(t, ".")
+	for _, sig := range childtest.Stops {
 		js, svg := filepath.Join(dir, sig.String()+".json"), filepath.Join(dir, sig.String()+".svg")
-		c := childtest.Start(t, exec.Command(bin, "--layers", "6", "--tokens", "10000000", "--report-every", "20",
-			"--json-out", js, "--plot", svg), false)
+		c := childtest.Start(t, false, nil, bin, "--layers", "6", "--tokens", "10000000", "--report-every", "20",
+			"--json-out", js, "--plot", svg)
 		samples := 0
 		c.Until(t, time.Minute, func(l string) bool {
 			if strings.HasPrefix(l, "tok ") {

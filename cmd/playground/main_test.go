@@ -10,10 +10,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -174,12 +172,10 @@ func TestEveryModelTypeListed(t *testing.T) {
 // build, removes the temporary site, and exits 128+n (it left
 // /tmp/ingot-playground-*).
 func TestInterruptDuringBuild(t *testing.T) {
-	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+	for _, sig := range childtest.Stops {
 		t.Run(sig.String(), func(t *testing.T) {
 			tmp := t.TempDir()
-			cmd := exec.Command(os.Args[0])
-			cmd.Env = append(os.Environ(), childEnv+"=-addr 127.0.0.1:0", "TMPDIR="+tmp)
-			c := childtest.Start(t, cmd, true)
+			c := childtest.Start(t, true, []string{childEnv + "=-addr 127.0.0.1:0", "TMPDIR=" + tmp}, os.Args[0])
 			c.Until(t, time.Minute, func(l string) bool { return strings.Contains(l, "building the engine") })
 			time.Sleep(300 * time.Millisecond) // inside go build
 			c.Signal(t, sig)

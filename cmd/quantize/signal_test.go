@@ -4,10 +4,8 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -52,9 +50,7 @@ func TestMain(m *testing.M) {
 // child starts the command in a child process paused at point and waits until it is
 // there.
 func child(t *testing.T, point string, args ...string) *childtest.Child {
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), childEnv+"=1", pointEnv+"="+point)
-	c := childtest.Start(t, cmd, true)
+	c := childtest.Start(t, true, []string{childEnv + "=1", pointEnv + "=" + point}, os.Args[0], args...)
 	c.Until(t, 60*time.Second, childtest.IsReady)
 	return c
 }
@@ -65,7 +61,7 @@ func child(t *testing.T, point string, args ...string) *childtest.Child {
 // -out does not exist yet: a partial output never carries its name.
 func TestQuantizeInterrupted(t *testing.T) {
 	for _, point := range []string{"scratch", "after-scratch"} {
-		for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		for _, sig := range childtest.Stops {
 			t.Run(point+"/"+sig.String(), func(t *testing.T) {
 				parent := t.TempDir()
 				out := filepath.Join(parent, "q")
@@ -98,7 +94,7 @@ func TestQuantizeInterruptedAtTheRename(t *testing.T) {
 			parent := t.TempDir()
 			out := filepath.Join(parent, "q")
 			c := child(t, point, "-in", goldenSets(t)[0], "-out", out)
-			c.Signal(t, syscall.SIGINT)
+			c.Signal(t, os.Interrupt)
 			code, stderr := c.Exit(t, 2*time.Minute)
 			require.Equal(t, exitOK, code, stderr)
 			require.Contains(t, stderr, "quantize: interrupt: arrived after the output was complete: kept it")
@@ -120,7 +116,7 @@ func TestRandomInterrupted(t *testing.T) {
 	parent := t.TempDir()
 	out := filepath.Join(parent, "r")
 	c := child(t, "scratch", "-random", cfg, "-out", out)
-	c.Signal(t, syscall.SIGINT)
+	c.Signal(t, os.Interrupt)
 	code, stderr := c.Exit(t, 2*time.Minute)
 	require.Equal(t, 130, code, stderr)
 	require.Contains(t, stderr, "quantize: interrupt: stopped, removed "+parent)
@@ -129,7 +125,7 @@ func TestRandomInterrupted(t *testing.T) {
 	require.Empty(t, entries, "nothing left beside -out")
 
 	c = child(t, "before-rename", "-random", cfg, "-out", out)
-	c.Signal(t, syscall.SIGINT)
+	c.Signal(t, os.Interrupt)
 	code, stderr = c.Exit(t, 2*time.Minute)
 	require.Equal(t, exitOK, code, stderr)
 	ck, err := checkpoint.OpenCheckpoint(out)

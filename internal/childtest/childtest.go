@@ -8,8 +8,10 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -26,9 +28,29 @@ type Child struct {
 	eof   chan struct{} // closed once the stream ended
 }
 
-// Start starts cmd and reads its stdout, or its stderr when stderr is set.
-func Start(t testing.TB, cmd *exec.Cmd, stderr bool) *Child {
+// Stops are the signals the commands stop on, the ones their signal tests send.
+var Stops = []syscall.Signal{syscall.SIGINT, syscall.SIGTERM}
+
+// Build builds the command in package directory dir into a temporary binary and
+// returns its path.
+func Build(t testing.TB, dir string) string {
 	t.Helper()
+	bin := filepath.Join(t.TempDir(), "cmd")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Dir = dir
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		t.Fatalf("go build %s: %v", dir, err)
+	}
+	return bin
+}
+
+// Start starts name with args, env added to the test's environment, and reads its
+// stdout, or its stderr when stderr is set.
+func Start(t testing.TB, stderr bool, env []string, name string, args ...string) *Child {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Env = append(os.Environ(), env...)
 	pipe := cmd.StdoutPipe
 	if stderr {
 		pipe = cmd.StderrPipe
