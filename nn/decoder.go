@@ -71,25 +71,3 @@ type TiedHead struct{ Embedding EmbeddingLayer }
 
 // Forward maps x [..., dim] to [..., vocab].
 func (t TiedHead) Forward(x tensor.Array) tensor.Array { return t.Embedding.AsLinear(x) }
-
-// Attend is causal softmax attention with a KV cache: it rotates q [B, nh, S, hd] and
-// k [B, nkv, S, hd] by rope at the cache's offsets (0 without a cache: c nil), adds k
-// and v to c, and attends q over every cached key with mask. The result is
-// [B, S, nh*hd], heads side by side, ready for the output projection.
-func Attend(q, k, v tensor.Array, rope RoPE, scale float64, mask tensor.Array, c cache.Attention) tensor.Array {
-	bsz, nh, s, hd := q.Dim(0), q.Dim(1), q.Dim(2), q.Dim(3)
-	var offsets tensor.Array
-	if c != nil {
-		offsets = c.Offsets(bsz)
-	} else {
-		offsets = tensor.Zeros(q.Graph(), tensor.Int32, bsz)
-	}
-	q = rope.Forward(q, offsets)
-	k = rope.Forward(k, offsets)
-	keys, values := k, v
-	if c != nil {
-		keys, values = c.UpdateAndFetch(k, v)
-	}
-	out := tensor.SDPA(q, keys, values, scale, mask) // [B, nh, S, hd]
-	return tensor.Reshape(tensor.Transpose(out, 0, 2, 1, 3), bsz, s, nh*hd)
-}

@@ -1,9 +1,9 @@
 // Package nn holds what model families share, so that a family's package holds only
 // what is its own. The toolkit: the Model interface and the Decoder frame that gives a
-// model Forward and ForwardHidden (embed, layers, final norm, head; Attend for a
-// cached attention layer); the layers a transformer is built from (Linear, Embedding,
-// RMSNorm, GatedRMSNorm, RoPE, the SwiGLU MLP, the SwitchGLU mixture-of-experts bank
-// and their quantized forms); the one way weights arrive (a Builder asking a Source,
+// model Forward and ForwardHidden (embed, layers, final norm, head); the layers a
+// transformer is built from (Linear, Embedding, RMSNorm, GatedRMSNorm, RoPE,
+// SelfAttention with its KV cache, the SwiGLU MLP, the SwitchGLU mixture-of-experts
+// bank and their quantized forms); the one way weights arrive (a Builder asking a Source,
 // CheckpointSource or RandomSource, for each parameter by name and Kind; Record runs
 // the same build dry for a Description); the one Hugging Face config reader
 // (ReadConfigFields, ConfigError); and Family, what a family's package gives the

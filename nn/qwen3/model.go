@@ -2,7 +2,6 @@ package qwen3
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/ingotml/ingot/cache"
 	"github.com/ingotml/ingot/graph"
@@ -26,18 +25,8 @@ var _ nn.Model = (*Model)(nil)
 // around a residual.
 type layer struct {
 	inNorm, postNorm nn.RMSNorm
-	attn             *attention
+	attn             *nn.SelfAttention
 	mlp              *nn.MLP
-}
-
-// attention is Qwen3's attention: q and k RMS-normalised per head, then rotated over
-// the whole head; grouped KV heads; no output gate.
-type attention struct {
-	q, k, v, o   nn.LinearLayer
-	qNorm, kNorm nn.RMSNorm
-	rope         nn.RoPE
-	nh, nkv, hd  int
-	scale        float64
 }
 
 // Config returns the model's configuration (do not modify it).
@@ -81,7 +70,7 @@ func (m *Model) begin(tokens tensor.Array, caches []cache.Cache) (tensor.Array, 
 			c = attentionCache(i, caches[i])
 		}
 		l := m.layers[i]
-		x = tensor.Add(x, l.attn.forward(l.inNorm.Forward(x), mask, c))
+		x = tensor.Add(x, l.attn.Forward(l.inNorm.Forward(x), mask, c))
 		return tensor.Add(x, l.mlp.Forward(l.postNorm.Forward(x)))
 	}
 }
@@ -93,19 +82,6 @@ func attentionCache(i int, c cache.Cache) cache.Attention {
 		panic(fmt.Sprintf("qwen3: layer %d's cache must be *cache.KVCache or *cache.BatchKVCache, got %T", i, c))
 	}
 	return ac
-}
-
-// forward maps x [B, S, H] to [B, S, H]. c is the layer's cache, or nil for a
-// cache-free forward; the RoPE offsets are read from it before it is updated.
-func (a *attention) forward(x, mask tensor.Array, c cache.Attention) tensor.Array {
-	bsz, s := x.Dim(0), x.Dim(1)
-	q := tensor.Reshape(a.q.Forward(x), bsz, s, a.nh, a.hd)
-	k := tensor.Reshape(a.k.Forward(x), bsz, s, a.nkv, a.hd)
-	v := tensor.Reshape(a.v.Forward(x), bsz, s, a.nkv, a.hd)
-	q = tensor.Transpose(a.qNorm.Forward(q), 0, 2, 1, 3) // [B, nh, S, hd]
-	k = tensor.Transpose(a.kNorm.Forward(k), 0, 2, 1, 3)
-	v = tensor.Transpose(v, 0, 2, 1, 3)
-	return a.o.Forward(nn.Attend(q, k, v, a.rope, a.scale, mask, c))
 }
 
 // build assembles a model, drawing every parameter from src in a fixed order. opt
@@ -126,27 +102,18 @@ func build(cfg *Config, g *graph.Graph, src nn.Source, _ nn.Options) (*Model, er
 // draw makes the model's layers from b's parameters, in the order a random model
 // draws them. With a dry builder it makes nothing and only records (nn.Record).
 func draw(cfg *Config, b *nn.Builder) *Model {
-	h, nh, nkv, hd, eps := cfg.HiddenSize, cfg.NumHeads, cfg.NumKVHeads, cfg.HeadDim, cfg.RMSNormEps
+	h, eps := cfg.HiddenSize, cfg.RMSNormEps
 	m := &Model{cfg: cfg}
 	m.embed, _ = b.Embedding("model.embed_tokens", cfg.VocabSize, h)
 	m.layers = make([]*layer, cfg.NumLayers)
 	for i := range m.layers {
 		p := fmt.Sprintf("model.layers.%d.", i)
-		bias := cfg.AttentionBias
 		m.layers[i] = &layer{
 			inNorm:   b.Norm(p+"input_layernorm.weight", nn.KindNorm, h, eps),
 			postNorm: b.Norm(p+"post_attention_layernorm.weight", nn.KindNorm, h, eps),
-			attn: &attention{
-				q:     b.Linear(p+"self_attn.q_proj", nh*hd, h, bias),
-				k:     b.Linear(p+"self_attn.k_proj", nkv*hd, h, bias),
-				v:     b.Linear(p+"self_attn.v_proj", nkv*hd, h, bias),
-				o:     b.Linear(p+"self_attn.o_proj", h, nh*hd, bias),
-				qNorm: b.Norm(p+"self_attn.q_norm.weight", nn.KindNorm, hd, eps),
-				kNorm: b.Norm(p+"self_attn.k_norm.weight", nn.KindNorm, hd, eps),
-				rope:  nn.RoPE{Dims: hd, Base: cfg.RopeTheta},
-				nh:    nh, nkv: nkv, hd: hd,
-				scale: 1 / math.Sqrt(float64(hd)),
-			},
+			attn: b.SelfAttention(p+"self_attn.", nn.AttentionShape{Hidden: h, Heads: cfg.NumHeads, KVHeads: cfg.NumKVHeads,
+				HeadDim: cfg.HeadDim, Bias: cfg.AttentionBias, Norm: nn.KindNorm, Eps: eps,
+				RoPE: nn.RoPE{Dims: cfg.HeadDim, Base: cfg.RopeTheta}}),
 			mlp: b.MLP(p+"mlp.", h, cfg.IntermediateSize),
 		}
 	}

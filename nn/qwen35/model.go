@@ -41,7 +41,7 @@ type layer struct {
 	inNorm   nn.RMSNorm
 	postNorm nn.RMSNorm
 	gdn      *gatedDeltaNet
-	attn     *attention
+	attn     *nn.SelfAttention
 	mlp      *nn.MLP            // a dense layer's MLP
 	moe      *sparseMoE         // or a sparse layer's
 	moeW     *tensor.MoEWeights // the fused MoE block's weights, or nil (see blockweights.go)
@@ -145,7 +145,7 @@ func (l *layer) forward(m *Model, x, ssmMask, attnMask tensor.Array, c cache.Cac
 	if l.gdn != nil {
 		mx = l.gdn.forward(m, l.inNorm, x, ssmMask, arraysCache(l.index, c))
 	} else {
-		mx = mixed{r: l.attn.forward(l.inNorm.Forward(x), attnMask, attentionCache(l.index, c))}
+		mx = mixed{r: l.attn.Forward(l.inNorm.Forward(x), attnMask, attentionCache(l.index, c))}
 	}
 	return l.feedForward(x, mx)
 }
@@ -243,7 +243,9 @@ func draw(cfg *Config, b *nn.Builder) *Model {
 		l.inNorm = b.Norm(p+"input_layernorm.weight", nn.KindCentredNorm, cfg.HiddenSize, eps)
 		l.postNorm = b.Norm(p+"post_attention_layernorm.weight", nn.KindCentredNorm, cfg.HiddenSize, eps)
 		if cfg.IsAttention(i) {
-			l.attn = newAttention(b, cfg, p+"self_attn.")
+			l.attn = b.SelfAttention(p+"self_attn.", nn.AttentionShape{Hidden: cfg.HiddenSize, Heads: cfg.NumHeads,
+				KVHeads: cfg.NumKVHeads, HeadDim: cfg.HeadDim, Bias: cfg.AttentionBias, Gated: true,
+				Norm: nn.KindCentredNorm, Eps: eps, RoPE: nn.RoPE{Dims: cfg.RotaryDims(), Base: cfg.RopeTheta}})
 		} else {
 			l.gdn = newGatedDeltaNet(b, cfg, p+"linear_attn.")
 		}
