@@ -105,16 +105,6 @@ func (s *CheckpointSource) Quantized(g *graph.Graph, module string, shape []int)
 	return q, true, nil
 }
 
-// splitExperts splits the name of a stacked expert projection, "<mlp>.experts.<proj>",
-// into "<mlp>." and "<proj>"; ok is false for any other name.
-func splitExperts(name string) (mlp, proj string, ok bool) {
-	i := strings.LastIndex(name, ".experts.")
-	if i < 0 {
-		return "", "", false
-	}
-	return name[:i+1], name[i+len(".experts."):], true
-}
-
 // shapes returns p's checkpoint name and the stored shapes it may have.
 func (s *CheckpointSource) shapes(p Spec) (string, [][]int) {
 	if p.Kind == KindConv {

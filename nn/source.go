@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand"
 	"slices"
+	"strings"
 
 	"github.com/ingotml/ingot/graph"
 	"github.com/ingotml/ingot/nn/checkpoint"
@@ -31,6 +32,16 @@ const (
 
 // Quantizable reports whether a checkpoint may store a parameter of kind k quantized.
 func (k Kind) Quantizable() bool { return k == KindWeight || k == KindEmbed || k == KindExperts }
+
+// splitExperts splits the name of a stacked expert projection, "<mlp>.experts.<proj>",
+// into "<mlp>." and "<proj>"; ok is false for any other name.
+func splitExperts(name string) (mlp, proj string, ok bool) {
+	i := strings.LastIndex(name, ".experts.")
+	if i < 0 {
+		return "", "", false
+	}
+	return name[:i+1], name[i+len(".experts."):], true
+}
 
 // Spec is one parameter as a build asks a Source for it: the model's name for it
 // (Hugging Face's runtime naming; for KindExperts the virtual
