@@ -17,6 +17,9 @@ type Host struct {
 	// Release is called: Array then uses them in place (tensor.FromHost) and hands the
 	// pin to the buffer; any other use ends with Done.
 	Release func()
+	// Tensor names the checkpoint tensor Data maps (with Release), for the error of a
+	// fault while the bytes are copied.
+	Tensor string
 }
 
 // HostFloat32 wraps float32 values.
@@ -41,6 +44,16 @@ func (h Host) Map(f func(float64) float64) Host {
 	out := Host{DType: h.DType, Shape: h.Shape, Data: make([]byte, len(h.Data))}
 	for i := 0; i < h.Len(); i++ {
 		kernels.Store(h.DType, out.Data, i, f(h.At(i)))
+	}
+	return out
+}
+
+// As returns a copy of h's values rounded to dtype dt, as a cast would.
+func (h Host) As(dt tensor.DType) Host {
+	defer h.Done()
+	out := Host{DType: dt, Shape: h.Shape, Data: make([]byte, h.Len()*dt.Size())}
+	for i := 0; i < h.Len(); i++ {
+		kernels.Store(dt, out.Data, i, h.At(i))
 	}
 	return out
 }

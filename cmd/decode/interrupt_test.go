@@ -3,19 +3,16 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
-	"errors"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ingotml/ingot/internal/childtest"
 )
 
 // TestInterrupt builds the command, interrupts a long run once it has printed a few
@@ -23,42 +20,22 @@ import (
 // and exits 130.
 func TestInterrupt(t *testing.T) {
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "decode")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Stderr = os.Stderr
-	require.NoError(t, build.Run())
-	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+	bin := childtest.Build(t, ".")
+	for _, sig := range childtest.Stops {
 		js, svg := filepath.Join(dir, sig.String()+".json"), filepath.Join(dir, sig.String()+".svg")
-		cmd := exec.Command(bin, "--layers", "6", "--tokens", "10000000", "--report-every", "20",
+		c := childtest.Start(t, false, nil, bin, "--layers", "6", "--tokens", "10000000", "--report-every", "20",
 			"--json-out", js, "--plot", svg)
-		stdout, err := cmd.StdoutPipe()
-		require.NoError(t, err)
-		require.NoError(t, cmd.Start())
-		sc := bufio.NewScanner(stdout)
-		var out strings.Builder
 		samples := 0
-		for samples < 10 && sc.Scan() {
-			out.WriteString(sc.Text() + "\n")
-			if strings.HasPrefix(sc.Text(), "tok ") {
+		c.Until(t, time.Minute, func(l string) bool {
+			if strings.HasPrefix(l, "tok ") {
 				samples++
 			}
-		}
-		require.Equal(t, 10, samples, out.String())
-		require.NoError(t, cmd.Process.Signal(sig))
-		rest, _ := io.ReadAll(stdout)
-		out.Write(rest)
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case err = <-done:
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Kill()
-			t.Fatalf("%v: still running 30 s after the signal\n%s", sig, out.String())
-		}
-		var ee *exec.ExitError
-		require.True(t, errors.As(err, &ee), "%v: %v", sig, err)
-		require.Equal(t, exitInterrupt, ee.ExitCode(), "%v\n%s", sig, out.String())
-		o := out.String()
+			return samples == 10
+		})
+		require.Equal(t, 10, samples, c.Output())
+		c.Signal(t, sig)
+		code, o := c.Exit(t, 30*time.Second)
+		require.Equal(t, exitInterrupt, code, "%v\n%s", sig, o)
 		require.Contains(t, o, "[interrupted] stopped at token ", sig)
 		require.Contains(t, o, "[verdict] LEAKING: +4.0 LIVE buffer objects/token", sig)
 		require.Contains(t, o, "[run] ", sig)

@@ -3,24 +3,21 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ingotml/ingot/internal/childtest"
 	"github.com/ingotml/ingot/nn/models"
 )
 
@@ -175,39 +172,16 @@ func TestEveryModelTypeListed(t *testing.T) {
 // build, removes the temporary site, and exits 128+n (it left
 // /tmp/ingot-playground-*).
 func TestInterruptDuringBuild(t *testing.T) {
-	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+	for _, sig := range childtest.Stops {
 		t.Run(sig.String(), func(t *testing.T) {
 			tmp := t.TempDir()
-			c := exec.Command(os.Args[0])
-			c.Env = append(os.Environ(), childEnv+"=-addr 127.0.0.1:0", "TMPDIR="+tmp)
-			stderr, err := c.StderrPipe()
-			require.NoError(t, err)
-			require.NoError(t, c.Start())
-			lines := make(chan string, 16)
-			go func() {
-				sc := bufio.NewScanner(stderr)
-				for sc.Scan() {
-					lines <- sc.Text()
-				}
-				close(lines)
-			}()
-			var seen []string
-			for l := range lines {
-				seen = append(seen, l)
-				if strings.Contains(l, "building the engine") {
-					break
-				}
-			}
-			require.Contains(t, strings.Join(seen, "\n"), "building the engine")
+			c := childtest.Start(t, true, []string{childEnv + "=-addr 127.0.0.1:0", "TMPDIR=" + tmp}, os.Args[0])
+			c.Until(t, time.Minute, func(l string) bool { return strings.Contains(l, "building the engine") })
 			time.Sleep(300 * time.Millisecond) // inside go build
-			require.NoError(t, c.Process.Signal(sig))
-			for l := range lines {
-				seen = append(seen, l)
-			}
-			err = c.Wait()
-			var exit *exec.ExitError
-			require.True(t, errors.As(err, &exit), "%v", err)
-			require.Equal(t, 128+int(sig), exit.ExitCode(), strings.Join(seen, "\n"))
+			c.Signal(t, sig)
+			code, out := c.Exit(t, 2*time.Minute)
+			require.Equal(t, 128+int(sig), code, out)
+			seen := c.Lines()
 			require.Contains(t, seen, "playground: "+sig.String()+": stopped")
 			entries, err := os.ReadDir(tmp)
 			require.NoError(t, err)

@@ -3,33 +3,32 @@
 package main
 
 import (
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ingotml/ingot/internal/childtest"
 	"github.com/ingotml/ingot/nn/checkpoint"
 )
 
-// The child's hooks: childEnv names the file it creates when it reaches the point
-// pointEnv names, where it pauses (a minute where the run is stopped; a second
-// before or after the publishing rename, which then goes on).
+// The child's hooks: with childEnv set the test binary runs the command, which
+// writes childtest.Ready when it reaches the point pointEnv names, where it pauses
+// (a minute where the run is stopped; a second before or after the publishing
+// rename, which then goes on).
 const (
-	childEnv = "QUANTIZE_TEST_CHILD_READY"
+	childEnv = "QUANTIZE_TEST_CHILD"
 	pointEnv = "QUANTIZE_TEST_CHILD_POINT"
 )
 
 func TestMain(m *testing.M) {
-	if ready := os.Getenv(childEnv); ready != "" {
+	if os.Getenv(childEnv) != "" {
 		pause := func(d time.Duration) func() {
 			return func() {
-				os.WriteFile(ready, nil, 0o644)
+				childtest.WriteReady()
 				time.Sleep(d) // the parent signals meanwhile
 			}
 		}
@@ -48,45 +47,12 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// child starts the command in a child process paused at point, waits until it is
-// there and returns it with the file its stderr goes to (read after it exits: a
-// strings.Builder written by exec while the test reads it was a data race).
-func child(t *testing.T, point string, args ...string) (*exec.Cmd, string) {
-	ready := filepath.Join(t.TempDir(), "ready")
-	errPath := filepath.Join(t.TempDir(), "stderr")
-	errFile, err := os.Create(errPath)
-	require.NoError(t, err)
-	defer errFile.Close()
-	c := exec.Command(os.Args[0], args...)
-	c.Env = append(os.Environ(), childEnv+"="+ready, pointEnv+"="+point)
-	c.Stderr = errFile
-	require.NoError(t, c.Start())
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if _, err := os.Stat(ready); err == nil {
-			return c, errPath
-		}
-		if time.Now().After(deadline) {
-			c.Process.Kill()
-			c.Wait()
-			b, _ := os.ReadFile(errPath)
-			t.Fatalf("the child never reached %s: %s", point, b)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// waitExit waits for c and returns its exit code and stderr.
-func waitExit(t *testing.T, c *exec.Cmd, errPath string) (int, string) {
-	err := c.Wait()
-	b, rerr := os.ReadFile(errPath)
-	require.NoError(t, rerr)
-	if err == nil {
-		return 0, string(b)
-	}
-	var exit *exec.ExitError
-	require.True(t, errors.As(err, &exit), "%v", err)
-	return exit.ExitCode(), string(b)
+// child starts the command in a child process paused at point and waits until it is
+// there.
+func child(t *testing.T, point string, args ...string) *childtest.Child {
+	c := childtest.Start(t, true, []string{childEnv + "=1", pointEnv + "=" + point}, os.Args[0], args...)
+	c.Until(t, 60*time.Second, childtest.IsReady)
+	return c
 }
 
 // TestQuantizeInterrupted: SIGINT or SIGTERM while the scratch copy is written or
@@ -95,19 +61,19 @@ func waitExit(t *testing.T, c *exec.Cmd, errPath string) (int, string) {
 // -out does not exist yet: a partial output never carries its name.
 func TestQuantizeInterrupted(t *testing.T) {
 	for _, point := range []string{"scratch", "after-scratch"} {
-		for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		for _, sig := range childtest.Stops {
 			t.Run(point+"/"+sig.String(), func(t *testing.T) {
 				parent := t.TempDir()
 				out := filepath.Join(parent, "q")
-				c, errPath := child(t, point, "-in", goldenSets(t)[0], "-out", out)
+				c := child(t, point, "-in", goldenSets(t)[0], "-out", out)
 				entries, err := os.ReadDir(parent)
 				require.NoError(t, err)
 				require.Len(t, entries, 1, "only the hidden work directory")
 				require.True(t, strings.HasPrefix(entries[0].Name(), ".quantize-q-"), entries[0].Name())
 				require.NoFileExists(t, out)
 
-				require.NoError(t, c.Process.Signal(sig))
-				code, stderr := waitExit(t, c, errPath)
+				c.Signal(t, sig)
+				code, stderr := c.Exit(t, 2*time.Minute)
 				require.Equal(t, 128+int(sig), code, stderr)
 				require.Contains(t, stderr, "quantize: "+sig.String()+": stopped, removed "+filepath.Join(parent, entries[0].Name()))
 				entries, err = os.ReadDir(parent)
@@ -127,9 +93,9 @@ func TestQuantizeInterruptedAtTheRename(t *testing.T) {
 		t.Run(point, func(t *testing.T) {
 			parent := t.TempDir()
 			out := filepath.Join(parent, "q")
-			c, errPath := child(t, point, "-in", goldenSets(t)[0], "-out", out)
-			require.NoError(t, c.Process.Signal(syscall.SIGINT))
-			code, stderr := waitExit(t, c, errPath)
+			c := child(t, point, "-in", goldenSets(t)[0], "-out", out)
+			c.Signal(t, os.Interrupt)
+			code, stderr := c.Exit(t, 2*time.Minute)
 			require.Equal(t, exitOK, code, stderr)
 			require.Contains(t, stderr, "quantize: interrupt: arrived after the output was complete: kept it")
 			ck, err := checkpoint.OpenCheckpoint(out)
@@ -149,18 +115,18 @@ func TestRandomInterrupted(t *testing.T) {
 	cfg := randomConfig(t)
 	parent := t.TempDir()
 	out := filepath.Join(parent, "r")
-	c, errPath := child(t, "scratch", "-random", cfg, "-out", out)
-	require.NoError(t, c.Process.Signal(syscall.SIGINT))
-	code, stderr := waitExit(t, c, errPath)
+	c := child(t, "scratch", "-random", cfg, "-out", out)
+	c.Signal(t, os.Interrupt)
+	code, stderr := c.Exit(t, 2*time.Minute)
 	require.Equal(t, 130, code, stderr)
 	require.Contains(t, stderr, "quantize: interrupt: stopped, removed "+parent)
 	entries, err := os.ReadDir(parent)
 	require.NoError(t, err)
 	require.Empty(t, entries, "nothing left beside -out")
 
-	c, errPath = child(t, "before-rename", "-random", cfg, "-out", out)
-	require.NoError(t, c.Process.Signal(syscall.SIGINT))
-	code, stderr = waitExit(t, c, errPath)
+	c = child(t, "before-rename", "-random", cfg, "-out", out)
+	c.Signal(t, os.Interrupt)
+	code, stderr = c.Exit(t, 2*time.Minute)
 	require.Equal(t, exitOK, code, stderr)
 	ck, err := checkpoint.OpenCheckpoint(out)
 	require.NoError(t, err)

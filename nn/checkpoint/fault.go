@@ -16,10 +16,10 @@ import (
 //
 // Where the guard sits: every read of mapped bytes must happen inside CatchFault, on
 // the goroutine that called it (SetPanicOnFault is per goroutine). Inside this package
-// that is Safetensors.Float32 and Int64, AppendBytes (the copies nn/qwen35's loader
-// makes) and CheckFinite; outside it nn.LoadTensor (tensor.FromHost copies the mapping
-// into the device buffer there, in the calling goroutine, under CatchTensorFault):
-// those errors name the tensor too.
+// that is Safetensors.Float32 and Int64, AppendBytes (the copies nn.CheckpointSource
+// makes of split experts) and CheckFinite; outside it nn.Builder.Array and
+// nn.LoadTensor (tensor.FromHost copies the mapping into the device buffer there, in
+// the calling goroutine, under CatchTensorFault): those errors name the tensor too.
 // Bytes returns the mapping itself, so its callers guard their own reads: the loader
 // entries nn/models.Load and LoadCheckpoint wrap the whole load, and cmd/quantize its
 // whole run. A change

@@ -8,7 +8,7 @@
 // Load reads a Hugging Face checkpoint directory (config.json and its safetensors,
 // float or mlx-community's affine-quantized layout); NewRandom builds a deterministic
 // random model of any Config; Describe and Inspect describe a model before anything is
-// allocated, by running the same build dry (see builder), so the description and the
+// allocated, by running the same build dry (nn.Builder, nn.Record), so the description and the
 // build cannot drift. The math follows transformers; norms use their weight as stored.
 //
 // Dtypes follow MLX: weights keep their stored dtype and the activations take the

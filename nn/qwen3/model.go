@@ -2,7 +2,6 @@ package qwen3
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/ingotml/ingot/cache"
 	"github.com/ingotml/ingot/graph"
@@ -10,16 +9,14 @@ import (
 	"github.com/ingotml/ingot/tensor"
 )
 
-// Model is a Qwen3 model whose weights live on one graph. It holds no per-sequence
-// state: that is in the caches given to Forward. A Model is used from one goroutine at
-// a time (its graph's rule).
+// Model is a dense Qwen3 model (every layer attends): an nn.Model whose weights live
+// on one graph.
 type Model struct {
-	cfg    *Config
-	g      *graph.Graph
-	embed  nn.EmbeddingLayer
-	layers []*layer
-	norm   nn.RMSNorm
-	head   nn.LinearLayer // lm_head, or nil when tied to the embedding
+	nn.Decoder // Forward, ForwardHidden and VocabSize
+	cfg        *Config
+	g          *graph.Graph
+	embed      nn.EmbeddingLayer
+	layers     []*layer
 }
 
 var _ nn.Model = (*Model)(nil)
@@ -28,18 +25,8 @@ var _ nn.Model = (*Model)(nil)
 // around a residual.
 type layer struct {
 	inNorm, postNorm nn.RMSNorm
-	attn             *attention
+	attn             *nn.SelfAttention
 	mlp              *nn.MLP
-}
-
-// attention is Qwen3's attention: q and k RMS-normalised per head, then rotated over
-// the whole head; grouped KV heads; no output gate.
-type attention struct {
-	q, k, v, o   nn.LinearLayer
-	qNorm, kNorm nn.RMSNorm
-	rope         nn.RoPE
-	nh, nkv, hd  int
-	scale        float64
 }
 
 // Config returns the model's configuration (do not modify it).
@@ -47,9 +34,6 @@ func (m *Model) Config() *Config { return m.cfg }
 
 // Graph returns the graph the model's weights live on.
 func (m *Model) Graph() *graph.Graph { return m.g }
-
-// VocabSize is the number of token ids.
-func (m *Model) VocabSize() int { return m.cfg.VocabSize }
 
 // LayerKinds returns each layer's mixer kind: all nn.Attention.
 func (m *Model) LayerKinds() []nn.LayerKind { return m.cfg.Kinds() }
@@ -65,29 +49,12 @@ func (m *Model) MakeCache(cache.Policy) []cache.Cache {
 	return cs
 }
 
-// Forward maps int32 tokens [B, S] to logits [B, S, vocab], reading and updating
-// caches (one per layer, as MakeCache or cache.Merge make them; nil runs without a
-// cache). A wrong token array or cache list is a programming error and panics.
-func (m *Model) Forward(tokens tensor.Array, caches []cache.Cache) tensor.Array {
-	logits, _ := m.forward(tokens, caches, false)
-	return logits
-}
-
-// ForwardHidden is Forward that also returns the hidden states as transformers reports
-// them: L+1 arrays [B, S, H], the embeddings, then the output of layers 0 .. L-2, and
-// last the output of layer L-1 after the final norm.
-func (m *Model) ForwardHidden(tokens tensor.Array, caches []cache.Cache) (logits tensor.Array, hidden []tensor.Array) {
-	return m.forward(tokens, caches, true)
-}
-
-func (m *Model) forward(tokens tensor.Array, caches []cache.Cache, keep bool) (tensor.Array, []tensor.Array) {
-	nn.CheckForward("qwen3", m.g, tokens, caches, len(m.layers))
+// begin checks a forward's arguments, embeds the tokens and makes the one mask every
+// layer reads (nn.Decoder runs the rest).
+func (m *Model) begin(tokens tensor.Array, caches []cache.Cache) (tensor.Array, nn.LayerStep) {
+	nn.CheckForward(family, m.g, tokens, caches, len(m.layers))
 	s := tokens.Dim(1)
 	x := m.embed.Forward(tokens)
-	var hidden []tensor.Array
-	if keep {
-		hidden = append(hidden, x)
-	}
 	// One mask for every layer, from layer 0's cache (mlx-lm's create_attention_mask
 	// with cache[0]): every layer's cache holds the same rows and offsets.
 	var mask tensor.Array
@@ -97,26 +64,15 @@ func (m *Model) forward(tokens tensor.Array, caches []cache.Cache, keep bool) (t
 	case s > 1:
 		mask = cache.CausalMask(m.g, s, 0)
 	}
-	for i, l := range m.layers {
+	return x, func(i int, x tensor.Array) tensor.Array {
 		var c cache.Attention
 		if caches != nil {
 			c = attentionCache(i, caches[i])
 		}
-		r := l.attn.forward(m.g, l.inNorm.Forward(x), mask, c)
-		x = tensor.Add(x, r)
-		x = tensor.Add(x, l.mlp.Forward(l.postNorm.Forward(x)))
-		if keep && i < len(m.layers)-1 {
-			hidden = append(hidden, x)
-		}
+		l := m.layers[i]
+		x = tensor.Add(x, l.attn.Forward(l.inNorm.Forward(x), mask, c))
+		return tensor.Add(x, l.mlp.Forward(l.postNorm.Forward(x)))
 	}
-	x = m.norm.Forward(x)
-	if keep {
-		hidden = append(hidden, x)
-	}
-	if m.head == nil {
-		return m.embed.AsLinear(x), hidden
-	}
-	return m.head.Forward(x), hidden
 }
 
 // attentionCache returns c as an attention cache.
@@ -128,82 +84,40 @@ func attentionCache(i int, c cache.Cache) cache.Attention {
 	return ac
 }
 
-// forward maps x [B, S, H] to [B, S, H]. c is the layer's cache, or nil for a
-// cache-free forward; the RoPE offsets are read from it before it is updated.
-func (a *attention) forward(g *graph.Graph, x, mask tensor.Array, c cache.Attention) tensor.Array {
-	bsz, s := x.Dim(0), x.Dim(1)
-	q := tensor.Reshape(a.q.Forward(x), bsz, s, a.nh, a.hd)
-	k := tensor.Reshape(a.k.Forward(x), bsz, s, a.nkv, a.hd)
-	v := tensor.Reshape(a.v.Forward(x), bsz, s, a.nkv, a.hd)
-	q = tensor.Transpose(a.qNorm.Forward(q), 0, 2, 1, 3) // [B, nh, S, hd]
-	k = tensor.Transpose(a.kNorm.Forward(k), 0, 2, 1, 3)
-	v = tensor.Transpose(v, 0, 2, 1, 3)
-
-	var offsets tensor.Array
-	if c != nil {
-		offsets = c.Offsets(bsz)
-	} else {
-		offsets = tensor.Zeros(g, tensor.Int32, bsz)
-	}
-	q = a.rope.Forward(q, offsets)
-	k = a.rope.Forward(k, offsets)
-	keys, values := k, v
-	if c != nil {
-		keys, values = c.UpdateAndFetch(k, v)
-	}
-	out := tensor.SDPA(q, keys, values, a.scale, mask) // [B, nh, S, hd]
-	return a.o.Forward(tensor.Reshape(tensor.Transpose(out, 0, 2, 1, 3), bsz, s, a.nh*a.hd))
-}
-
 // build assembles a model, drawing every parameter from src in a fixed order. opt
 // changes nothing: the model has no recurrence and no fused per-layer kernel.
-func build(cfg *Config, g *graph.Graph, src source, _ nn.Options) (*Model, error) {
+func build(cfg *Config, g *graph.Graph, src nn.Source, _ nn.Options) (*Model, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	b := &builder{g: g, src: src}
+	b := nn.NewBuilder(g, src)
 	m := draw(cfg, b)
-	if b.err != nil {
-		return nil, b.err
+	if b.Err() != nil {
+		return nil, b.Err()
 	}
 	m.g = g
 	return m, nil
 }
 
 // draw makes the model's layers from b's parameters, in the order a random model
-// draws them. With a dry builder it makes nothing and only records (see builder).
-func draw(cfg *Config, b *builder) *Model {
-	h, nh, nkv, hd, eps := cfg.HiddenSize, cfg.NumHeads, cfg.NumKVHeads, cfg.HeadDim, cfg.RMSNormEps
+// draws them. With a dry builder it makes nothing and only records (nn.Record).
+func draw(cfg *Config, b *nn.Builder) *Model {
+	h, eps := cfg.HiddenSize, cfg.RMSNormEps
 	m := &Model{cfg: cfg}
-	m.embed, _ = b.embedding("model.embed_tokens", cfg.VocabSize, h)
+	m.embed, _ = b.Embedding("model.embed_tokens", cfg.VocabSize, h)
 	m.layers = make([]*layer, cfg.NumLayers)
 	for i := range m.layers {
 		p := fmt.Sprintf("model.layers.%d.", i)
-		bias := cfg.AttentionBias
 		m.layers[i] = &layer{
-			inNorm:   b.norm(p+"input_layernorm.weight", h, eps),
-			postNorm: b.norm(p+"post_attention_layernorm.weight", h, eps),
-			attn: &attention{
-				q:     b.linear(p+"self_attn.q_proj", nh*hd, h, bias),
-				k:     b.linear(p+"self_attn.k_proj", nkv*hd, h, bias),
-				v:     b.linear(p+"self_attn.v_proj", nkv*hd, h, bias),
-				o:     b.linear(p+"self_attn.o_proj", h, nh*hd, bias),
-				qNorm: b.norm(p+"self_attn.q_norm.weight", hd, eps),
-				kNorm: b.norm(p+"self_attn.k_norm.weight", hd, eps),
-				rope:  nn.RoPE{Dims: hd, Base: cfg.RopeTheta},
-				nh:    nh, nkv: nkv, hd: hd,
-				scale: 1 / math.Sqrt(float64(hd)),
-			},
-			mlp: &nn.MLP{
-				Gate: b.linear(p+"mlp.gate_proj", cfg.IntermediateSize, h, false),
-				Up:   b.linear(p+"mlp.up_proj", cfg.IntermediateSize, h, false),
-				Down: b.linear(p+"mlp.down_proj", h, cfg.IntermediateSize, false),
-			},
+			inNorm:   b.Norm(p+"input_layernorm.weight", nn.KindNorm, h, eps),
+			postNorm: b.Norm(p+"post_attention_layernorm.weight", nn.KindNorm, h, eps),
+			attn: b.SelfAttention(p+"self_attn.", nn.AttentionShape{Hidden: h, Heads: cfg.NumHeads, KVHeads: cfg.NumKVHeads,
+				HeadDim: cfg.HeadDim, Bias: cfg.AttentionBias, Norm: nn.KindNorm, Eps: eps,
+				RoPE: nn.RoPE{Dims: cfg.HeadDim, Base: cfg.RopeTheta}}),
+			mlp: b.MLP(p+"mlp.", h, cfg.IntermediateSize),
 		}
 	}
-	m.norm = b.norm("model.norm.weight", h, eps)
-	if !cfg.TieWordEmbeddings {
-		m.head = b.linear("lm_head", cfg.VocabSize, h, false)
-	}
+	norm := b.Norm("model.norm.weight", nn.KindNorm, h, eps)
+	m.Decoder = nn.NewDecoder(m.begin, len(m.layers), norm, b.Head(cfg.TieWordEmbeddings, m.embed, cfg.VocabSize, h), cfg.VocabSize)
 	return m
 }

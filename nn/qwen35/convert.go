@@ -67,12 +67,12 @@ func MLXLayout(ck *checkpoint.Checkpoint) ([]checkpoint.WriteTensor, error) {
 		case zeroCentred(rest):
 			dt, ok := checkpoint.EngineDType(info.DType)
 			if !ok {
-				return nil, s.fail(name, checkpoint.ErrDTypeMismatch, "unsupported dtype %s (want F32, F16 or BF16)", info.DType)
+				return nil, s.Fail(name, checkpoint.ErrDTypeMismatch, "unsupported dtype %s (want F32, F16 or BF16)", info.DType)
 			}
 			t.Data = nn.Host{DType: dt, Shape: t.Shape, Data: raw}.Map(func(w float64) float64 { return 1 + w }).Data
 		case strings.HasSuffix(rest, "experts.gate_up_proj"):
 			if len(t.Shape) != 3 || t.Shape[1]%2 != 0 {
-				return nil, s.fail(name, nn.ErrShape, "shape %v, want [experts, 2 x intermediate, hidden]", t.Shape)
+				return nil, s.Fail(name, nn.ErrShape, "shape %v, want [experts, 2 x intermediate, hidden]", t.Shape)
 			}
 			gate, up := splitGateUp(t)
 			base := strings.TrimSuffix(target, "experts.gate_up_proj") + "switch_mlp."
@@ -100,7 +100,7 @@ func MLXLayout(ck *checkpoint.Checkpoint) ([]checkpoint.WriteTensor, error) {
 	for _, n := range names {
 		t, err := stackExperts(n, stacks[n])
 		if err != nil {
-			return nil, s.fail(n, nn.ErrShape, "%v", err)
+			return nil, s.Fail(n, nn.ErrShape, "%v", err)
 		}
 		out = append(out, t)
 	}

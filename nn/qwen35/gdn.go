@@ -26,7 +26,7 @@ type gatedDeltaNet struct {
 	keyDim, valueDim, conC int
 }
 
-func (b *builder) gatedDeltaNet(cfg *Config, p string) *gatedDeltaNet {
+func newGatedDeltaNet(b *nn.Builder, cfg *Config, p string) *gatedDeltaNet {
 	hk, hv := cfg.LinearNumKeyHeads, cfg.LinearNumValueHeads
 	dk, dv, kk := cfg.LinearKeyHeadDim, cfg.LinearValueHeadDim, cfg.LinearConvKernel
 	h := cfg.HiddenSize
@@ -37,16 +37,16 @@ func (b *builder) gatedDeltaNet(cfg *Config, p string) *gatedDeltaNet {
 		keyDim: keyDim, valueDim: valueDim, conC: c,
 	}
 	if cfg.FusedGDNProjections() {
-		d.qkvz = b.linear(p+"in_proj_qkvz", 2*keyDim+2*valueDim, h, false)
-		d.ba = b.linear(p+"in_proj_ba", 2*hv, h, false)
+		d.qkvz = b.Linear(p+"in_proj_qkvz", 2*keyDim+2*valueDim, h, false)
+		d.ba = b.Linear(p+"in_proj_ba", 2*hv, h, false)
 	} else {
-		d.qkv = b.linear(p+"in_proj_qkv", c, h, false)
-		d.z = b.linear(p+"in_proj_z", valueDim, h, false)
-		d.b = b.linear(p+"in_proj_b", hv, h, false)
-		d.a = b.linear(p+"in_proj_a", hv, h, false)
+		d.qkv = b.Linear(p+"in_proj_qkv", c, h, false)
+		d.z = b.Linear(p+"in_proj_z", valueDim, h, false)
+		d.b = b.Linear(p+"in_proj_b", hv, h, false)
+		d.a = b.Linear(p+"in_proj_a", hv, h, false)
 	}
-	d.conv = b.array(p+"conv1d.weight", kindConv, c, kk)
-	if alog, ok := b.host(p+"A_log", kindALog, hv); ok {
+	d.conv = b.Array(p+"conv1d.weight", nn.KindConv, c, kk)
+	if alog, ok := b.Host(p+"A_log", nn.KindLogDecay, hv); ok {
 		defer alog.Done()
 		// -exp(A_log) in float32 whatever A_log's stored dtype (HF and mlx-lm both
 		// compute the decay from a float32 A_log).
@@ -54,11 +54,11 @@ func (b *builder) gatedDeltaNet(cfg *Config, p string) *gatedDeltaNet {
 		for i := range neg {
 			neg[i] = float32(-math.Exp(alog.At(i)))
 		}
-		d.negA = nn.HostFloat32(neg, hv).Array(b.g)
+		d.negA = nn.HostFloat32(neg, hv).Array(b.Graph())
 	}
-	d.dtBias = b.array(p+"dt_bias", kindDtBias, hv)
-	d.norm = nn.GatedRMSNorm{Weight: b.array(p+"norm.weight", kindGatedNorm, dv), Eps: cfg.RMSNormEps}
-	d.out = b.linear(p+"out_proj", h, valueDim, false)
+	d.dtBias = b.Array(p+"dt_bias", nn.KindDtBias, hv)
+	d.norm = nn.GatedRMSNorm{Weight: b.Array(p+"norm.weight", nn.KindNorm, dv), Eps: cfg.RMSNormEps}
+	d.out = b.Linear(p+"out_proj", h, valueDim, false)
 	return d
 }
 

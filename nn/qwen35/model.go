@@ -10,19 +10,17 @@ import (
 	"github.com/ingotml/ingot/tensor"
 )
 
-// Model is a Qwen3.5 model whose weights live on one graph. It holds no per-sequence
-// state: that is in the caches given to Forward. A Model is used from one goroutine at
-// a time (its graph's rule).
+// Model is a Qwen3.5 or Qwen3-Next model (Gated DeltaNet and attention layers): an
+// nn.Model whose weights live on one graph.
 type Model struct {
-	cfg    *Config
-	g      *graph.Graph
-	opt    nn.Options
-	embed  nn.EmbeddingLayer
-	layers []*layer
-	norm   nn.RMSNorm
-	head   nn.LinearLayer // lm_head, or nil when tied to the embedding
-	act    tensor.DType   // the activations' dtype: the embedding table's, as in MLX
-	k      *constants
+	nn.Decoder // Forward, ForwardHidden and VocabSize
+	cfg        *Config
+	g          *graph.Graph
+	opt        nn.Options
+	embed      nn.EmbeddingLayer
+	layers     []*layer
+	act        tensor.DType // the activations' dtype: the embedding table's, as in MLX
+	k          *constants
 }
 
 // constants are small arrays every forward reuses, made once rather than per forward.
@@ -43,7 +41,7 @@ type layer struct {
 	inNorm   nn.RMSNorm
 	postNorm nn.RMSNorm
 	gdn      *gatedDeltaNet
-	attn     *attention
+	attn     *nn.SelfAttention
 	mlp      *nn.MLP            // a dense layer's MLP
 	moe      *sparseMoE         // or a sparse layer's
 	moeW     *tensor.MoEWeights // the fused MoE block's weights, or nil (see blockweights.go)
@@ -57,9 +55,6 @@ func (m *Model) Config() *Config { return m.cfg }
 
 // Graph returns the graph the model's weights live on.
 func (m *Model) Graph() *graph.Graph { return m.g }
-
-// VocabSize is the number of token ids.
-func (m *Model) VocabSize() int { return m.cfg.VocabSize }
 
 // LayerKinds returns each layer's mixer kind.
 func (m *Model) LayerKinds() []nn.LayerKind { return append([]nn.LayerKind(nil), m.cfg.LayerTypes...) }
@@ -80,51 +75,23 @@ func (m *Model) MakeCache(p cache.Policy) []cache.Cache {
 	return cs
 }
 
-// Forward maps int32 tokens [B, S] to float32 logits [B, S, vocab], reading and updating
-// caches (one per layer, as MakeCache or cache.Merge make them; nil runs without any
-// cache). A wrong token array or cache list is a programming error and panics.
-func (m *Model) Forward(tokens tensor.Array, caches []cache.Cache) tensor.Array {
-	logits, _ := m.forward(tokens, caches, false)
-	return logits
-}
-
-// ForwardHidden is Forward that also returns the hidden states as transformers reports
-// them: L+1 arrays [B, S, H], the embeddings, then the output of layers 0 .. L-2, and
-// last the output of layer L-1 after the final norm.
-func (m *Model) ForwardHidden(tokens tensor.Array, caches []cache.Cache) (logits tensor.Array, hidden []tensor.Array) {
-	return m.forward(tokens, caches, true)
-}
-
-func (m *Model) forward(tokens tensor.Array, caches []cache.Cache, keep bool) (tensor.Array, []tensor.Array) {
-	nn.CheckForward("qwen35", m.g, tokens, caches, len(m.layers))
+// begin checks a forward's arguments, embeds the tokens and makes the masks the
+// layers read (nn.Decoder runs the rest).
+func (m *Model) begin(tokens tensor.Array, caches []cache.Cache) (tensor.Array, nn.LayerStep) {
+	nn.CheckForward(family, m.g, tokens, caches, len(m.layers))
 	s := tokens.Dim(1)
 	x := m.embed.Forward(tokens)
-	var hidden []tensor.Array
-	if keep {
-		hidden = append(hidden, x)
-	}
 	// Both masks are made once, from one cache each, before any layer runs (mlx-lm's
 	// ssm_idx = 0 and fa_idx): which cache's metadata gets read decides what leaks.
 	ssmMask := m.ssmMask(caches, s)
 	attnMask := m.attentionMask(caches, s)
-	for i, l := range m.layers {
+	return x, func(i int, x tensor.Array) tensor.Array {
 		var c cache.Cache
 		if caches != nil {
 			c = caches[i]
 		}
-		x = l.forward(m, x, ssmMask, attnMask, c)
-		if keep && i < len(m.layers)-1 {
-			hidden = append(hidden, x)
-		}
+		return m.layers[i].forward(m, x, ssmMask, attnMask, c)
 	}
-	x = m.norm.Forward(x)
-	if keep {
-		hidden = append(hidden, x)
-	}
-	if m.head == nil {
-		return m.embed.AsLinear(x), hidden
-	}
-	return m.head.Forward(x), hidden
 }
 
 // ssmMask is layer 0's ArraysCache mask for s new tokens, or invalid when layer 0 is
@@ -178,7 +145,7 @@ func (l *layer) forward(m *Model, x, ssmMask, attnMask tensor.Array, c cache.Cac
 	if l.gdn != nil {
 		mx = l.gdn.forward(m, l.inNorm, x, ssmMask, arraysCache(l.index, c))
 	} else {
-		mx = mixed{r: l.attn.forward(m, l.inNorm.Forward(x), attnMask, attentionCache(l.index, c))}
+		mx = mixed{r: l.attn.Forward(l.inNorm.Forward(x), attnMask, attentionCache(l.index, c))}
 	}
 	return l.feedForward(x, mx)
 }
@@ -219,14 +186,15 @@ func (l *layer) feedForward(x tensor.Array, mx mixed) tensor.Array {
 }
 
 // build assembles a model, drawing every parameter from src in a fixed order.
-func build(cfg *Config, g *graph.Graph, src source, opt nn.Options) (*Model, error) {
+// mlxRules: the checkpoint was written by mlx-lm, whose q/k epsilon applies.
+func build(cfg *Config, g *graph.Graph, src nn.Source, opt nn.Options, mlxRules bool) (*Model, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	b := &builder{g: g, src: src}
+	b := nn.NewBuilder(g, src)
 	m := draw(cfg, b)
-	if b.err != nil {
-		return nil, b.err
+	if b.Err() != nil {
+		return nil, b.Err()
 	}
 	m.g, m.opt = g, opt
 	// The fused/unfused choice, made here once: a block gets its fused kernel's weights
@@ -250,7 +218,7 @@ func build(cfg *Config, g *graph.Graph, src source, opt nn.Options) (*Model, err
 		m.k.qScale = tensor.Full(g, m.act, 1/float64(dk), dk)
 		m.k.kScale = tensor.Full(g, m.act, 1/math.Sqrt(float64(dk)), dk)
 		m.k.qkEps = 1e-6 / float64(dk)
-		if src.mlxLM() {
+		if mlxRules {
 			m.k.qkEps = 1e-6
 		}
 	}
@@ -263,33 +231,33 @@ func build(cfg *Config, g *graph.Graph, src source, opt nn.Options) (*Model, err
 }
 
 // draw makes the model's layers from b's parameters, in the order a random model
-// draws them. With a dry builder it makes nothing and only records (see builder).
-func draw(cfg *Config, b *builder) *Model {
+// draws them. With a dry builder it makes nothing and only records (nn.Record).
+func draw(cfg *Config, b *nn.Builder) *Model {
 	m := &Model{cfg: cfg}
 	eps := cfg.RMSNormEps
-	m.embed, m.act = b.embedding("model.embed_tokens.weight", cfg.VocabSize, cfg.HiddenSize)
+	m.embed, m.act = b.Embedding("model.embed_tokens", cfg.VocabSize, cfg.HiddenSize)
 	m.layers = make([]*layer, cfg.NumLayers)
 	for i := range m.layers {
 		p := fmt.Sprintf("model.layers.%d.", i)
 		l := &layer{index: i}
-		l.inNorm = nn.RMSNorm{Weight: b.array(p+"input_layernorm.weight", kindNorm, cfg.HiddenSize), Eps: eps}
-		l.postNorm = nn.RMSNorm{Weight: b.array(p+"post_attention_layernorm.weight", kindNorm, cfg.HiddenSize), Eps: eps}
+		l.inNorm = b.Norm(p+"input_layernorm.weight", nn.KindCentredNorm, cfg.HiddenSize, eps)
+		l.postNorm = b.Norm(p+"post_attention_layernorm.weight", nn.KindCentredNorm, cfg.HiddenSize, eps)
 		if cfg.IsAttention(i) {
-			l.attn = b.attention(cfg, p+"self_attn.")
+			l.attn = b.SelfAttention(p+"self_attn.", nn.AttentionShape{Hidden: cfg.HiddenSize, Heads: cfg.NumHeads,
+				KVHeads: cfg.NumKVHeads, HeadDim: cfg.HeadDim, Bias: cfg.AttentionBias, Gated: true,
+				Norm: nn.KindCentredNorm, Eps: eps, RoPE: nn.RoPE{Dims: cfg.RotaryDims(), Base: cfg.RopeTheta}})
 		} else {
-			l.gdn = b.gatedDeltaNet(cfg, p+"linear_attn.")
+			l.gdn = newGatedDeltaNet(b, cfg, p+"linear_attn.")
 		}
 		if cfg.IsSparse(i) {
-			l.moe = b.sparseMoE(cfg, p+"mlp.")
+			l.moe = newSparseMoE(b, cfg, p+"mlp.")
 		} else {
-			l.mlp = b.mlp(p+"mlp.", cfg.HiddenSize, cfg.IntermediateSize)
+			l.mlp = b.MLP(p+"mlp.", cfg.HiddenSize, cfg.IntermediateSize)
 		}
 		m.layers[i] = l
 	}
-	m.norm = nn.RMSNorm{Weight: b.array("model.norm.weight", kindNorm, cfg.HiddenSize), Eps: eps}
-	if !cfg.TieWordEmbeddings {
-		m.head = b.linear("lm_head", cfg.VocabSize, cfg.HiddenSize, false)
-	}
+	norm := b.Norm("model.norm.weight", nn.KindCentredNorm, cfg.HiddenSize, eps)
+	m.Decoder = nn.NewDecoder(m.begin, len(m.layers), norm, b.Head(cfg.TieWordEmbeddings, m.embed, cfg.VocabSize, cfg.HiddenSize), cfg.VocabSize)
 	return m
 }
 

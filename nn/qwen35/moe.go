@@ -19,31 +19,31 @@ type sparseMoE struct {
 	renorm     bool
 }
 
-func (b *builder) sparseMoE(cfg *Config, p string) *sparseMoE {
+func newSparseMoE(b *nn.Builder, cfg *Config, p string) *sparseMoE {
 	h, e, i := cfg.HiddenSize, cfg.NumExperts, cfg.MoEIntermediateSize
 	// The router first: a random model draws its weights in build order.
-	gate := b.linear(p+"gate", e, h, false)
+	gate := b.Linear(p+"gate", e, h, false)
 	var experts nn.ExpertsLayer
-	gq, quantized := b.quantized(p+"experts.gate_proj", e, i, h)
+	gq, quantized := b.Quantized(p+"experts.gate_proj", e, i, h)
 	if quantized {
-		uq, uok := b.quantized(p+"experts.up_proj", e, i, h)
-		dq, dok := b.quantized(p+"experts.down_proj", e, h, i)
-		if (!uok || !dok) && b.err == nil {
-			b.err = fmt.Errorf("qwen35: %sexperts: gate_proj is quantized but up_proj or down_proj is not (experts with mixed quantization are not supported)", p)
+		uq, uok := b.Quantized(p+"experts.up_proj", e, i, h)
+		dq, dok := b.Quantized(p+"experts.down_proj", e, h, i)
+		if !uok || !dok {
+			b.Fail(fmt.Errorf("qwen35: %sexperts: gate_proj is quantized but up_proj or down_proj is not (experts with mixed quantization are not supported)", p))
 		}
 		experts = &nn.QuantizedSwitchGLU{Gate: gq, Up: uq, Down: dq}
 	} else {
 		experts = &nn.SwitchGLU{
-			Gate: b.array(p+"experts.gate_proj", kindExperts, e, i, h),
-			Up:   b.array(p+"experts.up_proj", kindExperts, e, i, h),
-			Down: b.array(p+"experts.down_proj", kindExperts, e, h, i),
+			Gate: b.Array(p+"experts.gate_proj", nn.KindExperts, e, i, h),
+			Up:   b.Array(p+"experts.up_proj", nn.KindExperts, e, i, h),
+			Down: b.Array(p+"experts.down_proj", nn.KindExperts, e, h, i),
 		}
 	}
 	return &sparseMoE{
 		gate:       gate,
 		experts:    experts,
-		shared:     b.mlp(p+"shared_expert.", h, cfg.SharedExpertIntermediateSize),
-		sharedGate: b.linear(p+"shared_expert_gate", 1, h, false),
+		shared:     b.MLP(p+"shared_expert.", h, cfg.SharedExpertIntermediateSize),
+		sharedGate: b.Linear(p+"shared_expert_gate", 1, h, false),
 		topK:       cfg.NumExpertsPerTok,
 		renorm:     cfg.NormTopKProb,
 	}
