@@ -1,8 +1,6 @@
 package graph
 
 import (
-	"sync"
-	"time"
 	"errors"
 	"fmt"
 	"runtime/debug"
@@ -101,17 +99,10 @@ func (d *cpuDevice) Run(batch []kernels.Launch) (err error) {
 				continue
 			}
 		}
-		t0 := time.Now()
 		batch[i].Kernel.CPU(&batch[i])
-		zzMu.Lock()
-		ZZTimes[batch[i].Kernel.Name] += time.Since(t0)
-		zzMu.Unlock()
 	}
 	return nil
 }
-
-var ZZTimes = map[string]time.Duration{}
-var zzMu sync.Mutex
 
 // ErrMemoryFault is wrapped by the error of a kernel that faulted reading memory: on
 // the CPU device, a weight mapped in place from a file that was truncated or removed
