@@ -1,5 +1,7 @@
 package kernels
 
+import "sync"
+
 // The blocked 16-lane product (prefill and batched decode at 4 and 8 bits): the
 // kernel of qmm16_amd64.s decodes each 32-code chunk of two weight rows once and
 // applies it to four x rows, so a product of M x rows reads each weight once per
@@ -40,6 +42,9 @@ type qmmScratch struct {
 	acc         []float32 // the four-row kernel's group accumulators
 }
 
+// qmmScratchPool keeps the two goroutines' scratch between products.
+var qmmScratchPool = sync.Pool{New: func() any { return new([2]qmmScratch) }}
+
 // qmmAccFloats is the four-row kernel's accumulators: 2 parities x 16 pairs x 16 lanes.
 const qmmAccFloats = 2 * 16 * 16
 
@@ -75,7 +80,8 @@ func (m *qMatrix) rowsMM16(xs, sums []float32, mRows, n int, os []float32, h *He
 	if tiled {                        // at least eight tiles, so the two cores end together
 		step = max(4, min(step, (n+31)/32*4))
 	}
-	var scr [2]qmmScratch
+	scr := qmmScratchPool.Get().(*[2]qmmScratch) // a decode step's tiles reuse their buffers
+	defer qmmScratchPool.Put(scr)
 	f := func(r0, r1, s int) {
 		sr := &scr[s]
 		lo := min(r0, r1-2) // a tile of odd length ends with the pair (r1-2, r1-1)
