@@ -108,21 +108,25 @@ func (h *Helper) join() {
 // two goroutines running at once. With a nil h it runs every chunk here.
 func (h *Helper) parallelRows(n, step int, f func(r0, r1, scratch int)) {
 	var next atomic.Int64
-	loop := func(scratch int) {
-		for {
-			r0 := int(next.Add(int64(step))) - step
-			if r0 >= n {
-				return
-			}
-			f(r0, min(n, r0+step), scratch)
-		}
-	}
+	loop := func(scratch int) { claimChunks(&next, n, step, scratch, f) }
 	if !h.post(helpJob{fn: func() { loop(1) }}) {
 		loop(0)
 		return
 	}
 	defer h.join() // the helper's part is done before a panic of this one goes on
 	loop(0)
+}
+
+// claimChunks runs f over the chunks of step rows of [0, n) that this goroutine
+// claims from next, the counter the goroutines sharing the rows take chunks from.
+func claimChunks(next *atomic.Int64, n, step, scratch int, f func(r0, r1, scratch int)) {
+	for {
+		r0 := int(next.Add(int64(step))) - step
+		if r0 >= n {
+			return
+		}
+		f(r0, min(n, r0+step), scratch)
+	}
 }
 
 // Serve runs the jobs offered to h until stop is closed: the loop of a goroutine with
@@ -215,15 +219,7 @@ func (h *Helper) parallelStreams(n, step int, f func(r0, r1, scratch int)) {
 // parallelRows; each runs once, and f's scratch index is 0 here, 1 on the other.
 func (h *Helper) parallelWide(n, step int, f func(r0, r1, scratch int)) {
 	var next atomic.Int64
-	loop := func(scratch int) {
-		for {
-			r0 := int(next.Add(int64(step))) - step
-			if r0 >= n {
-				return
-			}
-			f(r0, min(n, r0+step), scratch)
-		}
-	}
+	loop := func(scratch int) { claimChunks(&next, n, step, scratch, f) }
 	job := helpJob{fn: func() { loop(1) }}
 	shared := h.post(job)
 	if !shared {
