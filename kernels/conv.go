@@ -70,12 +70,13 @@ func depthwiseConv1dCPU(l *Launch) {
 		defer narrowF32(o, o.Offset, ov)
 	}
 	xv, wv, ov = xv[xo:xo+nb*nt*nc], wv[wo:wo+nc*nk], ov[oo:oo+nb*tout*nc]
-	for b := 0; b < nb; b++ {
-		for t := 0; t < tout; t++ {
+	l.Helper.splitRows(nb*tout, nc*nk, func(r0, r1 int) {
+		for r := r0; r < r1; r++ {
+			b, t := r/tout, r%tout
 			// The K input rows of this output row.
-			convRow(ov[(b*tout+t)*nc:][:nc], wv, xv[(b*nt+t)*nc:][:nk*nc], nk)
+			convRow(ov[r*nc:][:nc], wv, xv[(b*nt+t)*nc:][:nk*nc], nk)
 		}
-	}
+	})
 }
 
 // convConsts is the conv twin's setBytes struct: its sizes (convDims).

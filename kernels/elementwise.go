@@ -111,7 +111,7 @@ func init() {
 func binaryCPU(op *BinaryOp, l *Launch) {
 	a, b, o := &l.Args[0], &l.Args[1], &l.Args[2]
 	if a.DType == Float32 && b.DType == Float32 && o.DType == Float32 && op.F32 != nil {
-		if binaryF32Fast(op, a, b, o) {
+		if binaryF32Fast(op, a, b, o, l.Helper) {
 			return
 		}
 	}
@@ -267,7 +267,7 @@ func binaryF32(op *BinaryOp, av, bv, ov []float32) {
 }
 
 // binaryF32Fast handles dense float32 operands and a scalar-broadcast right operand.
-func binaryF32Fast(op *BinaryOp, a, b, o *Arg) bool {
+func binaryF32Fast(op *BinaryOp, a, b, o *Arg, h *Helper) bool {
 	n := o.Size()
 	if !a.IsContiguous() || !o.IsContiguous() {
 		return false
@@ -276,7 +276,8 @@ func binaryF32Fast(op *BinaryOp, a, b, o *Arg) bool {
 	ov := F32(o.Data)[o.Offset : o.Offset+n]
 	switch {
 	case b.IsContiguous() && SameShape(&a.Layout, &b.Layout):
-		binaryF32(op, av, F32(b.Data)[b.Offset:b.Offset+n], ov)
+		bv := F32(b.Data)[b.Offset : b.Offset+n]
+		h.splitElemsAligned(n, func(i0, i1 int) { binaryF32(op, av[i0:i1], bv[i0:i1], ov[i0:i1]) })
 		return true
 	case allZeroStrides(&b.Layout):
 		s := F32(b.Data)[b.Offset]
@@ -317,7 +318,7 @@ func unaryCPU(op *UnaryOp, l *Launch) {
 		n := o.Size()
 		av := F32(a.Data)[a.Offset : a.Offset+n]
 		ov := F32(o.Data)[o.Offset : o.Offset+n]
-		unaryF32(op, av, ov)
+		l.Helper.splitElemsAligned(n, func(i0, i1 int) { unaryF32(op, av[i0:i1], ov[i0:i1]) })
 		return
 	}
 	if (op == OpSilu || op == OpSigmoid) && halfViaF32(o.Size(), []*Arg{a}, o, func(in [][]float32, out []float32) {

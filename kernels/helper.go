@@ -240,3 +240,29 @@ func (h *Helper) parallelWide(n, step int, f func(r0, r1, scratch int)) {
 	}
 	loop(0)
 }
+
+// splitElems is the elements (a megabyte of float32) from which an elementwise or
+// row-wise kernel splits its rows between the two cores: a prefill chunk's
+// activations, where a single core left the other idle for several percent of the
+// chunk. A decode step's rows stay whole.
+const splitElems = 1 << 18
+
+// splitRows runs f over the rows [0, rows) of cols elements each, split between
+// this goroutine and another (parallelWide) when they are splitElems or more. Rows
+// never share an output and each row is computed as a whole, so the values do not
+// depend on the split.
+func (h *Helper) splitRows(rows, cols int, f func(r0, r1 int)) {
+	if rows < 2 || rows*cols < splitElems {
+		f(0, rows)
+		return
+	}
+	h.parallelWide(rows, (rows+7)/8, func(r0, r1, _ int) { f(r0, r1) })
+}
+
+// splitElemsAligned is splitRows over n elements in blocks of 4096 (a multiple of
+// every chunk and vector width the dense loops use, so each element takes the same
+// path, vector or tail, as in one call): f gets [i0, i1).
+func (h *Helper) splitElemsAligned(n int, f func(i0, i1 int)) {
+	const block = 4096
+	h.splitRows((n+block-1)/block, block, func(r0, r1 int) { f(r0*block, min(n, r1*block)) })
+}

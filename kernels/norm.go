@@ -64,23 +64,25 @@ func normCPU(l *Launch, gated bool) {
 		mustFloat32(l.Kernel.Name, za)
 		z = F32(za.Data)[za.Offset : za.Offset+n]
 	}
-	for r := 0; r < rows; r++ {
-		xr, yr := x[r*cols:r*cols+cols], y[r*cols:r*cols+cols]
-		s := rmsScale(xr, eps)
-		switch {
-		case w != nil:
-			for i, v := range xr {
-				yr[i] = v * s * w[i]
+	l.Helper.splitRows(rows, cols, func(r0, r1 int) {
+		for r := r0; r < r1; r++ {
+			xr, yr := x[r*cols:r*cols+cols], y[r*cols:r*cols+cols]
+			s := rmsScale(xr, eps)
+			switch {
+			case w != nil:
+				for i, v := range xr {
+					yr[i] = v * s * w[i]
+				}
+			default:
+				for i, v := range xr {
+					yr[i] = v * s
+				}
 			}
-		default:
-			for i, v := range xr {
-				yr[i] = v * s
+			if z != nil {
+				gateSilu(yr, z[r*cols:r*cols+cols])
 			}
 		}
-		if z != nil {
-			gateSilu(yr, z[r*cols:r*cols+cols])
-		}
-	}
+	})
 }
 
 // rmsScale is rsqrt(mean(x^2) + eps), the sum taken in float64 with four accumulators.

@@ -171,7 +171,7 @@ func TestBinaryF32MatchesGo(t *testing.T) {
 				if inPlace {
 					o = a // the output is the left operand's buffer, as after donation
 				}
-				require.True(t, binaryF32Fast(op, &a, &b, &o))
+				require.True(t, binaryF32Fast(op, &a, &b, &o, nil))
 				for i, w := range want {
 					require.Truef(t, sameBits(w, F32(o.Data)[i]), "%s n %d in-place %v element %d: %v, want %v",
 						op.Name, n, inPlace, i, F32(o.Data)[i], w)
