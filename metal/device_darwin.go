@@ -86,9 +86,9 @@ type Device struct {
 	heaps         bool   // small buffers come from MTLHeaps (not on a paravirtual GPU)
 	arch          string // architecture name, e.g. "applegpu_g13s"; its last letter is the chip class
 
-	acceptOnce sync.Once          // NewGPU's checks (Accept), once a process
-	acceptErr  error              // why the device was refused, or nil
-	libs       map[string]library // every family, compiled by Accept
+	acceptOnce sync.Once     // NewGPU's checks (Accept), once a process
+	acceptErr  error         // why the device was refused, or nil
+	builds     *familyBuilds // every family's compile, started once Accept passed
 }
 
 // Available reports whether Open can succeed.

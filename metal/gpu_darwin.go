@@ -53,8 +53,11 @@ type GPU struct {
 }
 
 // NewGPU makes a graph device on the system's default Metal device, with its
-// own command queue and pipeline cache. Without a device the error wraps
-// ErrUnavailable.
+// own command queue and pipeline cache. Without a device, or with one Accept
+// refuses, the error wraps ErrUnavailable. The first NewGPU of a process starts
+// compiling every kernel family in the background and returns without waiting:
+// a dispatch waits for its own family only, and Ready waits for all of them (a
+// family that does not compile refuses the device there).
 func NewGPU(opt GPUOptions) (*GPU, error) {
 	if _, err := opt.withDefaults(); err != nil {
 		return nil, err
@@ -64,7 +67,11 @@ func NewGPU(opt GPUOptions) (*GPU, error) {
 		return nil, err
 	}
 	// The checks and every family's compile run once a process (see Accept).
-	dev.acceptOnce.Do(func() { dev.acceptErr = Accept(darwinProbe{dev}) })
+	dev.acceptOnce.Do(func() {
+		if dev.acceptErr = Accept(darwinProbe{dev}); dev.acceptErr == nil {
+			dev.builds = startBuilds(Families(), runtime.NumCPU(), dev.compile)
+		}
+	})
 	if dev.acceptErr != nil {
 		return nil, dev.acceptErr
 	}
@@ -83,9 +90,16 @@ func NewGPU(opt GPUOptions) (*GPU, error) {
 		return nil, fmt.Errorf("%w: %s made no fence", ErrUnavailable, dev.Name())
 	}
 	r := newRunner(q, opt)
-	r.cache.preload(dev.libs)
+	r.cache.builds = dev.builds
 	return &GPU{dev: dev, q: q, r: r}, nil
 }
+
+// Ready blocks until every kernel family has compiled and is nil when all did; else
+// it refuses the device as NewGPU would have (wrapping ErrUnavailable and the first
+// failing family's *CompileError, in family order). Call it before the first token:
+// a run that skips it finds a broken family at that family's first dispatch instead
+// (a *KernelError from Run).
+func (g *GPU) Ready() error { return readyError(g.dev.name, g.dev.builds) }
 
 // Name is "metal".
 func (g *GPU) Name() string { return "metal" }
@@ -159,7 +173,7 @@ func (q *commandQueue) newLibrary(family, source string) (library, error) {
 func responds(obj objc.Object, sel string) bool { return obj.RespondsToSelector(objc.Sel(sel)) }
 
 // compile compiles a family's MSL. It may run on any goroutine (NewGPU compiles the
-// families concurrently): it drains its own autorelease pool on a locked thread.
+// families concurrently, in the background): it drains its own autorelease pool on a locked thread.
 func (d *Device) compile(family, source string) (lib library, err error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()

@@ -43,6 +43,15 @@ func (g *GPU) Device() *Device { return nil }
 // ResourceLimit is 0: there is no device here.
 func (g *GPU) ResourceLimit() int { return 0 }
 
+// Ready is nil once every family the GPU compiles in the background has compiled
+// (see darwin's Ready); on this platform only the tests' emulated GPU has any.
+func (g *GPU) Ready() error {
+	if g == nil || g.r == nil {
+		return fmt.Errorf("%w: this build is not for macOS (GOOS=%s)", ErrUnavailable, runtime.GOOS)
+	}
+	return readyError("the emulated GPU", g.r.cache.builds)
+}
+
 // Run fails on this platform with an error wrapping ErrUnavailable, except on
 // the tests' emulated GPU, where it runs the batch as darwin's Run does.
 func (g *GPU) Run(batch []kernels.Launch) error {

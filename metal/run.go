@@ -138,24 +138,16 @@ const (
 	dispatchThreadgroups                     // dispatchThreadgroups: size is the grid in groups
 )
 
-// pipelineCache compiles each family at its first use and makes each
-// pipeline once. Failures are kept too: the embedded source cannot change,
-// so a retry would only fail again, slowly.
+// pipelineCache makes each pipeline once. A family's library comes from the
+// background builds NewGPU started (its first dispatch waits for that family
+// alone), or, for a family outside them, is compiled at its first use. Failures
+// are kept too: the embedded source cannot change, so a retry would only fail
+// again, slowly.
 type pipelineCache struct {
 	source func(family string) (string, error)
+	builds *familyBuilds
 	libs   map[string]libEntry
 	pipes  map[pipeKey]pipeEntry
-}
-
-// preload adds families compiled ahead (NewGPU compiles every family before it
-// accepts a device), so that no dispatch waits for a compile.
-func (c *pipelineCache) preload(libs map[string]library) {
-	if c.libs == nil {
-		c.libs = map[string]libEntry{}
-	}
-	for f, l := range libs {
-		c.libs[f] = libEntry{lib: l}
-	}
 }
 
 type libEntry struct {
@@ -179,6 +171,9 @@ func (c *pipelineCache) get(b backend, family, entry string) (pipeline, error) {
 	}
 	l, ok := c.libs[family]
 	if !ok {
+		l.lib, l.err, ok = c.builds.wait(family)
+	}
+	if !ok {
 		src, err := c.source(family)
 		if err == nil {
 			l.lib, err = b.newLibrary(family, src)
@@ -186,11 +181,11 @@ func (c *pipelineCache) get(b backend, family, entry string) (pipeline, error) {
 		if err != nil {
 			l.err = &CompileError{Family: family, Err: err}
 		}
-		if c.libs == nil {
-			c.libs = map[string]libEntry{}
-		}
-		c.libs[family] = l
 	}
+	if c.libs == nil {
+		c.libs = map[string]libEntry{}
+	}
+	c.libs[family] = l
 	var e pipeEntry
 	if e.err = l.err; e.err == nil {
 		e.p, e.err = l.lib.newPipeline(entry)
