@@ -5,9 +5,11 @@ package metal
 import (
 	"fmt"
 	"maps"
+	"os"
 	"strings"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/ingotml/ingot/alloc"
 	"github.com/ingotml/ingot/kernels"
@@ -32,10 +34,19 @@ type emuProvider struct {
 type emuBuffer struct {
 	p  *emuProvider
 	sh *msltest.Shared
+	// A window of a mapping bound in place (hostMaps): its start in sh, and its
+	// length (0: the whole of sh).
+	base, n int
 }
 
 func (b *emuBuffer) Bytes() []byte { return b.sh.Bytes }
-func (b *emuBuffer) size() int     { return len(b.sh.Bytes) }
+
+func (b *emuBuffer) size() int {
+	if b.n > 0 {
+		return b.n
+	}
+	return len(b.sh.Bytes)
+}
 
 func (b *emuBuffer) Release() {
 	b.p.mu.Lock()
@@ -90,8 +101,10 @@ type emuBackend struct {
 	sessions   []*msltest.Session
 	dispatches int // run so far
 
-	word    *emuBuffer   // the error word, outside prov's books; freed at cleanup
-	scrBufs []*emuBuffer // scratch buffers, likewise
+	host    *hostMaps         // weights bound in place (GPU.MapHost), over mapped
+	mapped  []*msltest.Shared // the shared memory standing in for mapped files
+	word    *emuBuffer        // the error word, outside prov's books; freed at cleanup
+	scrBufs []*emuBuffer      // scratch buffers, likewise
 
 	open      bool
 	pipe      *emuPipeline
@@ -144,11 +157,14 @@ func (l *emuLibrary) newPipeline(entry string) (pipeline, error) {
 	return nil, fmt.Errorf("no function named %s (it has %s)", entry, strings.Join(names, ", "))
 }
 
-func (b *emuBackend) buffer(base *byte) (deviceBuffer, bool) {
+func (b *emuBackend) buffer(base *byte) (deviceBuffer, int, int, bool) {
 	b.prov.mu.Lock()
-	defer b.prov.mu.Unlock()
 	buf, ok := b.prov.live[base]
-	return buf, ok
+	b.prov.mu.Unlock()
+	if ok {
+		return buf, 0, buf.size(), true
+	}
+	return b.host.lookup(base)
 }
 
 // errorWord makes the error word at the first call: shared memory the kernel
@@ -162,6 +178,18 @@ func (b *emuBackend) errorWord() (deviceBuffer, []byte, error) {
 		b.word = &emuBuffer{p: b.prov, sh: sh}
 	}
 	return b.word, b.word.sh.Bytes, nil
+}
+
+// wrapMapped is hostMaps.wrap: a window of one of the mapped shared buffers, without
+// a copy, as newBufferWithBytesNoCopy is on a Mac.
+func (b *emuBackend) wrapMapped(p unsafe.Pointer, n int) (deviceBuffer, error) {
+	for _, sh := range b.mapped {
+		lo := uintptr(unsafe.Pointer(&sh.Bytes[0]))
+		if at := uintptr(p); at >= lo && at+uintptr(n) <= lo+uintptr(len(sh.Bytes)) {
+			return &emuBuffer{p: b.prov, sh: sh, base: int(at - lo), n: n}, nil
+		}
+	}
+	return nil, fmt.Errorf("%d bytes at %p are not in a mapped shared buffer", n, p)
 }
 
 // scratch makes shared memory outside prov's books, kept to the test's end.
@@ -259,7 +287,7 @@ func (b *emuBackend) execute(c emuCommand) error {
 		case !ok:
 			return fmt.Errorf("%s: nothing bound at buffer(%d)", c.pipe.entry, i)
 		case bd.buf != nil:
-			bufs = append(bufs, msltest.Buffer{Index: i, Shared: bd.buf.sh, Offset: bd.offset})
+			bufs = append(bufs, msltest.Buffer{Index: i, Shared: bd.buf.sh, Offset: bd.buf.base + bd.offset})
 		default: // setBytes, or nil for an empty argument (0 bytes: any access faults)
 			bufs = append(bufs, msltest.Buffer{Index: i, Data: bd.bytes})
 		}
@@ -289,5 +317,6 @@ func newEmulatedGPU(t testing.TB, opt GPUOptions, order msltest.ThreadOrder) (*G
 			s.sh.Free() //nolint:errcheck // likewise
 		}
 	})
-	return &GPU{r: newRunner(b, opt), prov: b.prov}, b
+	b.host = &hostMaps{page: os.Getpagesize(), maxLen: 1 << 36, wrap: b.wrapMapped, free: func(deviceBuffer) {}}
+	return &GPU{r: newRunner(b, opt), prov: b.prov, host: b.host}, b
 }

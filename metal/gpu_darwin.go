@@ -94,6 +94,17 @@ func NewGPU(opt GPUOptions) (*GPU, error) {
 	return &GPU{dev: dev, q: q, r: r}, nil
 }
 
+// MapHost binds b, a weight's bytes of dtype dt within mapping (the page-aligned mapping of its
+// file), in place: the first tensor of a file wraps the mapping in one no-copy buffer
+// (newBufferWithBytesNoCopy; a window of it for a file larger than the device's
+// largest buffer), and each tensor is bound at its offset there (graph.HostMapper).
+// done ends the use; the window's buffer is released with its last tensor, before the
+// mapping may go. ok is false when b must be copied (see hostMaps.adopt).
+func (g *GPU) MapHost(dt kernels.DType, b, mapping []byte) (done func(), ok bool) {
+	done, _, ok = g.dev.host.adopt(dt, b, mapping)
+	return done, ok
+}
+
 // Ready blocks until every kernel family has compiled and is nil when all did; else
 // it refuses the device as NewGPU would have (wrapping ErrUnavailable and the first
 // failing family's *CompileError, in family order). Call it before the first token:
@@ -230,12 +241,11 @@ type mtlPipeline struct {
 
 func (p *mtlPipeline) maxThreads() int { return p.max }
 
-func (q *commandQueue) buffer(base *byte) (deviceBuffer, bool) {
-	b, ok := q.dev.provider.lookup(base)
-	if !ok {
-		return nil, false
+func (q *commandQueue) buffer(base *byte) (deviceBuffer, int, int, bool) {
+	if b, ok := q.dev.provider.lookup(base); ok {
+		return b, 0, b.size(), true
 	}
-	return b, true
+	return q.dev.host.lookup(base)
 }
 
 // errorWord makes the error word at the first call: an MTLBuffer of its own,

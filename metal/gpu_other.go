@@ -18,6 +18,7 @@ type GPU struct {
 	mu   sync.Mutex // one batch at a time, as on darwin
 	r    *runner
 	prov alloc.Provider
+	host *hostMaps // the emulated GPU's weights bound in place
 }
 
 // NewGPU makes a Metal graph device. On this platform it always fails with an
@@ -42,6 +43,16 @@ func (g *GPU) Device() *Device { return nil }
 
 // ResourceLimit is 0: there is no device here.
 func (g *GPU) ResourceLimit() int { return 0 }
+
+// MapHost binds b, within mapping, in place (see darwin's MapHost); on this platform
+// only the tests' emulated GPU does.
+func (g *GPU) MapHost(dt kernels.DType, b, mapping []byte) (done func(), ok bool) {
+	if g == nil || g.host == nil {
+		return nil, false
+	}
+	done, _, ok = g.host.adopt(dt, b, mapping)
+	return done, ok
+}
 
 // Ready is nil once every family the GPU compiles in the background has compiled
 // (see darwin's Ready); on this platform only the tests' emulated GPU has any.

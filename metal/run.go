@@ -74,8 +74,11 @@ func (o GPUOptions) withDefaults() (GPUOptions, error) {
 type backend interface {
 	// newLibrary compiles a family's MSL source.
 	newLibrary(family, source string) (library, error)
-	// buffer finds the live device buffer whose contents start at base.
-	buffer(base *byte) (deviceBuffer, bool)
+	// buffer finds the live device buffer that holds an argument whose data starts
+	// at base, the data's byte offset in it and its length from there: 0 and the
+	// buffer's size for a buffer the provider made, the tensor's offset in its
+	// window and its own length for a weight bound in place (hostMaps).
+	buffer(base *byte) (buf deviceBuffer, off, n int, ok bool)
 	// errorWord is the backend's device error word (kernels.ErrorWordSize bytes
 	// of shared memory, made at the first call and kept): its own object, not an
 	// array's, so it stays outside the allocator's books (whose count must equal

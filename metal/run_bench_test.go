@@ -15,9 +15,12 @@ type nopLib struct{}
 func (nopLib) newPipeline(string) (pipeline, error) { return &fakePipe{max: 1024}, nil }
 
 func (b *nopBackend) newLibrary(string, string) (library, error) { return nopLib{}, nil }
-func (b *nopBackend) buffer(base *byte) (deviceBuffer, bool) {
+func (b *nopBackend) buffer(base *byte) (deviceBuffer, int, int, bool) {
 	d, ok := b.bufs[base]
-	return d, ok
+	if !ok {
+		return nil, 0, 0, false
+	}
+	return d, 0, d.size(), true
 }
 func (b *nopBackend) errorWord() (deviceBuffer, []byte, error) {
 	return &fakeBuf{n: kernels.ErrorWordSize}, make([]byte, kernels.ErrorWordSize), nil

@@ -30,7 +30,8 @@ type fakeBackend struct {
 	failAt    int // position of the committed buffer that fails, or -1
 	panicOn   int // the commit (counted from 1) that panics, as a nil Metal object would; 0 for none
 	commits   int
-	scratches int // scratch buffers made
+	scratches int       // scratch buffers made
+	host      *hostMaps // weights bound in place, if any
 }
 
 type fakeBuf struct{ id, n int }
@@ -93,9 +94,11 @@ func (l *fakeLib) newPipeline(entry string) (pipeline, error) {
 	return nil, fmt.Errorf("no function named %s (it has %s)", entry, strings.Join(l.entries, ", "))
 }
 
-func (f *fakeBackend) buffer(base *byte) (deviceBuffer, bool) {
-	b, ok := f.bufs[base]
-	return b, ok
+func (f *fakeBackend) buffer(base *byte) (deviceBuffer, int, int, bool) {
+	if b, ok := f.bufs[base]; ok {
+		return b, 0, b.n, true
+	}
+	return f.host.lookup(base)
 }
 
 // errorWord is a fake buffer (id 0) over Go memory the fake never writes.
