@@ -73,3 +73,15 @@ func (g *GPU) Run(batch []kernels.Launch) error {
 	defer g.mu.Unlock()
 	return g.r.runBatch(batch)
 }
+
+// Submit encodes and commits the batch without waiting (graph.Submitter): done is
+// closed once it has completed, and wait returns what Run would have. On this
+// platform only the tests' emulated GPU runs batches.
+func (g *GPU) Submit(batch []kernels.Launch) (done <-chan struct{}, wait func() error) {
+	if g == nil || g.r == nil {
+		return closedChan(), func() error { return g.Run(batch) }
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return submitOn(g.r, &g.mu, batch, func(f func()) { f() })
+}

@@ -32,7 +32,9 @@ func (b *nopBackend) setBuffer(int, deviceBuffer, int)      {}
 func (b *nopBackend) setBytes(int, []byte)                  {}
 func (b *nopBackend) dispatch(dispatchKind, [3]int, [3]int) {}
 func (b *nopBackend) commit() bool                          { return true }
-func (b *nopBackend) wait() (int, error)                    { return -1, nil }
+func (b *nopBackend) wait(int) (int, error)                 { return -1, nil }
+func (b *nopBackend) completed(int) <-chan struct{}         { return nil }
+func (b *nopBackend) releaseScratch(deviceBuffer)           {}
 func (b *nopBackend) reset()                                {}
 
 // BenchmarkRunLaunch is GPU.Run's Go-side cost per launch of a binary kernel (three

@@ -26,11 +26,13 @@ type fakeBackend struct {
 	libErr    error          // newLibrary fails with it
 	maxThr    int            // every pipeline's maxTotalThreadsPerThreadgroup
 	open      bool
-	committed int
-	failAt    int // position of the committed buffer that fails, or -1
+	committed int // committed and not waited for
+	waited    int // the number of the first command buffer not waited for
+	failAt    int // position, among those a wait covers, of the one that fails, or -1
 	panicOn   int // the commit (counted from 1) that panics, as a nil Metal object would; 0 for none
 	commits   int
 	scratches int       // scratch buffers made
+	words     int       // error words made
 	host      *hostMaps // weights bound in place, if any
 }
 
@@ -101,9 +103,10 @@ func (f *fakeBackend) buffer(base *byte) (deviceBuffer, int, int, bool) {
 	return f.host.lookup(base)
 }
 
-// errorWord is a fake buffer (id 0) over Go memory the fake never writes.
+// errorWord is a fake buffer (id 500 + its number) over Go memory the fake never writes.
 func (f *fakeBackend) errorWord() (deviceBuffer, []byte, error) {
-	return &fakeBuf{n: kernels.ErrorWordSize}, make([]byte, kernels.ErrorWordSize), nil
+	f.words++
+	return &fakeBuf{id: 500 + f.words, n: kernels.ErrorWordSize}, make([]byte, kernels.ErrorWordSize), nil
 }
 
 // scratch is a fake buffer (id 1000 + its number) of n bytes.
@@ -111,6 +114,17 @@ func (f *fakeBackend) scratch(n int) (deviceBuffer, error) {
 	f.scratches++
 	f.ops = append(f.ops, fmt.Sprintf("scratch %d", n))
 	return &fakeBuf{id: 1000 + f.scratches, n: n}, nil
+}
+
+func (f *fakeBackend) releaseScratch(b deviceBuffer) {
+	f.ops = append(f.ops, fmt.Sprintf("release scratch b%d", b.(*fakeBuf).id))
+}
+
+// completed is closed at once: the fake's command buffers complete when committed.
+func (f *fakeBackend) completed(int) <-chan struct{} {
+	ch := make(chan struct{})
+	close(ch)
+	return ch
 }
 
 func (f *fakeBackend) barrier() { f.op("barrier") }
@@ -139,7 +153,7 @@ func (f *fakeBackend) dispatch(kind dispatchKind, size, group [3]int) {
 
 func (f *fakeBackend) reset() {
 	f.ops = append(f.ops, fmt.Sprintf("reset: end the open pass, wait for %d committed", f.committed))
-	f.open, f.committed = false, 0
+	f.open, f.waited, f.committed = false, f.waited+f.committed, 0
 }
 
 func (f *fakeBackend) commit() bool {
@@ -156,12 +170,16 @@ func (f *fakeBackend) commit() bool {
 	return true
 }
 
-func (f *fakeBackend) wait() (int, error) {
+func (f *fakeBackend) wait(upTo int) (int, error) {
 	f.ops = append(f.ops, "wait")
-	n := f.committed
-	f.committed = 0
+	if upTo > f.waited+f.committed {
+		panic(fmt.Sprintf("wait for %d command buffers; %d committed", upTo, f.waited+f.committed))
+	}
+	n, from := max(upTo-f.waited, 0), f.waited
+	f.committed -= n
+	f.waited += n
 	if f.failAt >= 0 && f.failAt < n {
-		return f.failAt, errors.New("page fault")
+		return from + f.failAt, errors.New("page fault")
 	}
 	return -1, nil
 }
