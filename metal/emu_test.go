@@ -107,10 +107,10 @@ type emuBackend struct {
 	words   []*emuBuffer      // error words, outside prov's books; freed at cleanup
 	scrBufs []*emuBuffer      // scratch buffers, likewise
 
-	open      bool
-	pipe      *emuPipeline
-	bindings  map[int]emuBinding // the open encoder's argument table
-	cmds      []emuCommand       // the open command buffer
+	open     bool
+	pipe     *emuPipeline
+	bindings map[int]emuBinding // the open encoder's argument table
+	cmds     []emuCommand       // the open command buffer
 
 	// The emulated GPU's queue, under gpu.
 	gpu        sync.Mutex

@@ -169,12 +169,12 @@ func (g *GPU) Submit(batch []kernels.Launch) (done <-chan struct{}, wait func() 
 // the previous one's update. Within a pass the encoder is serial, so each
 // dispatch sees the writes of the ones before it.
 type commandQueue struct {
-	dev       *Device
-	queue     metal.CommandQueueWrapper
-	fence     metal.FenceWrapper
-	fenced    bool // some pass has updated the fence (waiting on a fresh one is not defined)
-	cb        metal.CommandBufferWrapper
-	enc       metal.ComputeCommandEncoderWrapper
+	dev    *Device
+	queue  metal.CommandQueueWrapper
+	fence  metal.FenceWrapper
+	fenced bool // some pass has updated the fence (waiting on a fresh one is not defined)
+	cb     metal.CommandBufferWrapper
+	enc    metal.ComputeCommandEncoderWrapper
 	// The committed command buffers not waited for, retained (a batch's outlive the
 	// autorelease pool of the Submit that made them), oldest first: committed[i] is
 	// number base+i (backend.wait).
