@@ -239,6 +239,8 @@ type inflight struct {
 	spans       []span // the launches of each of its command buffers
 	first, upTo int    // the numbers of its command buffers: [first, upTo)
 	encErr      error  // the launch that could not be encoded, if any
+	finished    bool   // waited for; err is its result
+	err         error
 
 	// The batch's device error word (kernels/errword.go): bound by every launch
 	// whose Encode asks for it, zeroed at the batch's first such launch, read
@@ -415,12 +417,23 @@ func (r *runner) submit(batch []kernels.Launch) *inflight {
 
 // finish waits for p's command buffers and returns its errors: the launch that could
 // not be encoded, the command buffer the GPU failed (with the kernels it held), and
-// the launch the device error word names. Batches are finished in submission order.
+// the launch the device error word names. Batches complete in submission order, so
+// the batches submitted before p (another graph's, on a shared GPU) are finished
+// first and keep their results for their own finish.
 func (r *runner) finish(p *inflight) error {
-	if len(r.inFlight) == 0 || r.inFlight[0] != p {
-		panic("metal: batches finished out of submission order")
+	for !p.finished {
+		if len(r.inFlight) == 0 {
+			panic("metal: finishing a batch that was not submitted")
+		}
+		q := r.inFlight[0]
+		r.inFlight = r.inFlight[1:]
+		q.err, q.finished = r.land(q), true
 	}
-	r.inFlight = r.inFlight[1:]
+	return p.err
+}
+
+// land waits for the oldest batch in flight, p, and returns its errors.
+func (r *runner) land(p *inflight) error {
 	failed, gpuErr := r.b.wait(p.upTo)
 	if gpuErr != nil {
 		gpuErr = r.gpuError(p, failed, gpuErr)

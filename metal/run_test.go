@@ -26,10 +26,11 @@ type fakeBackend struct {
 	libErr    error          // newLibrary fails with it
 	maxThr    int            // every pipeline's maxTotalThreadsPerThreadgroup
 	open      bool
-	committed int // committed and not waited for
-	waited    int // the number of the first command buffer not waited for
-	failAt    int // position, among those a wait covers, of the one that fails, or -1
-	panicOn   int // the commit (counted from 1) that panics, as a nil Metal object would; 0 for none
+	committed int  // committed and not waited for
+	waited    int  // the number of the first command buffer not waited for
+	failAt    int  // position, among those a wait covers, of the one that fails, or -1
+	failOnce  bool // failAt applies to the next failing wait only
+	panicOn   int  // the commit (counted from 1) that panics, as a nil Metal object would; 0 for none
 	commits   int
 	scratches int       // scratch buffers made
 	words     int       // error words made
@@ -179,7 +180,11 @@ func (f *fakeBackend) wait(upTo int) (int, error) {
 	f.committed -= n
 	f.waited += n
 	if f.failAt >= 0 && f.failAt < n {
-		return from + f.failAt, errors.New("page fault")
+		at := from + f.failAt
+		if f.failOnce {
+			f.failAt = -1
+		}
+		return at, errors.New("page fault")
 	}
 	return -1, nil
 }

@@ -56,11 +56,18 @@ func TestSubmitOverlapsBatches(t *testing.T) {
 	assert.Equal(t, 2, f.scratches)
 	assert.Equal(t, 2, f.words)
 
-	require.PanicsWithValue(t, "metal: batches finished out of submission order", func() {
-		d, e := r.submit(nil), r.submit(nil)
-		_ = r.finish(e)
-		_ = d
-	})
+	// Another graph's batch E, submitted after D, finished first: D is finished with
+	// it (batches complete in order) and keeps its result for its own finish.
+	f.ops = nil
+	f.failAt, f.failOnce = 0, true
+	d := r.submit([]kernels.Launch{arange(f, kernels.Float32, 4, 0)})
+	e := r.submit([]kernels.Launch{arange(f, kernels.Float32, 4, 0)})
+	require.NoError(t, r.finish(e))
+	assert.Equal(t, 2, count(f.ops, "wait"), "D's wait, then E's")
+	require.EqualError(t, r.finish(d), "metal: command buffer of launches 0 to 0 of 1 (arange to arange) failed: page fault")
+	assert.Equal(t, 2, count(f.ops, "wait"), "D's result was kept")
+	require.Empty(t, r.inFlight)
+	require.PanicsWithValue(t, "metal: finishing a batch that was not submitted", func() { _ = r.finish(&inflight{}) })
 }
 
 // TestSubmitGrownScratchReleasedAfterItsBatch: a scratch buffer a batch outgrew is
