@@ -38,8 +38,9 @@ func LoadTensor(g *graph.Graph, c *checkpoint.Checkpoint, name string) (tensor.A
 	if len(info.Shape) > kernels.MaxDims {
 		return fail(fmt.Sprintf("rank %d exceeds %d", len(info.Shape), kernels.MaxDims), nil)
 	}
-	// On the CPU device FromHost uses b in place (a later fault is the kernels' to catch:
-	// graph.ErrMemoryFault); elsewhere it copies b, which aliases the mapping, in this
+	// On the CPU device, and on Metal when the tensor is aligned in its file, FromMapped
+	// uses b in place (on the CPU a later fault is the kernels' to catch:
+	// graph.ErrMemoryFault); otherwise it copies b, which aliases the mapping, in this
 	// goroutine: the fault guard sits here (see checkpoint.CatchFault).
 	var a tensor.Array
 	err = checkpoint.CatchTensorFault(name, func() error {
