@@ -50,9 +50,10 @@ type hostMaps struct {
 	wrap   func(p unsafe.Pointer, n int) (deviceBuffer, error) // a buffer over [p, p+n), no copy
 	free   func(deviceBuffer)                                  // releases a wrapped buffer
 
-	mu     sync.Mutex
-	wins   []*hostWindow
-	byBase map[*byte]*hostUse
+	mu      sync.Mutex
+	wins    []*hostWindow
+	byBase  map[*byte]*hostUse
+	refused map[uintptr]string // windows the device would not wrap, by start: not asked again
 }
 
 // planWindow decides where a tensor at byte offset off, of n bytes, needing align, in a mapping of
@@ -122,8 +123,15 @@ func (m *hostMaps) adopt(dt kernels.DType, b, mapping []byte) (done func(), why 
 	}
 	if win == nil {
 		lo := unsafe.Add(unsafe.Pointer(&mapping[0]), start)
+		if why, ok := m.refused[uintptr(lo)]; ok {
+			return nil, why, false
+		}
 		buf, err := m.wrap(lo, size)
 		if err != nil {
+			if m.refused == nil {
+				m.refused = map[uintptr]string{}
+			}
+			m.refused[uintptr(lo)] = err.Error()
 			return nil, err.Error(), false
 		}
 		win = &hostWindow{start: uintptr(lo), n: size, buf: buf}

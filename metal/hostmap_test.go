@@ -123,9 +123,16 @@ func TestHostMapsOneBufferPerFile(t *testing.T) {
 	assert.Equal(t, 0, m.windows())
 
 	w.fail = errors.New("the device refused")
-	_, why, ok = m.adopt(kernels.UInt32, a, mapping)
-	require.False(t, ok)
-	assert.Equal(t, "the device refused", why)
+	w.wrapped = nil
+	calls := 0
+	wrap := m.wrap
+	m.wrap = func(p unsafe.Pointer, n int) (deviceBuffer, error) { calls++; return wrap(p, n) }
+	for range 2 {
+		_, why, ok = m.adopt(kernels.UInt32, a, mapping)
+		require.False(t, ok)
+		assert.Equal(t, "the device refused", why)
+	}
+	assert.Equal(t, 1, calls, "a refused window is not asked for again")
 }
 
 // TestHostMapsWindows: a file larger than the device's largest buffer is wrapped in
