@@ -101,9 +101,22 @@ func (g *Graph) FromBytes(l kernels.Layout, b []byte) *Handle {
 // Elsewhere, or when b is not aligned for l's dtype, b is copied as FromBytes does and
 // release is called at once. b must not change while the array lives.
 func (g *Graph) FromHost(l kernels.Layout, b []byte, release func()) *Handle {
+	return g.FromMapped(l, b, nil, release)
+}
+
+// FromMapped is FromHost for bytes that lie within mapping, the whole page-aligned
+// mapping of their file: a device that is a HostMapper (Metal) binds b in place there
+// when it can, as the CPU device binds b itself, and b is copied only when neither can.
+func (g *Graph) FromMapped(l kernels.Layout, b, mapping []byte, release func()) *Handle {
 	size := l.Span() * l.DType.Size()
-	inPlace := g.dev.Name() == "cpu" && size > 0 && len(b) >= size &&
+	fits := size > 0 && len(b) >= size
+	inPlace := fits && g.dev.Name() == "cpu" &&
 		uintptr(unsafe.Pointer(&b[0]))%uintptr(max(l.DType.Size(), 1)) == 0
+	if hm, ok := g.dev.(HostMapper); ok && fits && !inPlace && mapping != nil {
+		if done, ok := hm.MapHost(l.DType, b[:size:size], mapping); ok {
+			inPlace, release = true, then(done, release)
+		}
+	}
 	if !inPlace {
 		h := g.FromBytes(l, b)
 		if release != nil {
@@ -127,6 +140,18 @@ func (g *Graph) FromHost(l kernels.Layout, b []byte, release func()) *Handle {
 	n.data = g.newData(buf)
 	n.state = stateScheduled
 	return h
+}
+
+// then is a release that calls first, then second (either may be nil).
+func then(first, second func()) func() {
+	return func() {
+		if first != nil {
+			first()
+		}
+		if second != nil {
+			second()
+		}
+	}
 }
 
 // Bytes waits for h's buffer and returns it with h's layout. A pending node is evaluated

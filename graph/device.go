@@ -26,6 +26,28 @@ type ResourceLimiter interface {
 	ResourceLimit() int
 }
 
+// Submitter is implemented by a device whose batches run asynchronously (Metal): the
+// executor submits the next batch while the device still runs the last, so the device
+// does not idle while a batch is encoded. Batches complete in submission order.
+type Submitter interface {
+	// Submit encodes and commits batch and returns without waiting for it: done is
+	// closed once it has completed, and wait blocks until then and returns what Run
+	// would have returned. The executor calls wait once per batch, in submission
+	// order, before it reuses or frees anything the batch uses.
+	Submit(batch []kernels.Launch) (done <-chan struct{}, wait func() error)
+}
+
+// HostMapper is implemented by a device that binds host memory in place when it lies in
+// a mapped file it can wrap (Metal: one no-copy buffer over the file's page-aligned
+// mapping, each tensor bound at its offset). FromMapped asks it before it copies.
+type HostMapper interface {
+	// MapHost reports whether the device binds b, an array of dtype dt within mapping,
+	// in place;
+	// when it does, done ends that use (called when the array's buffer is freed, before
+	// the mapping's own release).
+	MapHost(dt kernels.DType, b, mapping []byte) (done func(), ok bool)
+}
+
 // FusedChooser is implemented by a device that chooses, by size, between a fused block
 // kernel (kernels.KMoEBlock, KMLPBlock, KGDNBlock for the GDN pair) and the unfused
 // kernels it replaces. Each device makes that choice in its TakesFused method, and

@@ -80,7 +80,11 @@ func (e *executor) start(g *Graph, opt Options) {
 		n = 2
 	}
 	e.ch = make(chan *batch, n)
-	go e.worker(e.ch)
+	if sub, ok := g.dev.(Submitter); ok {
+		go e.submitWorker(e.ch, sub)
+	} else {
+		go e.worker(e.ch)
+	}
 	runtime.AddCleanup(g, func(ch chan *batch) { close(ch) }, e.ch)
 }
 
@@ -153,12 +157,75 @@ func (e *executor) worker(ch chan *batch) {
 	}
 }
 
+// submitted is a batch a Submitter runs: done and wait are its Submit's.
+type submitted struct {
+	b    *batch
+	done <-chan struct{}
+	wait func() error
+}
+
+// submitWorker is the worker of a Submitter: it submits each batch as it comes,
+// before it waits for the one the device is running, so the device runs one batch
+// while the next is encoded; a batch is published (complete) only once the device has
+// finished it, so its buffers are not reused or freed while the device may read them.
+// An error reaches the batch that caused it; a batch submitted before an earlier one's
+// failure was known is failed with it, as the synchronous worker skips it.
+func (e *executor) submitWorker(ch chan *batch, dev Submitter) {
+	runtime.LockOSThread()
+	var fly *submitted // the batch the device runs, if any
+	land := func() {
+		e.complete(fly.b, fly.wait())
+		fly = nil
+	}
+	for {
+		var b *batch
+		ok := true
+		if fly == nil {
+			b, ok = <-ch
+		} else {
+			select {
+			case b, ok = <-ch:
+			case <-fly.done:
+				land()
+				continue
+			}
+		}
+		if !ok {
+			if fly != nil {
+				land()
+			}
+			return
+		}
+		if b.seq <= e.poisonUntil.Load() {
+			if fly != nil {
+				land()
+			}
+			e.complete(b, nil)
+			continue
+		}
+		done, wait := dev.Submit(b.launches)
+		if fly != nil {
+			land()
+		}
+		fly = &submitted{b, done, wait}
+	}
+}
+
 // run executes b, unless an earlier failure poisons it, and publishes its completion.
 func (e *executor) run(b *batch) {
-	skip := b.seq <= e.poisonUntil.Load()
 	var err error
-	if !skip {
+	if b.seq > e.poisonUntil.Load() {
 		err = e.dev.Run(b.launches)
+	}
+	e.complete(b, err)
+}
+
+// complete publishes b's completion with its error (nil when it was skipped). A batch
+// that ran while an earlier one failed (a Submitter's) counts as failed with it: its
+// error is that failure's.
+func (e *executor) complete(b *batch, err error) {
+	if b.seq <= e.poisonUntil.Load() {
+		err = nil // within an earlier failure's range, which fails it
 	}
 	for i := range b.launches {
 		l := &b.launches[i]

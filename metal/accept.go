@@ -26,9 +26,6 @@ type Probe interface {
 	// threadExecutionWidth, wrote what the kernel stored (threads_per_simdgroup; 0 if
 	// the device ran nothing, as some virtual GPUs do).
 	ProbeSIMD() (width, wrote int, err error)
-	// CompileFamilies compiles every kernel family; the error names the first
-	// family (in name order) that failed.
-	CompileFamilies() error
 }
 
 // simdWidth is the SIMD-group width every kernel assumes: simd_sum and the shuffles
@@ -42,9 +39,11 @@ func paravirtual(name string) bool { return strings.Contains(name, "Paravirtual"
 
 // Accept is nil when NewGPU may run on the device p describes, else why not, wrapping
 // ErrUnavailable: a macOS older than 14 (MSL 3.1), a GPU that is not Apple silicon
-// (no Apple7 family: an Intel Mac's AMD or Intel GPU), a SIMD width other than 32, a
-// probe kernel that ran without effect, or a family that does not compile. The checks
-// go cheapest first, so a refused machine compiles nothing.
+// (no Apple7 family: an Intel Mac's AMD or Intel GPU), a SIMD width other than 32, or
+// a probe kernel that ran without effect. The checks go cheapest first, so a refused
+// machine compiles nothing. The families are compiled after it, in the background
+// (startBuilds); a family that does not compile refuses the device at GPU.Ready
+// (readyError).
 func Accept(p Probe) error {
 	if err := checkMacOS(p.MacOSMajor()); err != nil {
 		return err
@@ -66,14 +65,21 @@ func Accept(p Probe) error {
 		return fmt.Errorf("%w: %s ran the probe kernel without effect (it stored %d, want %d)",
 			ErrUnavailable, name, wrote, simdWidth)
 	}
-	if err := p.CompileFamilies(); err != nil {
+	return nil
+}
+
+// readyError waits for every family's compile and is nil when all compiled, else the
+// first failure in family order, worded as Accept's refusals (wrapping ErrUnavailable
+// and the *CompileError): GPU.Ready's answer.
+func readyError(name string, s *familyBuilds) error {
+	if err := s.waitAll(); err != nil {
 		return fmt.Errorf("%w: %s: %w", ErrUnavailable, name, err)
 	}
 	return nil
 }
 
 // Families is the name of every kernel family with a Metal twin, sorted: what
-// NewGPU compiles before it accepts a device.
+// NewGPU starts compiling once it accepts a device.
 func Families() []string {
 	seen := map[string]bool{}
 	var out []string
@@ -85,45 +91,6 @@ func Families() []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// compileAll compiles every family with compile (concurrently, at most par at once),
-// returning the libraries by family and the first failure in family order as a
-// *CompileError.
-func compileAll(families []string, par int, compile func(family, source string) (library, error)) (map[string]library, error) {
-	type result struct {
-		lib library
-		err error
-	}
-	res := make([]result, len(families))
-	sem := make(chan struct{}, max(par, 1))
-	done := make(chan struct{})
-	for i, f := range families {
-		go func() {
-			sem <- struct{}{}
-			defer func() { <-sem; done <- struct{}{} }()
-			src, err := kernels.Source(f)
-			if err == nil {
-				res[i].lib, err = compile(f, src)
-			}
-			res[i].err = err
-		}()
-	}
-	for range families {
-		<-done
-	}
-	libs := make(map[string]library, len(families))
-	var first error
-	for i, f := range families {
-		if res[i].err != nil {
-			if first == nil {
-				first = &CompileError{Family: f, Err: res[i].err}
-			}
-			continue
-		}
-		libs[f] = res[i].lib
-	}
-	return libs, first
 }
 
 // RequireEnv names the environment variable that turns the Metal tests' skips (no

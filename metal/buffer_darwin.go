@@ -20,8 +20,9 @@ const bufferOptions = metal.ResourceStorageModeShared | metal.ResourceHazardTrac
 // each buffer's life to an autorelease pool; sending the messages directly
 // returns objects we own (+1) and release exactly once.
 var (
-	selNewBuffer = objc.Sel("newBufferWithLength:options:")
-	selNewHeap   = objc.Sel("newHeapWithDescriptor:")
+	selNewBuffer       = objc.Sel("newBufferWithLength:options:")
+	selNewBufferNoCopy = objc.Sel("newBufferWithBytesNoCopy:length:options:deallocator:")
+	selNewHeap         = objc.Sel("newHeapWithDescriptor:")
 )
 
 // bufferProvider is the device's alloc.Provider. Its counts are of objects it
@@ -160,4 +161,24 @@ func (b *buffer) releaseLocked() {
 	}
 	b.data = nil
 	b.p.policy.released(b.src)
+}
+
+// wrapNoCopy is hostMaps.wrap on a Mac: an MTLBuffer over [p, p+n) of a mapped file,
+// without a copy (p and n page-aligned, as planWindow makes them), with no deallocator:
+// the mapping belongs to the checkpoint, which unmaps it only after hostMaps has
+// released this buffer. It is outside the provider's books, as the error word is.
+func (d *Device) wrapNoCopy(p unsafe.Pointer, n int) (deviceBuffer, error) {
+	var mtl metal.BufferWrapper
+	objc.WithAutoreleasePool(func() {
+		mtl = objc.Call[metal.BufferWrapper](d.mtl, selNewBufferNoCopy, p, uint(n), bufferOptions, unsafe.Pointer(nil))
+	})
+	if mtl.IsNil() {
+		return nil, fmt.Errorf("metal: the device refused a no-copy buffer of %d bytes", n)
+	}
+	return &buffer{mtl: mtl, data: unsafe.Slice((*byte)(p), n)}, nil
+}
+
+// releaseWrapped releases a buffer wrapNoCopy made.
+func releaseWrapped(b deviceBuffer) {
+	objc.WithAutoreleasePool(func() { b.(*buffer).mtl.Release() })
 }

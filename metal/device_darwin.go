@@ -66,6 +66,7 @@ import "C"
 
 import (
 	"fmt"
+	"os"
 	"sync"
 	"unsafe"
 
@@ -83,12 +84,13 @@ type Device struct {
 	workingSet    int64
 	resourceLimit int
 	provider      *bufferProvider
-	heaps         bool   // small buffers come from MTLHeaps (not on a paravirtual GPU)
-	arch          string // architecture name, e.g. "applegpu_g13s"; its last letter is the chip class
+	host          *hostMaps // weights bound in place (GPU.MapHost)
+	heaps         bool      // small buffers come from MTLHeaps (not on a paravirtual GPU)
+	arch          string    // architecture name, e.g. "applegpu_g13s"; its last letter is the chip class
 
-	acceptOnce sync.Once          // NewGPU's checks (Accept), once a process
-	acceptErr  error              // why the device was refused, or nil
-	libs       map[string]library // every family, compiled by Accept
+	acceptOnce sync.Once     // NewGPU's checks (Accept), once a process
+	acceptErr  error         // why the device was refused, or nil
+	builds     *familyBuilds // every family's compile, started once Accept passed
 }
 
 // Available reports whether Open can succeed.
@@ -120,6 +122,7 @@ var openDefault = sync.OnceValues(func() (*Device, error) {
 	C.ingot_gpu_arch(ptr, &arch[0], C.size_t(len(arch)))
 	d.arch = C.GoString(&arch[0])
 	d.provider = &bufferProvider{dev: d, policy: heapPolicy{usable: d.heaps}}
+	d.host = &hostMaps{page: os.Getpagesize(), maxLen: int(d.maxBuffer), wrap: d.wrapNoCopy, free: releaseWrapped}
 	return d, nil
 })
 

@@ -31,7 +31,9 @@
 // that a twin meets while running (an index out of range) comes back through
 // the batch's device error word (kernels/errword.go), which Run binds to the
 // launches that ask for it and reads after the wait: Run then returns the
-// *kernels.LaunchError the CPU device would have.
+// *kernels.LaunchError the CPU device would have. Submit is Run without the wait
+// (graph.Submitter): the graph encodes the next batch while the GPU runs this one,
+// and each batch in flight has its own error word and scratch.
 //
 // All Metal code is built only for darwin. Elsewhere Available reports false,
 // Open and NewGPU return an error wrapping ErrUnavailable, and the Device and

@@ -70,7 +70,7 @@ func runSamples(t *testing.T, g *GPU, b *emuBackend, families []string) {
 func TestEmulatedSamplesMatchGoTwins(t *testing.T) {
 	g, b := newEmulatedGPU(t, GPUOptions{CommitEvery: 4}, msltest.OrderShuffled)
 	runSamples(t, g, b, nil)
-	t.Logf("%d dispatches", b.dispatches)
+	t.Logf("%d dispatches", b.ranDispatches())
 }
 
 // TestRowKernelsClampToPipelineLimit: a pipeline allowing fewer than 1024 threads per

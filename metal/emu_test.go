@@ -5,9 +5,11 @@ package metal
 import (
 	"fmt"
 	"maps"
+	"os"
 	"strings"
 	"sync"
 	"testing"
+	"unsafe"
 
 	"github.com/ingotml/ingot/alloc"
 	"github.com/ingotml/ingot/kernels"
@@ -32,10 +34,19 @@ type emuProvider struct {
 type emuBuffer struct {
 	p  *emuProvider
 	sh *msltest.Shared
+	// A window of a mapping bound in place (hostMaps): its start in sh, and its
+	// length (0: the whole of sh).
+	base, n int
 }
 
 func (b *emuBuffer) Bytes() []byte { return b.sh.Bytes }
-func (b *emuBuffer) size() int     { return len(b.sh.Bytes) }
+
+func (b *emuBuffer) size() int {
+	if b.n > 0 {
+		return b.n
+	}
+	return len(b.sh.Bytes)
+}
 
 func (b *emuBuffer) Release() {
 	b.p.mu.Lock()
@@ -82,22 +93,33 @@ func (p *emuProvider) liveBuffers() int {
 	return len(p.live)
 }
 
-// emuBackend runs command buffers on the emulator when they are waited for.
+// emuBackend runs command buffers on the emulator, in commit order, on the goroutine
+// that first needs them done: a wait, or the goroutine of completed (as a GPU runs
+// them while the next batch is encoded).
 type emuBackend struct {
-	prov       *emuProvider
-	maxThr     int // every pipeline's maxTotalThreadsPerThreadgroup
-	order      msltest.ThreadOrder
-	sessions   []*msltest.Session
-	dispatches int // run so far
+	prov     *emuProvider
+	maxThr   int // every pipeline's maxTotalThreadsPerThreadgroup
+	order    msltest.ThreadOrder
+	sessions []*msltest.Session
 
-	word    *emuBuffer   // the error word, outside prov's books; freed at cleanup
-	scrBufs []*emuBuffer // scratch buffers, likewise
+	host    *hostMaps         // weights bound in place (GPU.MapHost), over mapped
+	mapped  []*msltest.Shared // the shared memory standing in for mapped files
+	words   []*emuBuffer      // error words, outside prov's books; freed at cleanup
+	scrBufs []*emuBuffer      // scratch buffers, likewise
 
-	open      bool
-	pipe      *emuPipeline
-	bindings  map[int]emuBinding // the open encoder's argument table
-	cmds      []emuCommand       // the open command buffer
-	committed [][]emuCommand
+	open     bool
+	pipe     *emuPipeline
+	bindings map[int]emuBinding // the open encoder's argument table
+	cmds     []emuCommand       // the open command buffer
+
+	// The emulated GPU's queue, under gpu.
+	gpu        sync.Mutex
+	queue      [][]emuCommand // committed command buffers not run yet
+	ran        int            // command buffers run (their numbers are below it)
+	skipUntil  int            // a failed one skips the rest of its batch: numbers below it
+	failures   map[int]error  // failed command buffers not waited for, by number
+	waited     int            // command buffers waited for
+	dispatches int            // run so far
 }
 
 type emuBinding struct {
@@ -144,24 +166,41 @@ func (l *emuLibrary) newPipeline(entry string) (pipeline, error) {
 	return nil, fmt.Errorf("no function named %s (it has %s)", entry, strings.Join(names, ", "))
 }
 
-func (b *emuBackend) buffer(base *byte) (deviceBuffer, bool) {
+func (b *emuBackend) buffer(base *byte) (deviceBuffer, int, int, bool) {
 	b.prov.mu.Lock()
-	defer b.prov.mu.Unlock()
 	buf, ok := b.prov.live[base]
-	return buf, ok
+	b.prov.mu.Unlock()
+	if ok {
+		return buf, 0, buf.size(), true
+	}
+	return b.host.lookup(base)
 }
 
-// errorWord makes the error word at the first call: shared memory the kernel
-// programs write, not one of the provider's buffers.
+// errorWord makes an error word: shared memory the kernel programs write, not one of
+// the provider's buffers.
 func (b *emuBackend) errorWord() (deviceBuffer, []byte, error) {
-	if b.word == nil {
-		sh, err := msltest.NewShared(kernels.ErrorWordSize)
-		if err != nil {
-			return nil, nil, err
-		}
-		b.word = &emuBuffer{p: b.prov, sh: sh}
+	sh, err := msltest.NewShared(kernels.ErrorWordSize)
+	if err != nil {
+		return nil, nil, err
 	}
-	return b.word, b.word.sh.Bytes, nil
+	w := &emuBuffer{p: b.prov, sh: sh}
+	b.words = append(b.words, w)
+	return w, sh.Bytes, nil
+}
+
+// releaseScratch keeps the buffer to the test's end (freed at cleanup).
+func (b *emuBackend) releaseScratch(deviceBuffer) {}
+
+// wrapMapped is hostMaps.wrap: a window of one of the mapped shared buffers, without
+// a copy, as newBufferWithBytesNoCopy is on a Mac.
+func (b *emuBackend) wrapMapped(p unsafe.Pointer, n int) (deviceBuffer, error) {
+	for _, sh := range b.mapped {
+		lo := uintptr(unsafe.Pointer(&sh.Bytes[0]))
+		if at := uintptr(p); at >= lo && at+uintptr(n) <= lo+uintptr(len(sh.Bytes)) {
+			return &emuBuffer{p: b.prov, sh: sh, base: int(at - lo), n: n}, nil
+		}
+	}
+	return nil, fmt.Errorf("%d bytes at %p are not in a mapped shared buffer", n, p)
 }
 
 // scratch makes shared memory outside prov's books, kept to the test's end.
@@ -221,28 +260,82 @@ func (b *emuBackend) commit() bool {
 	if !b.open {
 		return false
 	}
-	b.committed = append(b.committed, b.cmds)
+	b.gpu.Lock()
+	b.queue = append(b.queue, b.cmds)
+	b.gpu.Unlock()
 	b.open, b.cmds = false, nil
 	return true
 }
 
-// wait runs the committed command buffers in order; the first dispatch that
-// fails fails its command buffer, and the ones after it do not run.
-func (b *emuBackend) wait() (int, error) {
-	defer func() { b.committed = nil }()
-	for i, cb := range b.committed {
-		for _, c := range cb {
-			if err := b.execute(c); err != nil {
-				return i, err
+// runLocked runs the queued command buffers numbered below upTo (a batch's end), in
+// order; the first dispatch that fails fails its command buffer, and the batch's
+// command buffers after it do not run.
+func (b *emuBackend) runLocked(upTo int) {
+	for b.ran < upTo && len(b.queue) > 0 {
+		cb := b.queue[0]
+		b.queue = b.queue[1:]
+		if b.ran >= b.skipUntil {
+			for _, c := range cb {
+				if err := b.execute(c); err != nil {
+					if b.failures == nil {
+						b.failures = map[int]error{}
+					}
+					b.failures[b.ran] = err
+					b.skipUntil = upTo
+					break
+				}
 			}
 		}
+		b.ran++
 	}
-	return -1, nil
+}
+
+// wait runs what is left of the command buffers numbered below upTo and reports the
+// first that failed.
+func (b *emuBackend) wait(upTo int) (int, error) {
+	b.gpu.Lock()
+	defer b.gpu.Unlock()
+	b.runLocked(upTo)
+	failed, err := -1, error(nil)
+	for i := b.waited; i < upTo; i++ {
+		if e, ok := b.failures[i]; ok {
+			if failed < 0 {
+				failed, err = i, e
+			}
+			delete(b.failures, i)
+		}
+	}
+	b.waited = max(b.waited, upTo)
+	return failed, err
+}
+
+// completed runs the command buffers numbered below upTo on a goroutine of their own
+// and closes the channel when they are done.
+func (b *emuBackend) completed(upTo int) <-chan struct{} {
+	ch := make(chan struct{})
+	go func() {
+		b.gpu.Lock()
+		b.runLocked(upTo)
+		b.gpu.Unlock()
+		close(ch)
+	}()
+	return ch
 }
 
 func (b *emuBackend) reset() {
 	b.open, b.cmds = false, nil
-	b.wait() //nolint:errcheck // the batch is abandoned; what was committed still runs first
+	b.gpu.Lock()
+	defer b.gpu.Unlock()
+	b.runLocked(b.ran + len(b.queue)) // the batch is abandoned; what was committed still runs first
+	clear(b.failures)
+	b.waited = b.ran
+}
+
+// ranDispatches is the number of dispatches run so far.
+func (b *emuBackend) ranDispatches() int {
+	b.gpu.Lock()
+	defer b.gpu.Unlock()
+	return b.dispatches
 }
 
 // execute runs one dispatch with the buffers its kernel declares.
@@ -259,7 +352,7 @@ func (b *emuBackend) execute(c emuCommand) error {
 		case !ok:
 			return fmt.Errorf("%s: nothing bound at buffer(%d)", c.pipe.entry, i)
 		case bd.buf != nil:
-			bufs = append(bufs, msltest.Buffer{Index: i, Shared: bd.buf.sh, Offset: bd.offset})
+			bufs = append(bufs, msltest.Buffer{Index: i, Shared: bd.buf.sh, Offset: bd.buf.base + bd.offset})
 		default: // setBytes, or nil for an empty argument (0 bytes: any access faults)
 			bufs = append(bufs, msltest.Buffer{Index: i, Data: bd.bytes})
 		}
@@ -282,12 +375,13 @@ func newEmulatedGPU(t testing.TB, opt GPUOptions, order msltest.ThreadOrder) (*G
 			s.Close()
 		}
 		b.prov.freeAll()
-		if b.word != nil {
-			b.word.sh.Free() //nolint:errcheck // best effort at the end of a test
+		for _, w := range b.words {
+			w.sh.Free() //nolint:errcheck // best effort at the end of a test
 		}
 		for _, s := range b.scrBufs {
 			s.sh.Free() //nolint:errcheck // likewise
 		}
 	})
-	return &GPU{r: newRunner(b, opt), prov: b.prov}, b
+	b.host = &hostMaps{page: os.Getpagesize(), maxLen: 1 << 36, wrap: b.wrapMapped, free: func(deviceBuffer) {}}
+	return &GPU{r: newRunner(b, opt), prov: b.prov, host: b.host}, b
 }

@@ -114,18 +114,18 @@ func (e *encoder) SetArg(index int, a *kernels.Arg) {
 		e.fail("buffer(%d): a %v array of %d elements has no data", index, a.DType, n)
 		return
 	}
-	buf, ok := e.r.b.buffer(&a.Data[0])
+	buf, base, limit, ok := e.r.b.buffer(&a.Data[0])
 	if !ok {
 		e.fail("buffer(%d): the argument's data is not a live Metal buffer of this GPU", index)
 		return
 	}
 	sz := a.DType.Size()
-	if a.Offset < 0 || (n > 0 && (a.Offset+a.Span())*sz > buf.size()) || a.Offset*sz > buf.size() {
+	if a.Offset < 0 || (n > 0 && (a.Offset+a.Span())*sz > limit) || a.Offset*sz > limit {
 		e.fail("buffer(%d): %v array of shape %v at element offset %d reaches past the end of its %d-byte buffer",
-			index, a.DType, a.Dims(), a.Offset, buf.size())
+			index, a.DType, a.Dims(), a.Offset, limit)
 		return
 	}
-	e.r.b.setBuffer(index, buf, a.Offset*sz)
+	e.r.b.setBuffer(index, buf, base+a.Offset*sz)
 	e.bind(index, buf, n*sz)
 }
 
@@ -233,7 +233,7 @@ func (e *encoder) dispatch(kind dispatchKind, size, group [3]int) {
 	e.r.b.dispatch(kind, size, group)
 	e.dispatches++
 	if out := e.launch.Out(); out.Size() > 0 && len(out.Data) > 0 {
-		if b, ok := e.r.b.buffer(&out.Data[0]); ok {
+		if b, _, _, ok := e.r.b.buffer(&out.Data[0]); ok {
 			e.r.cbWritten[b] = true
 		}
 	}

@@ -29,11 +29,11 @@ func (w *wordBackend) setBytes(index int, b []byte) {
 	w.fakeBackend.setBytes(index, b)
 }
 
-func (w *wordBackend) wait() (int, error) {
+func (w *wordBackend) wait(upTo int) (int, error) {
 	for i, v := range w.fault {
 		binary.LittleEndian.PutUint32(w.word[4*i:], v)
 	}
-	return w.fakeBackend.wait()
+	return w.fakeBackend.wait(upTo)
 }
 
 // TestRunErrorWord: every launch that asks binds the one word and its own position; the

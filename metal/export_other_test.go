@@ -19,5 +19,5 @@ func NewEmulatedGPU(t testing.TB, opt GPUOptions, order msltest.ThreadOrder) *GP
 // of its buffers are live.
 func EmulatedStats(g *GPU) (dispatches, liveBuffers int) {
 	b := g.r.b.(*emuBackend)
-	return b.dispatches, b.prov.liveBuffers()
+	return b.ranDispatches(), b.prov.liveBuffers()
 }

@@ -53,8 +53,11 @@ type GPU struct {
 }
 
 // NewGPU makes a graph device on the system's default Metal device, with its
-// own command queue and pipeline cache. Without a device the error wraps
-// ErrUnavailable.
+// own command queue and pipeline cache. Without a device, or with one Accept
+// refuses, the error wraps ErrUnavailable. The first NewGPU of a process starts
+// compiling every kernel family in the background and returns without waiting:
+// a dispatch waits for its own family only, and Ready waits for all of them (a
+// family that does not compile refuses the device there).
 func NewGPU(opt GPUOptions) (*GPU, error) {
 	if _, err := opt.withDefaults(); err != nil {
 		return nil, err
@@ -64,7 +67,11 @@ func NewGPU(opt GPUOptions) (*GPU, error) {
 		return nil, err
 	}
 	// The checks and every family's compile run once a process (see Accept).
-	dev.acceptOnce.Do(func() { dev.acceptErr = Accept(darwinProbe{dev}) })
+	dev.acceptOnce.Do(func() {
+		if dev.acceptErr = Accept(darwinProbe{dev}); dev.acceptErr == nil {
+			dev.builds = startBuilds(Families(), runtime.NumCPU(), dev.compile)
+		}
+	})
 	if dev.acceptErr != nil {
 		return nil, dev.acceptErr
 	}
@@ -83,9 +90,27 @@ func NewGPU(opt GPUOptions) (*GPU, error) {
 		return nil, fmt.Errorf("%w: %s made no fence", ErrUnavailable, dev.Name())
 	}
 	r := newRunner(q, opt)
-	r.cache.preload(dev.libs)
+	r.cache.builds = dev.builds
 	return &GPU{dev: dev, q: q, r: r}, nil
 }
+
+// MapHost binds b, a weight's bytes of dtype dt within mapping (the page-aligned mapping of its
+// file), in place: the first tensor of a file wraps the mapping in one no-copy buffer
+// (newBufferWithBytesNoCopy; a window of it for a file larger than the device's
+// largest buffer), and each tensor is bound at its offset there (graph.HostMapper).
+// done ends the use; the window's buffer is released with its last tensor, before the
+// mapping may go. ok is false when b must be copied (see hostMaps.adopt).
+func (g *GPU) MapHost(dt kernels.DType, b, mapping []byte) (done func(), ok bool) {
+	done, _, ok = g.dev.host.adopt(dt, b, mapping)
+	return done, ok
+}
+
+// Ready blocks until every kernel family has compiled and is nil when all did; else
+// it refuses the device as NewGPU would have (wrapping ErrUnavailable and the first
+// failing family's *CompileError, in family order). Call it before the first token:
+// a run that skips it finds a broken family at that family's first dispatch instead
+// (a *KernelError from Run).
+func (g *GPU) Ready() error { return readyError(g.dev.name, g.dev.builds) }
 
 // Name is "metal".
 func (g *GPU) Name() string { return "metal" }
@@ -122,22 +147,39 @@ func (g *GPU) Run(batch []kernels.Launch) (err error) {
 	return err
 }
 
+// Submit encodes the batch's launches and commits their command buffers as Run does,
+// but returns without waiting (graph.Submitter, which the graph's executor uses to
+// encode the next batch while the GPU runs this one): done is closed once the batch
+// has completed, and wait (called once, in submission order) returns what Run would
+// have: the launch that could not be encoded, the command buffer the GPU failed, the
+// kernel the device error word names.
+func (g *GPU) Submit(batch []kernels.Launch) (done <-chan struct{}, wait func() error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return submitOn(g.r, &g.mu, batch, func(f func()) {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		objc.WithAutoreleasePool(f)
+	})
+}
+
 // commandQueue is the darwin backend: one MTLCommandQueue and the command
 // buffer being encoded. Its buffers are untracked, so Metal orders nothing
 // between command buffers; a single fence does: each compute pass waits for
 // the previous one's update. Within a pass the encoder is serial, so each
 // dispatch sees the writes of the ones before it.
 type commandQueue struct {
-	dev       *Device
-	queue     metal.CommandQueueWrapper
-	fence     metal.FenceWrapper
-	fenced    bool // some pass has updated the fence (waiting on a fresh one is not defined)
-	cb        metal.CommandBufferWrapper
-	enc       metal.ComputeCommandEncoderWrapper
+	dev    *Device
+	queue  metal.CommandQueueWrapper
+	fence  metal.FenceWrapper
+	fenced bool // some pass has updated the fence (waiting on a fresh one is not defined)
+	cb     metal.CommandBufferWrapper
+	enc    metal.ComputeCommandEncoderWrapper
+	// The committed command buffers not waited for, retained (a batch's outlive the
+	// autorelease pool of the Submit that made them), oldest first: committed[i] is
+	// number base+i (backend.wait).
 	committed []metal.CommandBufferWrapper
-	word      *buffer   // the error word: made at first use, kept for the queue's life
-	scr       *buffer   // the runner's scratch buffer
-	retired   []*buffer // scratch buffers replaced since the last wait
+	base      int
 }
 
 // nsErrorText is the description of an NSError returned through an error:
@@ -159,7 +201,7 @@ func (q *commandQueue) newLibrary(family, source string) (library, error) {
 func responds(obj objc.Object, sel string) bool { return obj.RespondsToSelector(objc.Sel(sel)) }
 
 // compile compiles a family's MSL. It may run on any goroutine (NewGPU compiles the
-// families concurrently): it drains its own autorelease pool on a locked thread.
+// families concurrently, in the background): it drains its own autorelease pool on a locked thread.
 func (d *Device) compile(family, source string) (lib library, err error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -216,56 +258,42 @@ type mtlPipeline struct {
 
 func (p *mtlPipeline) maxThreads() int { return p.max }
 
-func (q *commandQueue) buffer(base *byte) (deviceBuffer, bool) {
-	b, ok := q.dev.provider.lookup(base)
-	if !ok {
-		return nil, false
+func (q *commandQueue) buffer(base *byte) (deviceBuffer, int, int, bool) {
+	if b, ok := q.dev.provider.lookup(base); ok {
+		return b, 0, b.size(), true
 	}
-	return b, true
+	return q.dev.host.lookup(base)
 }
 
-// errorWord makes the error word at the first call: an MTLBuffer of its own,
-// made by the device directly, so the provider's count (which the allocator's
-// must equal) does not include it.
+// errorWord makes an error word: an MTLBuffer of its own, made by the device
+// directly, so the provider's count (which the allocator's must equal) does not
+// include it. The runner keeps it for the queue's life.
 func (q *commandQueue) errorWord() (deviceBuffer, []byte, error) {
-	if q.word == nil {
-		mtl := objc.Call[metal.BufferWrapper](q.dev.mtl, selNewBuffer, uint(kernels.ErrorWordSize), bufferOptions)
-		if mtl.IsNil() {
-			return nil, nil, fmt.Errorf("metal: the device refused a buffer of %d bytes", kernels.ErrorWordSize)
-		}
-		ptr := mtl.Contents()
-		if ptr == nil {
-			mtl.Release()
-			return nil, nil, fmt.Errorf("metal: the error word has no CPU-visible contents")
-		}
-		q.word = &buffer{mtl: mtl, data: unsafe.Slice((*byte)(ptr), kernels.ErrorWordSize)}
+	mtl := objc.Call[metal.BufferWrapper](q.dev.mtl, selNewBuffer, uint(kernels.ErrorWordSize), bufferOptions)
+	if mtl.IsNil() {
+		return nil, nil, fmt.Errorf("metal: the device refused a buffer of %d bytes", kernels.ErrorWordSize)
 	}
-	return q.word, q.word.data, nil
+	ptr := mtl.Contents()
+	if ptr == nil {
+		mtl.Release()
+		return nil, nil, fmt.Errorf("metal: the error word has no CPU-visible contents")
+	}
+	w := &buffer{mtl: mtl, data: unsafe.Slice((*byte)(ptr), kernels.ErrorWordSize)}
+	return w, w.data, nil
 }
 
-// scratch makes the runner's scratch buffer (see backend.scratch): made by the
-// device directly, as the error word, and kept until the next one replaces it
-// and the command buffers that may use the old one have completed.
+// scratch makes a scratch buffer (see backend.scratch): made by the device directly,
+// as the error word, and released by releaseScratch once the runner knows no batch
+// in flight uses it.
 func (q *commandQueue) scratch(n int) (deviceBuffer, error) {
 	mtl := objc.Call[metal.BufferWrapper](q.dev.mtl, selNewBuffer, uint(n), bufferOptions)
 	if mtl.IsNil() {
 		return nil, fmt.Errorf("metal: the device refused a scratch buffer of %d bytes", n)
 	}
-	if q.scr != nil {
-		q.retired = append(q.retired, q.scr)
-	}
-	q.scr = &buffer{mtl: mtl, data: unsafe.Slice((*byte)(mtl.Contents()), n)}
-	return q.scr, nil
+	return &buffer{mtl: mtl, data: unsafe.Slice((*byte)(mtl.Contents()), n)}, nil
 }
 
-// releaseRetired releases the replaced scratch buffers, once nothing in flight can use them.
-func (q *commandQueue) releaseRetired() {
-	for _, b := range q.retired {
-		b.mtl.Release()
-	}
-	clear(q.retired)
-	q.retired = q.retired[:0]
-}
+func (q *commandQueue) releaseScratch(b deviceBuffer) { b.(*buffer).mtl.Release() }
 
 // size is the buffer's length in bytes.
 func (b *buffer) size() int { return len(b.data) }
@@ -325,6 +353,7 @@ func (q *commandQueue) commit() bool {
 	objc.Call[objc.Void](q.enc, selEndEncoding)
 	q.cb.Commit()
 	q.fenced = true
+	q.cb.Retain() // released by wait or reset
 	q.committed = append(q.committed, q.cb)
 	q.cb, q.enc = metal.CommandBufferWrapper{}, metal.ComputeCommandEncoderWrapper{}
 	return true
@@ -341,27 +370,53 @@ func (q *commandQueue) reset() {
 	q.cb, q.enc = metal.CommandBufferWrapper{}, metal.ComputeCommandEncoderWrapper{}
 	for _, cb := range q.committed {
 		cb.WaitUntilCompleted()
+		cb.Release()
 	}
+	q.base += len(q.committed)
 	clear(q.committed)
 	q.committed = q.committed[:0]
-	q.releaseRetired()
 }
 
-func (q *commandQueue) wait() (int, error) {
+// wait waits for the command buffers numbered below upTo (see backend.wait), in
+// order, and releases them.
+func (q *commandQueue) wait(upTo int) (int, error) {
 	failed, err := -1, error(nil)
-	for i, cb := range q.committed {
+	n := min(max(upTo-q.base, 0), len(q.committed))
+	for i, cb := range q.committed[:n] {
 		cb.WaitUntilCompleted()
 		if st := cb.Status(); st != metal.CommandBufferStatusCompleted && failed < 0 {
-			failed = i
+			failed = q.base + i
 			msg := fmt.Sprintf("status %d", st)
 			if e := cb.Error(); !e.IsNil() {
 				msg = e.LocalizedDescription()
 			}
 			err = errors.New(msg)
 		}
+		cb.Release()
 	}
-	clear(q.committed)
-	q.committed = q.committed[:0]
-	q.releaseRetired()
+	q.committed = append(q.committed[:0], q.committed[n:]...)
+	q.base += n
 	return failed, err
+}
+
+// completed is closed once the command buffers numbered below upTo have completed: a
+// goroutine waits for them (waitUntilCompleted, which Metal allows from any thread),
+// each retained for it. It stands for addCompletedHandler:, whose block macdriver
+// would have to call back into Go on Metal's completion thread.
+func (q *commandQueue) completed(upTo int) <-chan struct{} {
+	n := min(max(upTo-q.base, 0), len(q.committed))
+	cbs := make([]metal.CommandBufferWrapper, n)
+	for i, cb := range q.committed[:n] {
+		cb.Retain()
+		cbs[i] = cb
+	}
+	ch := make(chan struct{})
+	go func() {
+		defer close(ch)
+		for _, cb := range cbs {
+			cb.WaitUntilCompleted()
+			cb.Release()
+		}
+	}()
+	return ch
 }

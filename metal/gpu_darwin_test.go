@@ -19,6 +19,9 @@ func gpuOrSkip(t *testing.T, opt GPUOptions) *GPU {
 	t.Helper()
 	openOrSkip(t)
 	g, err := NewGPU(opt)
+	if err == nil {
+		err = g.Ready() // a family that does not compile refuses the device too
+	}
 	if errors.Is(err, ErrUnavailable) {
 		skipOrFail(t, err) // a device NewGPU refuses (Accept)
 	}

@@ -81,7 +81,6 @@ static int ingot_probe_simd(void *devp, const char *src, long *width, long *wrot
 import "C"
 
 import (
-	"runtime"
 	"unsafe"
 )
 
@@ -113,14 +112,6 @@ func (p darwinProbe) ProbeSIMD() (width, wrote int, err error) {
 		return int(w), int(o), &probeError{C.GoString(&msg[0])}
 	}
 	return int(w), int(o), nil
-}
-
-// CompileFamilies compiles every family, as many at once as there are CPUs, and
-// keeps the libraries on the device for every GPU made on it.
-func (p darwinProbe) CompileFamilies() error {
-	libs, err := compileAll(Families(), runtime.NumCPU(), p.d.compile)
-	p.d.libs = libs
-	return err
 }
 
 // probeError is the SIMD probe's failure, as Metal described it.

@@ -60,8 +60,12 @@ func TestMacReport(t *testing.T) {
 		}
 		fmt.Fprintf(&b, "compile %-12s ok, %d ms\n", f, ms)
 	}
-	_, err = NewGPU(GPUOptions{})
+	g, err := NewGPU(GPUOptions{})
 	fmt.Fprintf(&b, "NewGPU (Accept): %v\n", errText(err))
+	if err == nil {
+		err = g.Ready()
+		fmt.Fprintf(&b, "GPU.Ready (every family, compiled in the background): %v\n", errText(err))
+	}
 	require.NoError(t, err)
 	require.Zero(t, failed, "families that failed to compile")
 	require.Equal(t, 32, width)

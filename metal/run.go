@@ -74,19 +74,22 @@ func (o GPUOptions) withDefaults() (GPUOptions, error) {
 type backend interface {
 	// newLibrary compiles a family's MSL source.
 	newLibrary(family, source string) (library, error)
-	// buffer finds the live device buffer whose contents start at base.
-	buffer(base *byte) (deviceBuffer, bool)
-	// errorWord is the backend's device error word (kernels.ErrorWordSize bytes
-	// of shared memory, made at the first call and kept): its own object, not an
-	// array's, so it stays outside the allocator's books (whose count must equal
-	// the provider's).
+	// buffer finds the live device buffer that holds an argument whose data starts
+	// at base, the data's byte offset in it and its length from there: 0 and the
+	// buffer's size for a buffer the provider made, the tensor's offset in its
+	// window and its own length for a weight bound in place (hostMaps).
+	buffer(base *byte) (buf deviceBuffer, off, n int, ok bool)
+	// errorWord makes a device error word (kernels.ErrorWordSize bytes of shared
+	// memory): its own object, not an array's, so it stays outside the allocator's
+	// books (whose count must equal the provider's). The runner keeps the words it
+	// makes, one for each batch in flight, for the backend's life.
 	errorWord() (deviceBuffer, []byte, error)
 	// scratch makes a device buffer of n bytes for launches' scratch
-	// (kernels.Encoder.Scratch), outside the allocator's books like the error
-	// word. The runner asks for a larger one when a batch outgrows the last;
-	// the backend keeps a replaced one until the command buffers that may use
-	// it have completed (the next wait or reset).
+	// (kernels.Encoder.Scratch), outside the allocator's books like the error word.
+	// The runner gives each batch in flight its own, and hands one back through
+	// releaseScratch once no batch in flight can use it.
 	scratch(n int) (deviceBuffer, error)
+	releaseScratch(b deviceBuffer)
 
 	// The encoding calls go to the open command buffer; the first of them
 	// opens one. b is nil for an empty argument.
@@ -102,10 +105,15 @@ type backend interface {
 	// commit ends and commits the open command buffer without waiting; it
 	// reports false when none was open.
 	commit() bool
-	// wait blocks until every command buffer committed since the last wait
-	// has completed. It returns the position (in commit order) and error of
-	// the first one that failed, or -1 and nil.
-	wait() (int, error)
+	// Command buffers are numbered in commit order from 0, over the backend's life.
+	// wait blocks until every one numbered below upTo has completed and forgets
+	// them; it returns the number and error of the first that failed among those
+	// not waited for before, or -1 and nil.
+	wait(upTo int) (int, error)
+	// completed returns a channel closed once every command buffer numbered below
+	// upTo has completed (it may be called from the runner's goroutine only; the
+	// channel may be read anywhere).
+	completed(upTo int) <-chan struct{}
 	// reset abandons a batch that broke down (a panic): it ends the open
 	// command buffer's encoding without committing it, waits for every
 	// committed one (the GPU may still be using buffers the graph is about to
@@ -138,24 +146,16 @@ const (
 	dispatchThreadgroups                     // dispatchThreadgroups: size is the grid in groups
 )
 
-// pipelineCache compiles each family at its first use and makes each
-// pipeline once. Failures are kept too: the embedded source cannot change,
-// so a retry would only fail again, slowly.
+// pipelineCache makes each pipeline once. A family's library comes from the
+// background builds NewGPU started (its first dispatch waits for that family
+// alone), or, for a family outside them, is compiled at its first use. Failures
+// are kept too: the embedded source cannot change, so a retry would only fail
+// again, slowly.
 type pipelineCache struct {
 	source func(family string) (string, error)
+	builds *familyBuilds
 	libs   map[string]libEntry
 	pipes  map[pipeKey]pipeEntry
-}
-
-// preload adds families compiled ahead (NewGPU compiles every family before it
-// accepts a device), so that no dispatch waits for a compile.
-func (c *pipelineCache) preload(libs map[string]library) {
-	if c.libs == nil {
-		c.libs = map[string]libEntry{}
-	}
-	for f, l := range libs {
-		c.libs[f] = libEntry{lib: l}
-	}
 }
 
 type libEntry struct {
@@ -179,6 +179,9 @@ func (c *pipelineCache) get(b backend, family, entry string) (pipeline, error) {
 	}
 	l, ok := c.libs[family]
 	if !ok {
+		l.lib, l.err, ok = c.builds.wait(family)
+	}
+	if !ok {
 		src, err := c.source(family)
 		if err == nil {
 			l.lib, err = b.newLibrary(family, src)
@@ -186,11 +189,11 @@ func (c *pipelineCache) get(b backend, family, entry string) (pipeline, error) {
 		if err != nil {
 			l.err = &CompileError{Family: family, Err: err}
 		}
-		if c.libs == nil {
-			c.libs = map[string]libEntry{}
-		}
-		c.libs[family] = l
 	}
+	if c.libs == nil {
+		c.libs = map[string]libEntry{}
+	}
+	c.libs[family] = l
 	var e pipeEntry
 	if e.err = l.err; e.err == nil {
 		e.p, e.err = l.lib.newPipeline(entry)
@@ -205,7 +208,11 @@ func (c *pipelineCache) get(b backend, family, entry string) (pipeline, error) {
 	return e.p, e.err
 }
 
-// runner runs batches on a backend.
+// runner runs batches on a backend. A batch is submitted (encoded and committed,
+// without waiting) and later finished (waited for, its failures read), in order:
+// the next batch may be submitted while the GPU still runs the last one
+// (GPU.Submit), so what a batch's command buffers use until they complete, its
+// error word and its scratch, belongs to that batch alone until it is finished.
 type runner struct {
 	b           backend
 	commitEvery int
@@ -218,18 +225,38 @@ type runner struct {
 	enc       encoder
 	pos       int // the position in its batch of the launch being encoded
 
-	// The batch's device error word (kernels/errword.go): bound by every launch
-	// whose Encode asks for it, zeroed at the batch's first such launch (earlier
-	// batches have completed), read after the batch's wait.
-	word      []byte
-	wordBuf   deviceBuffer
-	wordBound bool
+	commits  int            // command buffers committed so far (the next one's number)
+	cur      *inflight      // the batch being encoded
+	inFlight []*inflight    // submitted and not finished, oldest first
+	words    []*errWord     // error words no batch in flight holds
+	scrFree  []deviceBuffer // scratch buffers no batch in flight holds
+}
 
-	// The batch's scratch: launches take consecutive regions of scr (from 0 at
-	// each batch, whose wait ends every earlier use), so no two launches of a
-	// batch share bytes.
-	scr     deviceBuffer
+// inflight is a submitted batch: what finish needs to report it, and what its
+// command buffers use until they complete.
+type inflight struct {
+	batch       []kernels.Launch
+	spans       []span // the launches of each of its command buffers
+	first, upTo int    // the numbers of its command buffers: [first, upTo)
+	encErr      error  // the launch that could not be encoded, if any
+	finished    bool   // waited for; err is its result
+	err         error
+
+	// The batch's device error word (kernels/errword.go): bound by every launch
+	// whose Encode asks for it, zeroed at the batch's first such launch, read
+	// once the batch has completed.
+	word *errWord
+	// The batch's scratch: launches take consecutive regions of scr[len-1], so no
+	// two launches of a batch share bytes; the earlier ones were outgrown within
+	// the batch and are still used by its earlier launches.
+	scr     []deviceBuffer
 	scrUsed int
+}
+
+// errWord is a device error word and its CPU view.
+type errWord struct {
+	buf  deviceBuffer
+	data []byte
 }
 
 // scratchAlign is the alignment of each launch's scratch region.
@@ -244,13 +271,21 @@ type scratchRegion struct {
 	off, len int
 }
 
-// scratch returns a region of n bytes for the launch being encoded.
+// scratch returns a region of n bytes of the batch's scratch for the launch being
+// encoded. A batch starts from a buffer no batch in flight holds (or a new one), and
+// takes a buffer twice as large when it outgrows it.
 func (r *runner) scratch(n int) (scratchRegion, error) {
-	off := (r.scrUsed + scratchAlign - 1) &^ (scratchAlign - 1)
-	if r.scr == nil || off+n > r.scr.size() {
+	p := r.cur
+	off := (p.scrUsed + scratchAlign - 1) &^ (scratchAlign - 1)
+	if len(p.scr) == 0 && len(r.scrFree) > 0 {
+		last := len(r.scrFree) - 1
+		p.scr, r.scrFree = append(p.scr, r.scrFree[last]), r.scrFree[:last]
+		off = 0
+	}
+	if len(p.scr) == 0 || off+n > p.scr[len(p.scr)-1].size() {
 		size := minScratch
-		if r.scr != nil {
-			size = 2 * r.scr.size()
+		if len(p.scr) > 0 {
+			size = 2 * p.scr[len(p.scr)-1].size()
 		}
 		for size < n {
 			size *= 2
@@ -259,11 +294,36 @@ func (r *runner) scratch(n int) (scratchRegion, error) {
 		if err != nil {
 			return scratchRegion{}, err
 		}
-		r.scr, off = buf, 0
+		p.scr, off = append(p.scr, buf), 0
 	}
-	r.scrUsed = off + n
-	return scratchRegion{buf: r.scr, off: off, len: n}, nil
+	p.scrUsed = off + n
+	return scratchRegion{buf: p.scr[len(p.scr)-1], off: off, len: n}, nil
 }
+
+// release gives back what p held once its command buffers have completed: its error
+// word, and its scratch (the largest buffer is kept for a later batch, at most
+// maxSpareScratch of them; the rest go back to the backend).
+func (r *runner) release(p *inflight) {
+	if p.word != nil {
+		r.words = append(r.words, p.word)
+		p.word = nil
+	}
+	if k := len(p.scr); k > 0 {
+		for _, b := range p.scr[:k-1] {
+			r.b.releaseScratch(b)
+		}
+		r.scrFree = append(r.scrFree, p.scr[k-1])
+		if len(r.scrFree) > maxSpareScratch {
+			r.b.releaseScratch(r.scrFree[0])
+			r.scrFree = r.scrFree[1:]
+		}
+		p.scr = nil
+	}
+}
+
+// maxSpareScratch is how many scratch buffers the runner keeps between batches: one
+// for the batch the GPU runs and one for the batch being encoded.
+const maxSpareScratch = 2
 
 func newRunner(b backend, opt GPUOptions) *runner {
 	if opt.CommitBytes == 0 {
@@ -275,38 +335,62 @@ func newRunner(b backend, opt GPUOptions) *runner {
 	return r
 }
 
-// runBatch is run with a panic (a nil object from Metal, a bug) turned into
-// Run's error, after reset has waited for whatever was committed.
-func (r *runner) runBatch(batch []kernels.Launch) (err error) {
+// runBatch submits batch and finishes it (Run: it returns when the batch has
+// completed).
+func (r *runner) runBatch(batch []kernels.Launch) error {
+	p, err := r.submitBatch(batch)
+	if err != nil {
+		return err
+	}
+	return r.finishBatch(p)
+}
+
+// finishBatch is finish with a panic turned into the batch's error, as submitBatch's.
+func (r *runner) finishBatch(p *inflight) (err error) {
 	defer func() {
-		if p := recover(); p != nil {
+		if v := recover(); v != nil {
 			r.b.reset()
-			err = fmt.Errorf("metal: run failed: %v", p)
+			r.release(p)
+			err = fmt.Errorf("metal: run failed: %v", v)
 		}
 	}()
-	return r.run(batch)
+	return r.finish(p)
+}
+
+// submitBatch is submit with a panic (a nil object from Metal, a bug) turned into
+// the batch's error, after reset has waited for whatever was committed.
+func (r *runner) submitBatch(batch []kernels.Launch) (p *inflight, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			r.b.reset()
+			if r.cur != nil {
+				r.release(r.cur)
+				r.cur = nil
+			}
+			p, err = nil, fmt.Errorf("metal: run failed: %v", v)
+		}
+	}()
+	return r.submit(batch), nil
 }
 
 // span is the launches [first, last] encoded into one command buffer.
 type span struct{ first, last int }
 
-// run encodes the batch in order, committing a command buffer after
-// commitEvery dispatches or commitBytes bytes of bound arguments and at the end, and waits for all of them. The first
-// launch that cannot be encoded stops the batch: what was encoded before it
-// still runs (and is waited for, since its buffers are about to be freed),
-// and its error is returned.
-func (r *runner) run(batch []kernels.Launch) error {
-	var (
-		encErr  error
-		spans   []span
-		first   = 0 // first launch of the open command buffer
-		pending = 0 // dispatches in it
-	)
-	r.wordBound = false
-	r.scrUsed = 0
+// run submits the batch and finishes it.
+func (r *runner) run(batch []kernels.Launch) error { return r.finish(r.submit(batch)) }
+
+// submit encodes the batch in order, committing a command buffer after commitEvery
+// dispatches or commitBytes bytes of bound arguments and at the end, without
+// waiting. The first launch that cannot be encoded stops the batch: what was
+// encoded before it still runs, and finish reports its error.
+func (r *runner) submit(batch []kernels.Launch) *inflight {
+	p := &inflight{batch: batch, first: r.commits}
+	r.cur = p
+	first, pending := 0, 0 // the open command buffer's first launch, and its dispatches
 	commit := func(last int) {
 		if r.b.commit() {
-			spans = append(spans, span{first, last})
+			p.spans = append(p.spans, span{first, last})
+			r.commits++
 		}
 		first, pending = last+1, 0
 		r.cbBytes = 0
@@ -317,7 +401,7 @@ func (r *runner) run(batch []kernels.Launch) error {
 		n, err := r.encode(&batch[i])
 		pending += n
 		if err != nil {
-			encErr = err
+			p.encErr = err
 			commit(i)
 			break
 		}
@@ -325,51 +409,80 @@ func (r *runner) run(batch []kernels.Launch) error {
 			commit(i)
 		}
 	}
-	failed, gpuErr := r.b.wait()
+	p.upTo = r.commits
+	r.cur = nil
+	r.inFlight = append(r.inFlight, p)
+	return p
+}
+
+// finish waits for p's command buffers and returns its errors: the launch that could
+// not be encoded, the command buffer the GPU failed (with the kernels it held), and
+// the launch the device error word names. Batches complete in submission order, so
+// the batches submitted before p (another graph's, on a shared GPU) are finished
+// first and keep their results for their own finish.
+func (r *runner) finish(p *inflight) error {
+	for !p.finished {
+		if len(r.inFlight) == 0 {
+			panic("metal: finishing a batch that was not submitted")
+		}
+		q := r.inFlight[0]
+		r.inFlight = r.inFlight[1:]
+		q.err, q.finished = r.land(q), true
+	}
+	return p.err
+}
+
+// land waits for the oldest batch in flight, p, and returns its errors.
+func (r *runner) land(p *inflight) error {
+	failed, gpuErr := r.b.wait(p.upTo)
 	if gpuErr != nil {
-		gpuErr = r.gpuError(batch, spans, failed, gpuErr)
+		gpuErr = r.gpuError(p, failed, gpuErr)
 	}
 	var wordErr error
-	if r.wordBound {
-		if le := kernels.DeviceError(r.word, batch); le != nil {
+	if p.word != nil {
+		if le := kernels.DeviceError(p.word.data, p.batch); le != nil {
 			// Worded as the CPU device's error, around the same *LaunchError.
 			wordErr = fmt.Errorf("metal: kernel %s failed: %w", le.Kernel, le)
 		}
 	}
-	return errors.Join(encErr, gpuErr, wordErr)
+	r.release(p)
+	return errors.Join(p.encErr, gpuErr, wordErr)
 }
 
 // errorWord binds the batch's error word at index and the launch's position at
 // index+1, zeroing the word at its first binding in the batch.
 func (r *runner) errorWord(e *encoder, index int) {
-	if r.wordBuf == nil {
-		buf, word, err := r.b.errorWord()
-		if err != nil {
-			e.fail("error word: %w", err)
-			return
+	p := r.cur
+	if p.word == nil {
+		if k := len(r.words); k > 0 {
+			p.word, r.words = r.words[k-1], r.words[:k-1]
+		} else {
+			buf, word, err := r.b.errorWord()
+			if err != nil {
+				e.fail("error word: %w", err)
+				return
+			}
+			if len(word) < kernels.ErrorWordSize {
+				e.fail("error word of %d bytes; want %d", len(word), kernels.ErrorWordSize)
+				return
+			}
+			p.word = &errWord{buf: buf, data: word}
 		}
-		if len(word) < kernels.ErrorWordSize {
-			e.fail("error word of %d bytes; want %d", len(word), kernels.ErrorWordSize)
-			return
-		}
-		r.wordBuf, r.word = buf, word
-	}
-	if !r.wordBound {
-		clear(r.word)
-		r.wordBound = true
+		clear(p.word.data) // no batch in flight holds it: its last one has completed
 	}
 	var tag [4]byte
 	binary.LittleEndian.PutUint32(tag[:], uint32(r.pos))
-	r.b.setBuffer(index, r.wordBuf, 0)
+	r.b.setBuffer(index, p.word.buf, 0)
 	r.b.setBytes(index+1, tag[:])
 }
 
-// gpuError names the launches of the command buffer that failed.
-func (r *runner) gpuError(batch []kernels.Launch, spans []span, failed int, err error) error {
-	if failed < 0 || failed >= len(spans) {
+// gpuError names the launches of p's command buffer numbered failed.
+func (r *runner) gpuError(p *inflight, failed int, err error) error {
+	batch, i := p.batch, failed-p.first
+	if i < 0 || i >= len(p.spans) {
 		return fmt.Errorf("metal: command buffer failed: %w", err)
 	}
-	s := spans[failed]
+	s := p.spans[i]
 	return fmt.Errorf("metal: command buffer of launches %d to %d of %d (%s to %s) failed: %w",
 		s.first, s.last, len(batch), kernelName(&batch[s.first]), kernelName(&batch[s.last]), err)
 }

@@ -15,9 +15,12 @@ type nopLib struct{}
 func (nopLib) newPipeline(string) (pipeline, error) { return &fakePipe{max: 1024}, nil }
 
 func (b *nopBackend) newLibrary(string, string) (library, error) { return nopLib{}, nil }
-func (b *nopBackend) buffer(base *byte) (deviceBuffer, bool) {
+func (b *nopBackend) buffer(base *byte) (deviceBuffer, int, int, bool) {
 	d, ok := b.bufs[base]
-	return d, ok
+	if !ok {
+		return nil, 0, 0, false
+	}
+	return d, 0, d.size(), true
 }
 func (b *nopBackend) errorWord() (deviceBuffer, []byte, error) {
 	return &fakeBuf{n: kernels.ErrorWordSize}, make([]byte, kernels.ErrorWordSize), nil
@@ -29,7 +32,9 @@ func (b *nopBackend) setBuffer(int, deviceBuffer, int)      {}
 func (b *nopBackend) setBytes(int, []byte)                  {}
 func (b *nopBackend) dispatch(dispatchKind, [3]int, [3]int) {}
 func (b *nopBackend) commit() bool                          { return true }
-func (b *nopBackend) wait() (int, error)                    { return -1, nil }
+func (b *nopBackend) wait(int) (int, error)                 { return -1, nil }
+func (b *nopBackend) completed(int) <-chan struct{}         { return nil }
+func (b *nopBackend) releaseScratch(deviceBuffer)           {}
 func (b *nopBackend) reset()                                {}
 
 // BenchmarkRunLaunch is GPU.Run's Go-side cost per launch of a binary kernel (three

@@ -26,11 +26,15 @@ type fakeBackend struct {
 	libErr    error          // newLibrary fails with it
 	maxThr    int            // every pipeline's maxTotalThreadsPerThreadgroup
 	open      bool
-	committed int
-	failAt    int // position of the committed buffer that fails, or -1
-	panicOn   int // the commit (counted from 1) that panics, as a nil Metal object would; 0 for none
+	committed int  // committed and not waited for
+	waited    int  // the number of the first command buffer not waited for
+	failAt    int  // position, among those a wait covers, of the one that fails, or -1
+	failOnce  bool // failAt applies to the next failing wait only
+	panicOn   int  // the commit (counted from 1) that panics, as a nil Metal object would; 0 for none
 	commits   int
-	scratches int // scratch buffers made
+	scratches int       // scratch buffers made
+	words     int       // error words made
+	host      *hostMaps // weights bound in place, if any
 }
 
 type fakeBuf struct{ id, n int }
@@ -93,14 +97,17 @@ func (l *fakeLib) newPipeline(entry string) (pipeline, error) {
 	return nil, fmt.Errorf("no function named %s (it has %s)", entry, strings.Join(l.entries, ", "))
 }
 
-func (f *fakeBackend) buffer(base *byte) (deviceBuffer, bool) {
-	b, ok := f.bufs[base]
-	return b, ok
+func (f *fakeBackend) buffer(base *byte) (deviceBuffer, int, int, bool) {
+	if b, ok := f.bufs[base]; ok {
+		return b, 0, b.n, true
+	}
+	return f.host.lookup(base)
 }
 
-// errorWord is a fake buffer (id 0) over Go memory the fake never writes.
+// errorWord is a fake buffer (id 500 + its number) over Go memory the fake never writes.
 func (f *fakeBackend) errorWord() (deviceBuffer, []byte, error) {
-	return &fakeBuf{n: kernels.ErrorWordSize}, make([]byte, kernels.ErrorWordSize), nil
+	f.words++
+	return &fakeBuf{id: 500 + f.words, n: kernels.ErrorWordSize}, make([]byte, kernels.ErrorWordSize), nil
 }
 
 // scratch is a fake buffer (id 1000 + its number) of n bytes.
@@ -108,6 +115,17 @@ func (f *fakeBackend) scratch(n int) (deviceBuffer, error) {
 	f.scratches++
 	f.ops = append(f.ops, fmt.Sprintf("scratch %d", n))
 	return &fakeBuf{id: 1000 + f.scratches, n: n}, nil
+}
+
+func (f *fakeBackend) releaseScratch(b deviceBuffer) {
+	f.ops = append(f.ops, fmt.Sprintf("release scratch b%d", b.(*fakeBuf).id))
+}
+
+// completed is closed at once: the fake's command buffers complete when committed.
+func (f *fakeBackend) completed(int) <-chan struct{} {
+	ch := make(chan struct{})
+	close(ch)
+	return ch
 }
 
 func (f *fakeBackend) barrier() { f.op("barrier") }
@@ -136,7 +154,7 @@ func (f *fakeBackend) dispatch(kind dispatchKind, size, group [3]int) {
 
 func (f *fakeBackend) reset() {
 	f.ops = append(f.ops, fmt.Sprintf("reset: end the open pass, wait for %d committed", f.committed))
-	f.open, f.committed = false, 0
+	f.open, f.waited, f.committed = false, f.waited+f.committed, 0
 }
 
 func (f *fakeBackend) commit() bool {
@@ -153,12 +171,20 @@ func (f *fakeBackend) commit() bool {
 	return true
 }
 
-func (f *fakeBackend) wait() (int, error) {
+func (f *fakeBackend) wait(upTo int) (int, error) {
 	f.ops = append(f.ops, "wait")
-	n := f.committed
-	f.committed = 0
+	if upTo > f.waited+f.committed {
+		panic(fmt.Sprintf("wait for %d command buffers; %d committed", upTo, f.waited+f.committed))
+	}
+	n, from := max(upTo-f.waited, 0), f.waited
+	f.committed -= n
+	f.waited += n
 	if f.failAt >= 0 && f.failAt < n {
-		return f.failAt, errors.New("page fault")
+		at := from + f.failAt
+		if f.failOnce {
+			f.failAt = -1
+		}
+		return at, errors.New("page fault")
 	}
 	return -1, nil
 }

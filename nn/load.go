@@ -14,11 +14,11 @@ import (
 // bfloat16 stay half-width, packed weights stay packed). On the CPU device the buffer
 // is the file's mapped bytes themselves (tensor.FromHost: no copy, nothing in the Go
 // heap; the mapping stays pinned while the buffer lives, past Close), still counted as
-// one buffer object as MLX counts a loaded weight. On Metal, or for a tensor not
-// aligned to its element size, the bytes are copied once into a device buffer (Metal:
-// a shared-storage MTLBuffer filled by memcpy); safetensors offsets are not
-// page-aligned, so Metal cannot wrap the mapping (newBufferWithBytesNoCopy needs page
-// alignment).
+// one buffer object as MLX counts a loaded weight. On Metal the tensor is bound in place
+// too, at its offset in one no-copy buffer over its file's page-aligned mapping
+// (c.Mapping, tensor.FromMapped, metal.GPU.MapHost); a tensor that is not 16-byte
+// aligned in its file, or a file read range by range, is copied once into a device
+// buffer instead.
 func LoadTensor(g *graph.Graph, c *checkpoint.Checkpoint, name string) (tensor.Array, error) {
 	b, info, release, err := c.Mapped(name)
 	if err != nil {
@@ -38,12 +38,13 @@ func LoadTensor(g *graph.Graph, c *checkpoint.Checkpoint, name string) (tensor.A
 	if len(info.Shape) > kernels.MaxDims {
 		return fail(fmt.Sprintf("rank %d exceeds %d", len(info.Shape), kernels.MaxDims), nil)
 	}
-	// On the CPU device FromHost uses b in place (a later fault is the kernels' to catch:
-	// graph.ErrMemoryFault); elsewhere it copies b, which aliases the mapping, in this
+	// On the CPU device, and on Metal when the tensor is aligned in its file, FromMapped
+	// uses b in place (on the CPU a later fault is the kernels' to catch:
+	// graph.ErrMemoryFault); otherwise it copies b, which aliases the mapping, in this
 	// goroutine: the fault guard sits here (see checkpoint.CatchFault).
 	var a tensor.Array
 	err = checkpoint.CatchTensorFault(name, func() error {
-		a = tensor.FromHost(g, dt, b, release, info.Shape...)
+		a = tensor.FromMapped(g, dt, b, c.Mapping(name), release, info.Shape...)
 		return nil
 	})
 	if err != nil {

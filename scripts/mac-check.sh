@@ -55,8 +55,8 @@ else
 	say "xcrun metal: not installed (not needed to run ingot; see docs/mac.md)"
 fi
 
-# The device: family, SIMD probe, each family's compile result and time, Accept's
-# verdict, a 4-byte buffer's real size.
+# The device: family, SIMD probe, each family's compile result and time, NewGPU's
+# verdict and GPU.Ready's (every family compiled in the background), a 4-byte buffer's real size.
 section "device (metal.TestMacReport)"
 INGOT_MAC_REPORT="$tmp/device.txt" go test -count=1 -run '^TestMacReport$' ./metal/ >"$tmp/out" 2>&1
 rc=$?

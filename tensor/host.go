@@ -24,3 +24,11 @@ func FromBytes(g *graph.Graph, dt DType, b []byte, shape ...int) Array {
 func FromHost(g *graph.Graph, dt DType, b []byte, release func(), shape ...int) Array {
 	return Array{g.FromHost(kernels.Contiguous(dt, shape...), b, release)}
 }
+
+// FromMapped is FromHost for bytes that lie within mapping, the whole page-aligned
+// mapping of their file (checkpoint.Checkpoint.Mapping): on a device that binds mapped
+// memory in place (Metal: one no-copy buffer per file) b is used there, not copied
+// (graph.Graph.FromMapped). A nil mapping is FromHost.
+func FromMapped(g *graph.Graph, dt DType, b, mapping []byte, release func(), shape ...int) Array {
+	return Array{g.FromMapped(kernels.Contiguous(dt, shape...), b, mapping, release)}
+}

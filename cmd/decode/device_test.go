@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -19,7 +21,6 @@ func (refusingMac) MacOSMajor() int              { return 13 }
 func (refusingMac) DeviceName() string           { return "Apple M1" }
 func (refusingMac) SupportsApple7() bool         { return true }
 func (refusingMac) ProbeSIMD() (int, int, error) { return 32, 32, nil }
-func (refusingMac) CompileFamilies() error       { return nil }
 func (refusingMac) String() string               { return "macOS 13" }
 func withRefusingMetal(t *testing.T) {
 	t.Helper()
@@ -56,6 +57,54 @@ func TestMetalRefusalExits69(t *testing.T) {
 	require.Equal(t, exitNoDev, code, errb.String())
 	require.Contains(t, errb.String(), "--device metal: metal: no Metal device: macOS 14 or later is needed")
 	require.NotContains(t, out.String(), "[device]")
+}
+
+// brokenKernels is a Metal device NewGPU accepted whose background compile of a
+// family failed: its Ready refuses it. It runs the model's load on the CPU's kernels.
+type brokenKernels struct{ graph.Device }
+
+func (brokenKernels) Name() string { return "metal" }
+func (brokenKernels) Ready() error {
+	return fmt.Errorf("%w: Apple M2 Max: %w", metal.ErrUnavailable,
+		&metal.CompileError{Family: "sdpa", Err: errors.New("program_source:12:3: error: use of undeclared identifier 'x'")})
+}
+
+func withBrokenKernels(t *testing.T) *int {
+	t.Helper()
+	oldPresent, oldNew := metalPresent, newMetal
+	t.Cleanup(func() { metalPresent, newMetal = oldPresent, oldNew })
+	opened := 0
+	metalPresent = func() bool { return true }
+	newMetal = func() (graph.Device, error) { opened++; return brokenKernels{graph.CPU()}, nil }
+	return &opened
+}
+
+// TestAutoFallsBackWhenAFamilyFailsToCompile: NewGPU returns while the families
+// compile; once the model is loaded, Ready reports the family that failed and auto
+// starts again on the CPU, before the first token, with one [device] line naming the
+// family; --compare's second run does not ask Metal again.
+func TestAutoFallsBackWhenAFamilyFailsToCompile(t *testing.T) {
+	opened := withBrokenKernels(t)
+	var out, errb bytes.Buffer
+	code := run([]string{"--device", "auto", "--tokens", "10", "--compare"}, &out, &errb)
+	require.Contains(t, []int{0, 1}, code, errb.String())
+	require.GreaterOrEqual(t, strings.Count(out.String(), "device=cpu"), 2, "both runs on the CPU")
+	require.NotContains(t, out.String(), "device=metal")
+	require.Equal(t, 1, strings.Count(out.String(), "[device]"), out.String())
+	require.Contains(t, out.String(), "[device] Metal refused, running on the CPU: metal: no Metal device: Apple M2 Max: compiling sdpa.metal: program_source:12:3: error: use of undeclared identifier 'x'\n")
+	require.Equal(t, 1, *opened, "Metal asked once")
+}
+
+// TestMetalCompileFailureExits69: --device metal with a family that failed exits 69
+// naming it, before any token.
+func TestMetalCompileFailureExits69(t *testing.T) {
+	withBrokenKernels(t)
+	var out, errb bytes.Buffer
+	code := run([]string{"--device", "metal", "--tokens", "10"}, &out, &errb)
+	require.Equal(t, exitNoDev, code, errb.String())
+	require.Contains(t, errb.String(), "--device metal: metal: no Metal device: Apple M2 Max: compiling sdpa.metal: program_source:12:3")
+	require.NotContains(t, out.String(), "[device]")
+	require.NotContains(t, out.String(), "device=metal")
 }
 
 // TestOpenDeviceChoices: cpu never asks Metal; auto without a device is the CPU

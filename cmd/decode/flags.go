@@ -35,6 +35,7 @@ type options struct {
 	modelDir       string // --model: a checkpoint directory to load
 	predictOnly    bool   // --predict-only: read config and headers, print the prediction
 	deviceNoted    bool   // the [device] line about a refused Metal device was printed (once a run)
+	metalRefused   bool   // Metal's kernels failed to compile (GPU.Ready): auto stays on the CPU
 	attentionOnly  bool
 	layers         int
 	interval       int

@@ -51,10 +51,20 @@ func setup(o *options, spec runSpec, out io.Writer) (*graph.Graph, nn.Model, *re
 	var info *checkpointInfo
 	var buffers int
 	if o.modelDir != "" {
-		if g, m, info, buffers, err = loadCheckpoint(o, spec, dev, lim); err != nil {
-			return nil, nil, nil, err
+		g, m, info, buffers, err = loadCheckpoint(o, spec, dev, lim)
+	} else {
+		g, m, err = buildRandom(o, spec, cfg, dev, lim)
+	}
+	// The kernels compiled in the background while the model loaded; a family that
+	// failed refuses Metal here, before the first token (a load that failed may have
+	// failed for that reason).
+	if retry, rerr := deviceReady(o, dev, out); rerr != nil || retry {
+		if rerr != nil {
+			return nil, nil, nil, rerr
 		}
-	} else if g, m, err = buildRandom(o, spec, cfg, dev, lim); err != nil {
+		return setup(o, spec, out)
+	}
+	if err != nil {
 		return nil, nil, nil, err
 	}
 	r := repro.NewResult(g, m, o.mode, spec.policy)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -304,4 +305,38 @@ func TestParseQuantConfig(t *testing.T) {
 	s, ok = q.For("lm_head")
 	assert.Equal(t, q.Default, s)
 	assert.True(t, ok)
+}
+
+// TestCheckpointMapping: every tensor's mapped bytes lie within its file's mapping,
+// which starts on a page and spans the file (what Metal wraps once per file); the
+// count of tensors 16-byte aligned there is how many Metal binds in place.
+func TestCheckpointMapping(t *testing.T) {
+	c := ckOpen(t, ckMLXDir())
+	aligned, total := 0, 0
+	for _, name := range c.Names() {
+		b, info, release, err := c.Mapped(name)
+		require.NoError(t, err)
+		m := c.Mapping(name)
+		require.NotNil(t, m, name)
+		base := uintptr(unsafe.Pointer(&m[0]))
+		require.Zero(t, base%uintptr(os.Getpagesize()), "the mapping starts on a page")
+		_, file, _ := c.Info(name)
+		st, err := os.Stat(file)
+		require.NoError(t, err)
+		require.Equal(t, int(st.Size()), len(m), "the mapping spans the file")
+		if len(b) > 0 {
+			p := uintptr(unsafe.Pointer(&b[0]))
+			require.True(t, p >= base && p+uintptr(len(b)) <= base+uintptr(len(m)), name)
+			require.Equal(t, int(info.End-info.Begin), len(b))
+			total++
+			if p%16 == 0 {
+				aligned++
+			}
+		}
+		if release != nil {
+			release()
+		}
+	}
+	t.Logf("%d of %d tensors 16-byte aligned in their file", aligned, total)
+	require.Nil(t, c.Mapping("no.such.tensor"))
 }

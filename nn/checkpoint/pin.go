@@ -42,3 +42,15 @@ func (c *Checkpoint) Mapped(name string) ([]byte, TensorInfo, func(), error) {
 	}
 	return b, info, st.Pin(), nil
 }
+
+// Mapping is the whole mapping of the file that holds the named tensor: page-aligned,
+// the bytes Mapped returns lie within it, and it lives as long as they do (while their
+// pin is held). A device wraps it once per file to bind each tensor in place (Metal's
+// no-copy buffer, graph.HostMapper). It is nil for a file read range by range, an
+// in-memory one, or an unknown name.
+func (c *Checkpoint) Mapping(name string) []byte {
+	if st, ok := c.where[name]; ok && !st.closed {
+		return st.mapping
+	}
+	return nil
+}

@@ -118,6 +118,7 @@ type Safetensors struct {
 	names   []string
 	meta    map[string]string
 	data    []byte      // the data section, in memory or mapped; TensorInfo offsets index into it
+	mapping []byte      // the whole file's mapping (page-aligned), nil unless mapped
 	ra      io.ReaderAt // fallback when data is nil: the open file, data section at dataOff
 	dataOff int64
 	release func() error // unmaps or closes; nil for in-memory files
@@ -168,7 +169,7 @@ func readSafetensors(path string, f *os.File, size int64) (*Safetensors, error) 
 	if m, unmap, err := mmapFile(f, size); err == nil {
 		f.Close()                   // the mapping outlives the descriptor
 		forget := register(path, m) // so that CatchFault can name the file
-		s.data, s.release = m[8+n:], func() error { forget(); return unmap() }
+		s.data, s.mapping, s.release = m[8+n:], m, func() error { forget(); return unmap() }
 	} else {
 		s.ra, s.dataOff, s.release = f, 8+n, f.Close
 	}
