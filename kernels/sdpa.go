@@ -100,8 +100,23 @@ func (r *sdpaRun) units(lo, hi int) {
 		for i := 0; i < Sq; i++ {
 			// row(g) is query row i of head kh*group+g.
 			row := func(g int) int { return (b*Hq+kh*group+g)*Sq + i }
-			for c := 0; c < Skv; c += sdpaChunk {
-				n := min(sdpaChunk, Skv-c)
+			// Keys past the last one any of the group's rows may see (a causal prefill's
+			// later keys) take no score and add nothing: their weights are 0.
+			lim := Skv
+			if ma != nil {
+				lim = 0
+				for g := 0; g < group; g++ {
+					mrow := ma.Data[ma.Offset+b*ma.Strides[0]+(kh*group+g)*ma.Strides[1]+i*ma.Strides[2]:]
+					for j := Skv - 1; j >= lim; j-- {
+						if mrow[j*ma.Strides[3]] != 0 {
+							lim = j + 1
+							break
+						}
+					}
+				}
+			}
+			for c := 0; c < lim; c += sdpaChunk {
+				n := min(sdpaChunk, lim-c)
 				kc := k[kb+c*ks : kb+(c+n-1)*ks+D]
 				for g := 0; g < group; g++ {
 					r := row(g)
@@ -148,8 +163,8 @@ func (r *sdpaRun) units(lo, hi int) {
 				expArray(sc, sc, 1, mx)
 				inv[g] = float32(1 / sumRow(sc)) // sum >= 1 (the max's term), so inv > 0
 			}
-			for c := 0; c < Skv; c += sdpaChunk {
-				n := min(sdpaChunk, Skv-c)
+			for c := 0; c < lim; c += sdpaChunk {
+				n := min(sdpaChunk, lim-c)
 				vc := v[vb+c*vs : vb+(c+n-1)*vs+Dv]
 				for g := 0; g < group; g++ {
 					if inv[g] != 0 {
