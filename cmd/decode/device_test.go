@@ -39,14 +39,19 @@ const refusedLine = "[device] Metal refused, running on the CPU: metal: no Metal
 func TestAutoFallsBackWhenMetalRefuses(t *testing.T) {
 	withRefusingMetal(t)
 	var out, errb bytes.Buffer
-	code := run([]string{"--device", "auto", "--tokens", "10", "--compare"}, &out, &errb)
-	// The random hybrid model's lazy run leaks (exit 1, the repro's verdict): what
-	// matters is that it ran, on the CPU, and not exit 69.
+	requireFellBack(t, run([]string{"--device", "auto", "--tokens", "10", "--compare"}, &out, &errb), &out, &errb, refusedLine)
+}
+
+// requireFellBack checks an --device auto --compare run that Metal refused: both runs
+// on the CPU, one [device] line, the given one. The random hybrid model's lazy run
+// leaks (exit 1, the repro's verdict): what matters is that it ran, not exit 69.
+func requireFellBack(t *testing.T, code int, out, errb *bytes.Buffer, line string) {
+	t.Helper()
 	require.Contains(t, []int{0, 1}, code, errb.String())
 	require.GreaterOrEqual(t, strings.Count(out.String(), "device=cpu"), 2, "both runs on the CPU")
 	require.NotContains(t, out.String(), "device=metal")
 	require.Equal(t, 1, strings.Count(out.String(), "[device]"), out.String())
-	require.Contains(t, out.String(), refusedLine)
+	require.Contains(t, out.String(), line)
 }
 
 // TestMetalRefusalExits69: --device metal on the same Mac exits 69 with the reason.
@@ -86,12 +91,8 @@ func withBrokenKernels(t *testing.T) *int {
 func TestAutoFallsBackWhenAFamilyFailsToCompile(t *testing.T) {
 	opened := withBrokenKernels(t)
 	var out, errb bytes.Buffer
-	code := run([]string{"--device", "auto", "--tokens", "10", "--compare"}, &out, &errb)
-	require.Contains(t, []int{0, 1}, code, errb.String())
-	require.GreaterOrEqual(t, strings.Count(out.String(), "device=cpu"), 2, "both runs on the CPU")
-	require.NotContains(t, out.String(), "device=metal")
-	require.Equal(t, 1, strings.Count(out.String(), "[device]"), out.String())
-	require.Contains(t, out.String(), "[device] Metal refused, running on the CPU: metal: no Metal device: Apple M2 Max: compiling sdpa.metal: program_source:12:3: error: use of undeclared identifier 'x'\n")
+	requireFellBack(t, run([]string{"--device", "auto", "--tokens", "10", "--compare"}, &out, &errb), &out, &errb,
+		"[device] Metal refused, running on the CPU: metal: no Metal device: Apple M2 Max: compiling sdpa.metal: program_source:12:3: error: use of undeclared identifier 'x'\n")
 	require.Equal(t, 1, *opened, "Metal asked once")
 }
 
