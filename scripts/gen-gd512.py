@@ -72,6 +72,11 @@ GLOBL gdFirst4<>(SB), RODATA, $64
 QUAD = ["(DI)(R14*1)", "(R15)(R14*1)", "(R13)(R14*1)", "(SI)(R14*1)"]
 
 
+def each(line):
+    """The line for each of the pass's four quads u."""
+    return [line(u) for u in range(4)]
+
+
 def body():
     out = ["MOVQ s+0(FP), DI", "MOVQ v+24(FP), R9", "MOVQ y+32(FP), R10",
            "MOVQ n16+40(FP), CX", "MOVQ dk4+48(FP), R11", "SHLQ $6, R11",
@@ -83,18 +88,13 @@ def body():
     out += [f"VPXORD Z{u}, Z{u}, Z{u}" for u in range(4)]
     out += ["MOVQ k+8(FP), AX", "XORQ R14, R14", "MOVQ dk4+48(FP), BX", "p1:",
             "VBROADCASTF32X4 (AX), Z9"]
-    for u in range(4):
-        out.append(f"VMULPS {QUAD[u]}, Z8, Z{4 + u}")
-    for u in range(4):
-        out.append(f"VMOVUPS Z{4 + u}, {QUAD[u]}")
-    for u in range(4):
-        out.append(f"VMULPS Z9, Z{4 + u}, Z{4 + u}")
-    for u in range(4):
-        out.append(f"VADDPS Z{4 + u}, Z{u}, Z{u}")
+    out += each(lambda u: f"VMULPS {QUAD[u]}, Z8, Z{4 + u}")
+    out += each(lambda u: f"VMOVUPS Z{4 + u}, {QUAD[u]}")
+    out += each(lambda u: f"VMULPS Z9, Z{4 + u}, Z{4 + u}")
+    out += each(lambda u: f"VADDPS Z{4 + u}, Z{u}, Z{u}")
     out += ["ADDQ $16, AX", "ADDQ $64, R14", "DECQ BX", "JNZ p1"]
     # delta = (v - t) * beta, each row's in its quad's lanes
-    for u in range(4):
-        out.append(f"HSUM4Z(Z{u}, Z{18 + u})")
+    out += each(lambda u: f"HSUM4Z(Z{u}, Z{18 + u})")
     for u in range(4):
         out += [f"VMOVUPS {16 * u}(R9), X{18 + u}",
                 f"VPERMPS Z{18 + u}, Z16, Z{18 + u}",
@@ -104,16 +104,11 @@ def body():
     out += [f"VPXORD Z{10 + u}, Z{10 + u}, Z{10 + u}" for u in range(4)]
     out += ["MOVQ k+8(FP), AX", "MOVQ q+16(FP), R12", "XORQ R14, R14", "MOVQ dk4+48(FP), BX", "p2:",
             "VBROADCASTF32X4 (AX), Z9", "VBROADCASTF32X4 (R12), Z14"]
-    for u in range(4):
-        out.append(f"VMULPS Z9, Z{u}, Z{4 + u}")
-    for u in range(4):
-        out.append(f"VADDPS {QUAD[u]}, Z{4 + u}, Z{4 + u}")
-    for u in range(4):
-        out.append(f"VMOVUPS Z{4 + u}, {QUAD[u]}")
-    for u in range(4):
-        out.append(f"VMULPS Z14, Z{4 + u}, Z{4 + u}")
-    for u in range(4):
-        out.append(f"VADDPS Z{4 + u}, Z{10 + u}, Z{10 + u}")
+    out += each(lambda u: f"VMULPS Z9, Z{u}, Z{4 + u}")
+    out += each(lambda u: f"VADDPS {QUAD[u]}, Z{4 + u}, Z{4 + u}")
+    out += each(lambda u: f"VMOVUPS Z{4 + u}, {QUAD[u]}")
+    out += each(lambda u: f"VMULPS Z14, Z{4 + u}, Z{4 + u}")
+    out += each(lambda u: f"VADDPS Z{4 + u}, Z{10 + u}, Z{10 + u}")
     out += ["ADDQ $16, AX", "ADDQ $16, R12", "ADDQ $64, R14", "DECQ BX", "JNZ p2"]
     for u in range(4):
         out += [f"HSUM4Z(Z{10 + u}, Z{18 + u})",
