@@ -59,15 +59,8 @@ func depthwiseConv1dCPU(l *Launch) {
 	xv, wv, ov := F32(x.Data), F32(w.Data), F32(o.Data)
 	xo, wo, oo := x.Offset, w.Offset, o.Offset
 	if x.DType != Float32 || w.DType != Float32 || o.DType != Float32 {
-		// Half types: widened to float32 (exact), the same arithmetic, rounded once to
-		// o's dtype, like the MSL twin.
-		buf := getScratchDirty(nb*nt*nc + nc*nk + nb*tout*nc)
-		defer putScratch(buf)
-		xv, wv, ov = (*buf)[:nb*nt*nc], (*buf)[nb*nt*nc:nb*nt*nc+nc*nk], (*buf)[nb*nt*nc+nc*nk:]
-		widenF32(xv, x, x.Offset)
-		widenF32(wv, w, w.Offset)
-		xo, wo, oo = 0, 0, 0
-		defer narrowF32(o, o.Offset, ov)
+		depthwiseConv1dHalf(l, nb, nt, nc, nk, tout)
+		return
 	}
 	xv, wv, ov = xv[xo:xo+nb*nt*nc], wv[wo:wo+nc*nk], ov[oo:oo+nb*tout*nc]
 	l.Helper.splitRows(nb*tout, nc*nk, func(r0, r1 int) {
@@ -75,6 +68,37 @@ func depthwiseConv1dCPU(l *Launch) {
 			b, t := r/tout, r%tout
 			// The K input rows of this output row.
 			convRow(ov[r*nc:][:nc], wv, xv[(b*nt+t)*nc:][:nk*nc], nk)
+		}
+	})
+}
+
+// convHalfRows is the output rows a half-type conv widens and narrows at a time: its
+// inputs and outputs stay in L2, not a prefill's whole activations in fresh scratch.
+const convHalfRows = 16
+
+// depthwiseConv1dHalf is depthwiseConv1dCPU for half types: inputs widened to
+// float32 (exact), the same arithmetic, rounded once to o's dtype, like the MSL twin,
+// block by block of output rows.
+func depthwiseConv1dHalf(l *Launch, nb, nt, nc, nk, tout int) {
+	x, w, o := &l.Args[0], &l.Args[1], l.Out()
+	wp := getScratchDirty(nc * nk)
+	defer putScratch(wp)
+	wv := *wp
+	widenF32(wv, w, w.Offset)
+	l.Helper.splitRows(nb*tout, nc*nk, func(r0, r1 int) {
+		buf := getScratchDirty((2*convHalfRows + nk - 1) * nc)
+		defer putScratch(buf)
+		for a := r0; a < r1; {
+			b, t := a/tout, a%tout
+			e := min(r1, a+convHalfRows, (b+1)*tout) // one batch row's outputs at a time
+			xin := (*buf)[:(e-a+nk-1)*nc]
+			widenF32(xin, x, x.Offset+(b*nt+t)*nc)
+			out := (*buf)[(convHalfRows+nk-1)*nc:][:(e-a)*nc]
+			for j := 0; j < e-a; j++ {
+				convRow(out[j*nc:][:nc], wv, xin[j*nc:][:nk*nc], nk)
+			}
+			narrowF32(o, o.Offset+a*nc, out)
+			a = e
 		}
 	})
 }
@@ -109,6 +133,7 @@ func convSamples(rng *rand.Rand) []*Launch {
 		{Float32, 1, 3, 9, 1},
 		{Float16, 2, 7, 33, 4},
 		{BFloat16, 1, 9, 40, 4},
+		{BFloat16, 2, 40, 24, 4}, // blocks of convHalfRows across two batch rows
 	}
 	out := make([]*Launch, 0, len(cases))
 	for _, s := range cases {

@@ -115,7 +115,7 @@ func binaryCPU(op *BinaryOp, l *Launch) {
 			return
 		}
 	}
-	if op.F32 != nil && halfViaF32(o.Size(), []*Arg{a, b}, o, func(in [][]float32, out []float32) {
+	if op.F32 != nil && halfViaF32(l.Helper, o.Size(), []*Arg{a, b}, o, func(in [][]float32, out []float32) {
 		binaryF32(op, in[0], in[1], out)
 	}) {
 		return
@@ -321,7 +321,7 @@ func unaryCPU(op *UnaryOp, l *Launch) {
 		l.Helper.splitElemsAligned(n, func(i0, i1 int) { unaryF32(op, av[i0:i1], ov[i0:i1]) })
 		return
 	}
-	if (op == OpSilu || op == OpSigmoid) && halfViaF32(o.Size(), []*Arg{a}, o, func(in [][]float32, out []float32) {
+	if (op == OpSilu || op == OpSigmoid) && halfViaF32(l.Helper, o.Size(), []*Arg{a}, o, func(in [][]float32, out []float32) {
 		unaryF32(op, in[0], out)
 	}) {
 		return

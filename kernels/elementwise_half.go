@@ -11,8 +11,9 @@ import "sync"
 // bfloat16 or float16 (a bfloat16 model's activations): blocks of each input widened
 // to float32 (exact), f, then the block narrowed to o's dtype (rounded once to nearest
 // even), as MLX and the Metal twins compute half-precision math in float. It takes
-// only contiguous inputs of o's shape (no broadcast) and reports whether it ran.
-func halfViaF32(n int, ins []*Arg, o *Arg, f func(in [][]float32, out []float32)) bool {
+// only contiguous inputs of o's shape (no broadcast) and reports whether it ran. Large
+// arguments split their blocks between the cores through h (nil: one core).
+func halfViaF32(h *Helper, n int, ins []*Arg, o *Arg, f func(in [][]float32, out []float32)) bool {
 	half := func(d DType) bool { return d == BFloat16 || d == Float16 }
 	any16 := half(o.DType)
 	for _, a := range ins {
@@ -27,19 +28,21 @@ func halfViaF32(n int, ins []*Arg, o *Arg, f func(in [][]float32, out []float32)
 	if len(ins) > len(halfBlocks{}.in) {
 		return false
 	}
-	bl := halfPool.Get().(*halfBlocks)
-	defer halfPool.Put(bl)
-	in := bl.in[:len(ins)]
-	for c := 0; c < n; c += halfBlock {
-		m := min(halfBlock, n-c)
-		for j, a := range ins {
-			in[j] = bl.buf[j][:m]
-			widenF32(in[j], a, a.Offset+c)
+	h.splitElemsAligned(n, func(c0, c1 int) {
+		bl := halfPool.Get().(*halfBlocks)
+		defer halfPool.Put(bl)
+		in := bl.in[:len(ins)]
+		for c := c0; c < c1; c += halfBlock {
+			m := min(halfBlock, c1-c)
+			for j, a := range ins {
+				in[j] = bl.buf[j][:m]
+				widenF32(in[j], a, a.Offset+c)
+			}
+			out := bl.buf[2][:m]
+			f(in, out)
+			narrowF32(o, o.Offset+c, out)
 		}
-		out := bl.buf[2][:m]
-		f(in, out)
-		narrowF32(o, o.Offset+c, out)
-	}
+	})
 	return true
 }
 

@@ -213,9 +213,9 @@ func (h *Helper) parallelStreams(n, step int, f func(r0, r1, scratch int)) {
 }
 
 // parallelWide is parallelRows for work of several milliseconds (a prefill's
-// products): if no helper has taken the offer once this goroutine has run its first
-// chunk (the caller evaluates its own batch, or h is nil), a new goroutine runs it
-// instead, so the second core works either way. Chunks are claimed as in
+// products): if no helper takes the offer within wideWaitPolls (the caller evaluates
+// its own batch, or h is nil), a new goroutine runs it instead, so the second core
+// works from the start either way. Chunks are claimed as in
 // parallelRows; each runs once, and f's scratch index is 0 here, 1 on the other.
 func (h *Helper) parallelWide(n, step int, f func(r0, r1, scratch int)) {
 	var next atomic.Int64
@@ -227,10 +227,9 @@ func (h *Helper) parallelWide(n, step int, f func(r0, r1, scratch int)) {
 		h.post(job)
 	}
 	defer h.join() // the other goroutine's part is done before a panic of this one goes on
-	if shared {
-		if r0 := int(next.Add(int64(step))) - step; r0 < n {
-			f(r0, min(n, r0+step), 0)
-		}
+	// A helper that is polling takes the offer within a few hundred loads; one that is
+	// not (the caller evaluates its own prefill) would leave a whole chunk to this core.
+	for i := 0; shared && i < wideWaitPolls && h.state.Load() == jobOffered; i++ {
 	}
 	if h.state.CompareAndSwap(jobOffered, jobTaken) {
 		go func() {
@@ -240,6 +239,10 @@ func (h *Helper) parallelWide(n, step int, f func(r0, r1, scratch int)) {
 	}
 	loop(0)
 }
+
+// wideWaitPolls is how many times parallelWide looks for a polling helper's take
+// before it starts a goroutine of its own (about a microsecond).
+const wideWaitPolls = 1000
 
 // splitElems is the elements (a megabyte of float32) from which an elementwise or
 // row-wise kernel splits its rows between the two cores: a prefill chunk's

@@ -54,22 +54,28 @@ func (m *qMatrix) rowsMM16(xs, sums []float32, mRows, n int, os []float32, h *He
 	k, g := m.cols, m.groups
 	pad := (g + 15) &^ 15
 	nb := (mRows + qmmBlockRows - 1) / qmmBlockRows
-	buf := getScratch(nb*qmmBlockRows*(k+pad) + k) // zeroed: padding rows and groups
+	buf := getScratchDirty(nb * qmmBlockRows * (k + pad))
 	defer putScratch(buf)
 	xi := (*buf)[:nb*qmmBlockRows*k]
-	si := (*buf)[len(xi) : len(xi)+nb*qmmBlockRows*pad]
-	xp := (*buf)[len(xi)+len(si):]
-	for i := 0; i < mRows; i++ {
-		qPermute16(xp, xs[i*k:(i+1)*k], m.bits)
-		b, j := i/qmmBlockRows, i%qmmBlockRows
-		xb, sb := xi[b*qmmBlockRows*k:], si[b*qmmBlockRows*pad:]
-		for c := 0; c < k; c += 32 {
-			copy(xb[c*qmmBlockRows+j*32:c*qmmBlockRows+j*32+32], xp[c:c+32])
+	si := (*buf)[len(xi):]
+	clear(si)                                       // padding groups and rows
+	clear(xi[(mRows/qmmBlockRows)*qmmBlockRows*k:]) // a last block's missing rows
+	h.splitRows(mRows, k, func(r0, r1 int) {
+		xpp := getScratchDirty(k)
+		defer putScratch(xpp)
+		xp := *xpp
+		for i := r0; i < r1; i++ {
+			qPermute16(xp, xs[i*k:(i+1)*k], m.bits)
+			b, j := i/qmmBlockRows, i%qmmBlockRows
+			xb, sb := xi[b*qmmBlockRows*k:], si[b*qmmBlockRows*pad:]
+			for c := 0; c < k; c += 32 {
+				copy(xb[c*qmmBlockRows+j*32:c*qmmBlockRows+j*32+32], xp[c:c+32])
+			}
+			for gg := 0; gg < g; gg += 16 {
+				copy(sb[gg*qmmBlockRows+j*16:], sums[i*g+gg:i*g+min(g, gg+16)])
+			}
 		}
-		for gg := 0; gg < g; gg += 16 {
-			copy(sb[gg*qmmBlockRows+j*16:], sums[i*g+gg:i*g+min(g, gg+16)])
-		}
-	}
+	})
 	direct := m.scale32 != nil && g == pad
 	tiled := mRows > qmmBlockRows
 	step := qmv16ChunkBytes

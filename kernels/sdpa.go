@@ -68,24 +68,22 @@ func sdpaCPU(l *Launch) {
 		q: F32(qa.Data)[qa.Offset : qa.Offset+B*Hq*Sq*D], o: F32(oa.Data)[oa.Offset : oa.Offset+B*Hq*Sq*Dv],
 		k: F32(ka.Data), v: F32(va.Data), Hq: Hq, Sq: Sq, D: D, Hkv: Hkv, Skv: Skv, Dv: Dv,
 		group: Hq / Hkv, ks: ka.Strides[2], vs: va.Strides[2], scale: float32(l.Params.(*SDPAParams).Scale)}
-	// With a helper waiting, the second half of the units runs on it: a deep cache is
-	// read from memory, and two cores read it about twice as fast as one.
-	n := B * Hkv
-	if half := n / 2; half > 0 && Hq*Sq*Skv >= sdpaSplitKeys && l.Helper != nil {
+	// Past sdpaSplitKeys the (unit, query row) pairs are shared with the second core: a
+	// deep cache is read from memory, and two cores read it about twice as fast as
+	// one; a prefill's causal rows grow in cost, so they go in small claimed chunks.
+	n := B * Hkv * Sq
+	if n > 1 && Hq*Sq*Skv >= sdpaSplitKeys && l.Helper != nil {
 		h := new(sdpaRun) // only a launch that may split pays for the allocations
 		*h = r
-		if l.Helper.post(helpJob{fn: func() { h.units(half, n) }}) {
-			h.units(0, half)
-			l.Helper.join()
-			return
-		}
+		l.Helper.parallelWide(n, max(1, n/32), func(lo, hi, _ int) { h.rows(lo, hi) })
+		return
 	}
-	r.units(0, n)
+	r.rows(0, n)
 }
 
-// units computes units lo..hi-1 (unit u is batch row u / Hkv, key/value head u % Hkv)
-// with scratch of its own.
-func (r *sdpaRun) units(lo, hi int) {
+// rows computes rows lo..hi-1 of the launch (row t is query row t % Sq of unit t / Sq;
+// unit u is batch row u / Hkv, key/value head u % Hkv) with scratch of its own.
+func (r *sdpaRun) rows(lo, hi int) {
 	Hq, Sq, D, Skv, Dv, group := r.Hq, r.Sq, r.D, r.Skv, r.Dv, r.group
 	q, o, k, v, ka, va, ma, ks, vs, scale := r.q, r.o, r.k, r.v, r.ka, r.va, r.ma, r.ks, r.vs, r.scale
 	// The scores of the group's query rows, then each row's 1/sum (0: every key masked).
@@ -93,91 +91,90 @@ func (r *sdpaRun) units(lo, hi int) {
 	defer putScratch(sp)
 	scores, inv := (*sp)[:group*Skv], (*sp)[group*Skv:]
 	negInf := float32(math.Inf(-1))
-	for u := lo; u < hi; u++ {
+	for t := lo; t < hi; t++ {
+		u, i := t/Sq, t%Sq
 		b, kh := u/r.Hkv, u%r.Hkv
 		kb := ka.Offset + b*ka.Strides[0] + kh*ka.Strides[1]
 		vb := va.Offset + b*va.Strides[0] + kh*va.Strides[1]
-		for i := 0; i < Sq; i++ {
-			// row(g) is query row i of head kh*group+g.
-			row := func(g int) int { return (b*Hq+kh*group+g)*Sq + i }
-			// Keys past the last one any of the group's rows may see (a causal prefill's
-			// later keys) take no score and add nothing: their weights are 0.
-			lim := Skv
-			if ma != nil {
-				lim = 0
-				for g := 0; g < group; g++ {
-					mrow := ma.Data[ma.Offset+b*ma.Strides[0]+(kh*group+g)*ma.Strides[1]+i*ma.Strides[2]:]
-					for j := Skv - 1; j >= lim; j-- {
-						if mrow[j*ma.Strides[3]] != 0 {
-							lim = j + 1
-							break
-						}
-					}
-				}
-			}
-			for c := 0; c < lim; c += sdpaChunk {
-				n := min(sdpaChunk, lim-c)
-				kc := k[kb+c*ks : kb+(c+n-1)*ks+D]
-				for g := 0; g < group; g++ {
-					r := row(g)
-					gemvF32(q[r*D:r*D+D], kc, ks, scores[g*Skv+c:g*Skv+c+n])
-				}
-			}
+		// row(g) is query row i of head kh*group+g.
+		row := func(g int) int { return (b*Hq+kh*group+g)*Sq + i }
+		// Keys past the last one any of the group's rows may see (a causal prefill's
+		// later keys) take no score and add nothing: their weights are 0.
+		lim := Skv
+		if ma != nil {
+			lim = 0
 			for g := 0; g < group; g++ {
-				sc, or := scores[g*Skv:(g+1)*Skv], o[row(g)*Dv:row(g)*Dv+Dv]
-				clear(or)
-				inv[g] = 0
-				var mrow []byte
-				mst := 0
-				if ma != nil {
-					mrow = ma.Data[ma.Offset+b*ma.Strides[0]+(kh*group+g)*ma.Strides[1]+i*ma.Strides[2]:]
-					mst = ma.Strides[3]
-				}
-				mx, any := negInf, false
-				if mrow == nil { // the loop without the mask's branch
-					for j, d := range sc {
-						s := d * scale
-						sc[j] = s
-						if s > mx {
-							mx = s
-						}
-					}
-					any = len(sc) > 0
-				} else {
-					for j, d := range sc {
-						if mrow[j*mst] == 0 {
-							sc[j] = negInf
-							continue
-						}
-						s := d * scale
-						sc[j] = s
-						if s > mx {
-							mx = s
-						}
-						any = true
-					}
-				}
-				if !any {
-					continue // every key masked: the output row stays zero
-				}
-				expArray(sc, sc, 1, mx)
-				inv[g] = float32(1 / sumRow(sc)) // sum >= 1 (the max's term), so inv > 0
-			}
-			for c := 0; c < lim; c += sdpaChunk {
-				n := min(sdpaChunk, lim-c)
-				vc := v[vb+c*vs : vb+(c+n-1)*vs+Dv]
-				for g := 0; g < group; g++ {
-					if inv[g] != 0 {
-						r := row(g)
-						axpyRows(o[r*Dv:r*Dv+Dv], scores[g*Skv+c:g*Skv+c+n], vc, vs)
+				mrow := ma.Data[ma.Offset+b*ma.Strides[0]+(kh*group+g)*ma.Strides[1]+i*ma.Strides[2]:]
+				for j := Skv - 1; j >= lim; j-- {
+					if mrow[j*ma.Strides[3]] != 0 {
+						lim = j + 1
+						break
 					}
 				}
 			}
+		}
+		for c := 0; c < lim; c += sdpaChunk {
+			n := min(sdpaChunk, lim-c)
+			kc := k[kb+c*ks : kb+(c+n-1)*ks+D]
 			for g := 0; g < group; g++ {
 				r := row(g)
-				for d := range o[r*Dv : r*Dv+Dv] {
-					o[r*Dv+d] *= inv[g]
+				gemvF32(q[r*D:r*D+D], kc, ks, scores[g*Skv+c:g*Skv+c+n])
+			}
+		}
+		for g := 0; g < group; g++ {
+			sc, or := scores[g*Skv:(g+1)*Skv], o[row(g)*Dv:row(g)*Dv+Dv]
+			clear(or)
+			inv[g] = 0
+			var mrow []byte
+			mst := 0
+			if ma != nil {
+				mrow = ma.Data[ma.Offset+b*ma.Strides[0]+(kh*group+g)*ma.Strides[1]+i*ma.Strides[2]:]
+				mst = ma.Strides[3]
+			}
+			mx, any := negInf, false
+			if mrow == nil { // the loop without the mask's branch
+				for j, d := range sc {
+					s := d * scale
+					sc[j] = s
+					if s > mx {
+						mx = s
+					}
 				}
+				any = len(sc) > 0
+			} else {
+				for j, d := range sc {
+					if mrow[j*mst] == 0 {
+						sc[j] = negInf
+						continue
+					}
+					s := d * scale
+					sc[j] = s
+					if s > mx {
+						mx = s
+					}
+					any = true
+				}
+			}
+			if !any {
+				continue // every key masked: the output row stays zero
+			}
+			expArray(sc, sc, 1, mx)
+			inv[g] = float32(1 / sumRow(sc)) // sum >= 1 (the max's term), so inv > 0
+		}
+		for c := 0; c < lim; c += sdpaChunk {
+			n := min(sdpaChunk, lim-c)
+			vc := v[vb+c*vs : vb+(c+n-1)*vs+Dv]
+			for g := 0; g < group; g++ {
+				if inv[g] != 0 {
+					r := row(g)
+					axpyRows(o[r*Dv:r*Dv+Dv], scores[g*Skv+c:g*Skv+c+n], vc, vs)
+				}
+			}
+		}
+		for g := 0; g < group; g++ {
+			r := row(g)
+			for d := range o[r*Dv : r*Dv+Dv] {
+				o[r*Dv+d] *= inv[g]
 			}
 		}
 	}

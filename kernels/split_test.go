@@ -79,3 +79,69 @@ func TestSplitRowsMatchesOneCore(t *testing.T) {
 		require.Truef(t, sameBits(want[i], got[i]), "conv: element %d: %v, want %v", i, got[i], want[i])
 	}
 }
+
+// TestSplitHalfAndSDPAMatchOneCore: a bfloat16 silu and conv and a prefill-sized sdpa
+// split between the cores give the bits of one pass on one core.
+func TestSplitHalfAndSDPAMatchOneCore(t *testing.T) {
+	rng := rand.New(rand.NewSource(11))
+	n := splitElems + 4096*3 + 37
+	a := NewArg(Contiguous(BFloat16, n))
+	Fill(rng, &a, -6, 6)
+	l := &Launch{Kernel: UnaryKernel(OpSilu), NArgs: 2}
+	l.Args[0], l.Args[1] = a, NewArg(Contiguous(BFloat16, n))
+	Run(l)
+	wide := make([]float32, n)
+	widenF32(wide, &a, 0)
+	unaryF32(OpSilu, wide, wide)
+	want := make([]uint16, n)
+	narrowBF16(want, wide)
+	require.Equal(t, want, U16(l.Out().Data), "bfloat16 silu")
+
+	const nt, nc, nk = 300, 1024, 4
+	c := &Launch{Kernel: KDepthwiseConv1d, NArgs: 3}
+	c.Args[0], c.Args[1] = NewArg(Contiguous(BFloat16, 1, nt, nc)), NewArg(Contiguous(BFloat16, nc, nk))
+	c.Args[2] = NewArg(Contiguous(BFloat16, 1, nt-nk+1, nc))
+	Fill(rng, &c.Args[0], -2, 2)
+	Fill(rng, &c.Args[1], -1, 1)
+	require.GreaterOrEqual(t, (nt-nk+1)*nc*nk, splitElems)
+	Run(c)
+	xw, ww := make([]float32, nt*nc), make([]float32, nc*nk)
+	widenF32(xw, &c.Args[0], 0)
+	widenF32(ww, &c.Args[1], 0)
+	of := make([]float32, (nt-nk+1)*nc)
+	for r := 0; r < nt-nk+1; r++ {
+		convRow(of[r*nc:][:nc], ww, xw[r*nc:][:nk*nc], nk)
+	}
+	wantConv := make([]uint16, len(of))
+	narrowBF16(wantConv, of)
+	require.Equal(t, wantConv, U16(c.Out().Data), "bfloat16 conv")
+
+	const hq, hkv, sq, d = 4, 2, 70, 32
+	s := &Launch{Kernel: KSDPA, Params: &SDPAParams{Scale: 0.2}, NArgs: 5}
+	s.Args[0] = NewArg(Contiguous(Float32, 1, hq, sq, d))
+	s.Args[1] = NewArg(Contiguous(Float32, 1, hkv, sq, d))
+	s.Args[2] = NewArg(Contiguous(Float32, 1, hkv, sq, d))
+	s.Args[3] = NewArg(Contiguous(Bool, 1, hq, sq, sq))
+	s.Args[4] = NewArg(Contiguous(Float32, 1, hq, sq, d))
+	for i := 0; i < 3; i++ {
+		Fill(rng, &s.Args[i], -2, 2)
+	}
+	for i := 0; i < sq; i++ { // causal
+		for j := 0; j <= i; j++ {
+			for h := 0; h < hq; h++ {
+				s.Args[3].Data[(h*sq+i)*sq+j] = 1
+			}
+		}
+	}
+	require.GreaterOrEqual(t, hq*sq*sq, sdpaSplitKeys)
+	s.Helper = new(Helper) // nobody polls it: parallelWide starts its own goroutine
+	Run(s)
+	got := append([]float32(nil), F32(s.Out().Data)...)
+	s.Helper = nil
+	Poison(&s.Args[4])
+	Run(s)
+	wantS := F32(s.Out().Data)
+	for i := range wantS {
+		require.Truef(t, sameBits(wantS[i], got[i]), "sdpa: element %d: %v, want %v", i, got[i], wantS[i])
+	}
+}
