@@ -426,11 +426,15 @@ func whereCPU(l *Launch) {
 // slice materialisation, transposition, broadcast and dtype casts all use it. Args in, out.
 var KCopy = Register(&Kernel{Name: "copy", Family: "copy", CPU: copyCPU})
 
-func copyCPU(l *Launch) { copyArgs(&l.Args[0], &l.Args[1]) }
+func copyCPU(l *Launch) { copyArgsSplit(&l.Args[0], &l.Args[1], l.Helper) }
 
 // copyArgs copies (and casts) a into o, which has a's shape; concatenate and
 // slice_update copy their regions with it.
-func copyArgs(a, o *Arg) {
+func copyArgs(a, o *Arg) { copyArgsSplit(a, o, nil) }
+
+// copyArgsSplit is copyArgs with a strided copy's rows split between the cores
+// through h from splitElems elements (a prefill's transposed heads).
+func copyArgsSplit(a, o *Arg, h *Helper) {
 	if a.DType == o.DType && a.IsContiguous() && o.IsContiguous() {
 		sz := a.DType.Size()
 		n := o.Size() * sz
@@ -442,7 +446,11 @@ func copyArgs(a, o *Arg) {
 	}
 	w := newRowWalk(&o.Layout, &a.Layout, &o.Layout)
 	if a.DType == o.DType && (a.DType.Size() == 4 || a.DType.Size() == 2) {
-		copyStrided(&w, a, o) // the bits as they are: no conversion per element
+		if n := w.numRows(); o.Size() >= splitElems && n > 1 {
+			h.splitRows(n, o.Size()/n, func(r0, r1 int) { copyStrided(&w, a, o, r0, r1) })
+			return
+		}
+		copyStrided(&w, a, o, 0, w.numRows()) // the bits as they are: no conversion per element
 		return
 	}
 	if row := castRow(a, o); row != nil {
@@ -459,11 +467,12 @@ func copyArgs(a, o *Arg) {
 	})
 }
 
-// copyStrided is copyArgs for a view of 2- or 4-byte elements of one dtype.
-func copyStrided(w *rowWalk, a, o *Arg) {
+// copyStrided is copyArgs for a view of 2- or 4-byte elements of one dtype, rows
+// [r0, r1) of w.
+func copyStrided(w *rowWalk, a, o *Arg, r0, r1 int) {
 	if a.DType.Size() == 4 {
 		as, os := U32(a.Data), U32(o.Data)
-		w.rows(func(n int, off, inc [4]int) {
+		w.rowRange(r0, r1, func(n int, off, inc [4]int) {
 			ia, io := off[0], off[1]
 			if inc[0] == 1 && inc[1] == 1 { // a dense row of a strided view (a slice)
 				copy(os[io:io+n], as[ia:ia+n])
@@ -478,7 +487,7 @@ func copyStrided(w *rowWalk, a, o *Arg) {
 		return
 	}
 	as, os := U16(a.Data), U16(o.Data)
-	w.rows(func(n int, off, inc [4]int) {
+	w.rowRange(r0, r1, func(n int, off, inc [4]int) {
 		ia, io := off[0], off[1]
 		if inc[0] == 1 && inc[1] == 1 {
 			copy(os[io:io+n], as[ia:ia+n])

@@ -145,3 +145,47 @@ func TestSplitHalfAndSDPAMatchOneCore(t *testing.T) {
 		require.Truef(t, sameBits(wantS[i], got[i]), "sdpa: element %d: %v, want %v", i, got[i], wantS[i])
 	}
 }
+
+// TestSplitCopyTransposes: a transposed view copied with its rows split between the
+// cores lands every element where a plain transpose puts it.
+func TestSplitCopyTransposes(t *testing.T) {
+	const r, c = 300, 1024
+	require.GreaterOrEqual(t, r*c, splitElems)
+	src := NewArg(Contiguous(Float32, c, r))
+	Fill(rand.New(rand.NewSource(5)), &src, -1, 1)
+	view := src
+	view.Layout = Contiguous(Float32, r, c)
+	view.Strides[0], view.Strides[1] = 1, r // element (i, j) is src (j, i)
+	l := &Launch{Kernel: KCopy, NArgs: 2}
+	l.Args[0], l.Args[1] = view, NewArg(Contiguous(Float32, r, c))
+	Run(l)
+	got, s := F32(l.Out().Data), F32(src.Data)
+	for i := 0; i < r; i++ {
+		for j := 0; j < c; j++ {
+			require.Equalf(t, s[j*r+i], got[i*c+j], "element (%d, %d)", i, j)
+		}
+	}
+}
+
+// TestSplitCopyHeads: the heads-first view of a [tokens, heads, dim] array (two outer
+// digits of the walk) copied with its rows split between the cores.
+func TestSplitCopyHeads(t *testing.T) {
+	const nt, nh, d = 300, 4, 256
+	require.GreaterOrEqual(t, nt*nh*d, splitElems)
+	src := NewArg(Contiguous(Float32, nt, nh, d))
+	Fill(rand.New(rand.NewSource(6)), &src, -1, 1)
+	view := src
+	view.Layout = Contiguous(Float32, nh, nt, d)
+	view.Strides[0], view.Strides[1] = d, nh*d // element (h, i, j) is src (i, h, j)
+	l := &Launch{Kernel: KCopy, NArgs: 2}
+	l.Args[0], l.Args[1] = view, NewArg(Contiguous(Float32, nh, nt, d))
+	Run(l)
+	got, s := F32(l.Out().Data), F32(src.Data)
+	for h := 0; h < nh; h++ {
+		for i := 0; i < nt; i++ {
+			for j := 0; j < d; j++ {
+				require.Equalf(t, s[(i*nh+h)*d+j], got[(h*nt+i)*d+j], "element (%d, %d, %d)", h, i, j)
+			}
+		}
+	}
+}

@@ -63,10 +63,23 @@ func newRowWalk(out *Layout, args ...*Layout) rowWalk {
 
 // rows calls fn for each row: n elements, the start offset of each argument and its stride
 // along the row.
-func (w *rowWalk) rows(fn func(n int, off, inc [4]int)) {
+func (w *rowWalk) rows(fn func(n int, off, inc [4]int)) { w.rowRange(0, w.numRows(), fn) }
+
+// numRows is how many rows rows visits.
+func (w *rowWalk) numRows() int {
+	r := 1
+	for d := 0; d < w.ndim-1; d++ {
+		r *= w.shape[d]
+	}
+	return r
+}
+
+// rowRange is rows for rows [r0, r1) only, in the same order: parts of one walk can
+// run on different cores.
+func (w *rowWalk) rowRange(r0, r1 int, fn func(n int, off, inc [4]int)) {
 	last := w.ndim - 1
 	n := w.shape[last]
-	if n == 0 {
+	if n == 0 || r0 >= r1 {
 		return
 	}
 	var inc [4]int
@@ -75,11 +88,17 @@ func (w *rowWalk) rows(fn func(n int, off, inc [4]int)) {
 	}
 	var idx [MaxDims]int
 	off := w.offs
-	for {
+	for d, r := last-1, r0; d >= 0; d-- { // row r0's index, odometer digits
+		idx[d] = r % w.shape[d]
+		r /= w.shape[d]
+		for a := 0; a < w.nargs; a++ {
+			off[a] += idx[d] * w.strides[a][d]
+		}
+	}
+	for r := r0; r < r1; r++ {
 		fn(n, off, inc) // by value: pointers would escape to fn and allocate per row
 		// Advance the outer index (odometer over dims 0..last-1).
-		d := last - 1
-		for ; d >= 0; d-- {
+		for d := last - 1; d >= 0; d-- {
 			idx[d]++
 			for a := 0; a < w.nargs; a++ {
 				off[a] += w.strides[a][d]
@@ -91,9 +110,6 @@ func (w *rowWalk) rows(fn func(n int, off, inc [4]int)) {
 				off[a] -= w.strides[a][d] * w.shape[d]
 			}
 			idx[d] = 0
-		}
-		if d < 0 {
-			return
 		}
 	}
 }
