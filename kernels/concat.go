@@ -14,7 +14,7 @@ func concatCPU(l *Launch) {
 		in := &l.Args[i]
 		dst := concatRegion(o, in, p.Axis, start)
 		start += in.Shape[p.Axis]
-		copyArgs(in, &dst)
+		copyArgs(in, &dst, l.Helper)
 	}
 }
 
@@ -51,8 +51,8 @@ func sliceUpdateCPU(l *Launch) {
 	p := l.Params.(*SliceUpdateParams)
 	base, upd, o := &l.Args[0], &l.Args[1], &l.Args[2]
 	if &base.Data[0] != &o.Data[0] || base.Offset != o.Offset {
-		copyArgs(base, o)
+		copyArgs(base, o, l.Helper)
 	}
 	dst := updateRegion(o, upd, p)
-	copyArgs(upd, &dst)
+	copyArgs(upd, &dst, l.Helper)
 }

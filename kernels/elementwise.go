@@ -426,19 +426,17 @@ func whereCPU(l *Launch) {
 // slice materialisation, transposition, broadcast and dtype casts all use it. Args in, out.
 var KCopy = Register(&Kernel{Name: "copy", Family: "copy", CPU: copyCPU})
 
-func copyCPU(l *Launch) { copyArgsSplit(&l.Args[0], &l.Args[1], l.Helper) }
+func copyCPU(l *Launch) { copyArgs(&l.Args[0], &l.Args[1], l.Helper) }
 
 // copyArgs copies (and casts) a into o, which has a's shape; concatenate and
-// slice_update copy their regions with it.
-func copyArgs(a, o *Arg) { copyArgsSplit(a, o, nil) }
-
-// copyArgsSplit is copyArgs with a strided copy's rows split between the cores
-// through h from splitElems elements (a prefill's transposed heads).
-func copyArgsSplit(a, o *Arg, h *Helper) {
+// slice_update copy their regions with it. From splitElems elements a plain or
+// strided copy splits its rows between the cores through h (nil: a goroutine of its
+// own takes the second half; a prefill's activations and transposed heads).
+func copyArgs(a, o *Arg, h *Helper) {
 	if a.DType == o.DType && a.IsContiguous() && o.IsContiguous() {
 		sz := a.DType.Size()
-		n := o.Size() * sz
-		copy(o.Data[o.Offset*sz:o.Offset*sz+n], a.Data[a.Offset*sz:a.Offset*sz+n])
+		ob, ab := o.Data[o.Offset*sz:], a.Data[a.Offset*sz:]
+		h.splitElemsAligned(o.Size(), func(i0, i1 int) { copy(ob[i0*sz:i1*sz], ab[i0*sz:i1*sz]) })
 		return
 	}
 	if a.IsContiguous() && o.IsContiguous() && castDense(a, o) {

@@ -209,7 +209,19 @@ func (h *Helper) parallelStreams(n, step int, f func(r0, r1, scratch int)) {
 		return
 	}
 	defer h.join() // the helper's part is done before a panic of this one goes on
+	h.nudge()
 	loop(0)
+}
+
+// nudge starts a goroutine to take h's offer when no helper has taken it within
+// wideWaitPolls: the caller that helps may be building the next step instead of
+// waiting, and an idle core would then stay idle.
+func (h *Helper) nudge() {
+	for i := 0; i < wideWaitPolls && h.state.Load() == jobOffered; i++ {
+	}
+	if h.state.Load() == jobOffered {
+		go h.Help()
+	}
 }
 
 // parallelWide is parallelRows for work of several milliseconds (a prefill's
@@ -221,27 +233,17 @@ func (h *Helper) parallelWide(n, step int, f func(r0, r1, scratch int)) {
 	var next atomic.Int64
 	loop := func(scratch int) { claimChunks(&next, n, step, scratch, f) }
 	job := helpJob{fn: func() { loop(1) }}
-	shared := h.post(job)
-	if !shared {
-		h = new(Helper) // a private slot: only the goroutine below takes it
+	if !h.post(job) {
+		h = new(Helper) // a private slot: only nudge's goroutine takes it
 		h.post(job)
 	}
 	defer h.join() // the other goroutine's part is done before a panic of this one goes on
-	// A helper that is polling takes the offer within a few hundred loads; one that is
-	// not (the caller evaluates its own prefill) would leave a whole chunk to this core.
-	for i := 0; shared && i < wideWaitPolls && h.state.Load() == jobOffered; i++ {
-	}
-	if h.state.CompareAndSwap(jobOffered, jobTaken) {
-		go func() {
-			h.runGuarded()
-			h.state.Store(jobDone)
-		}()
-	}
+	h.nudge()
 	loop(0)
 }
 
-// wideWaitPolls is how many times parallelWide looks for a polling helper's take
-// before it starts a goroutine of its own (about a microsecond).
+// wideWaitPolls is how many times nudge looks for a polling helper's take before it
+// starts a goroutine of its own (about a microsecond).
 const wideWaitPolls = 1000
 
 // splitElems is the elements (a megabyte of float32) from which an elementwise or
