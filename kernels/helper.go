@@ -114,6 +114,7 @@ func (h *Helper) parallelRows(n, step int, f func(r0, r1, scratch int)) {
 		return
 	}
 	defer h.join() // the helper's part is done before a panic of this one goes on
+	h.nudge()
 	loop(0)
 }
 
