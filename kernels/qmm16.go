@@ -22,6 +22,11 @@ const qmmMinRows = 2
 // qmmBlockRows is the x rows of one kernel pass.
 const qmmBlockRows = 4
 
+// qmmX8Bytes bounds the eight-row kernel's x block (8 x K float32, read from memory by
+// every multiply-add): it runs where the block stays in L1 (K <= 1024; at K = 2048 and
+// 3584 it was 40-75% slower than the four-row kernel, reading x from L2).
+const qmmX8Bytes = 32 << 10
+
 // qmmWideMACs is the multiply-adds (M x N x K) from which a blocked product also
 // starts a goroutine for the second core when no helper takes its offer (a prefill
 // evaluated by the caller itself): a goroutine's start is noise against a few
@@ -110,7 +115,15 @@ func (m *qMatrix) rowsMM16(xs, sums []float32, mRows, n int, os []float32, h *He
 		}
 		ob := sr.out[:nOut]
 		ss, chunks := pad*4, m.group/32
-		for b := 0; b < nb; b++ {
+		b0 := 0
+		if tiled && 8*4*k <= qmmX8Bytes { // pairs of whole blocks: eight x rows a pass
+			for ; b0+1 < mRows/qmmBlockRows; b0 += 2 {
+				o := (r0 - lo) * pad
+				qmm16x8w1(m.bits, &xi[b0*qmmBlockRows*k], 4*qmmBlockRows*k, &m.raw[r0*m.rowBytes], m.rowBytes, r1-r0, g, chunks,
+					&si[b0*qmmBlockRows*pad], 4*qmmBlockRows*pad, pad/16, &sc[o], &bi[o], ss, &os[b0*qmmBlockRows*n+r0], 4*n)
+			}
+		}
+		for b := b0; b < nb; b++ {
 			x0, s0 := &xi[b*qmmBlockRows*k], &si[b*qmmBlockRows*pad]
 			rows := min(qmmBlockRows, mRows-b*qmmBlockRows)
 			if quads > 0 {
