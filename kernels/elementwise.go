@@ -433,59 +433,56 @@ func copyCPU(l *Launch) { copyArgs(&l.Args[0], &l.Args[1], l.Helper) }
 // strided copy splits its rows between the cores through h (nil: a goroutine of its
 // own takes the second half; a prefill's activations and transposed heads).
 func copyArgs(a, o *Arg, h *Helper) {
-	if a.DType == o.DType && a.IsContiguous() && o.IsContiguous() {
-		sz := a.DType.Size()
-		ob, ab := o.Data[o.Offset*sz:], a.Data[a.Offset*sz:]
-		h.splitElemsAligned(o.Size(), func(i0, i1 int) { copy(ob[i0*sz:i1*sz], ab[i0*sz:i1*sz]) })
-		return
-	}
-	if a.IsContiguous() && o.IsContiguous() && castDense(a, o) {
-		return
-	}
-	w := newRowWalk(&o.Layout, &a.Layout, &o.Layout)
-	if a.DType == o.DType && (a.DType.Size() == 4 || a.DType.Size() == 2) {
-		if n := w.numRows(); o.Size() >= splitElems && n > 1 {
-			h.splitRows(n, o.Size()/n, func(r0, r1 int) { copyStrided(&w, a, o, r0, r1) })
+	n := o.Size()
+	if a.IsContiguous() && o.IsContiguous() {
+		if a.DType == o.DType {
+			sz := a.DType.Size()
+			ob, ab := o.Data[o.Offset*sz:], a.Data[a.Offset*sz:]
+			h.splitElemsAligned(n, func(i0, i1 int) { copy(ob[i0*sz:i1*sz], ab[i0*sz:i1*sz]) })
 			return
 		}
-		copyStrided(&w, a, o, 0, w.numRows()) // the bits as they are: no conversion per element
-		return
-	}
-	if row := castRow(a, o); row != nil {
-		w.rows(row)
-		return
-	}
-	w.rows(func(n int, off, inc [4]int) {
-		ia, io := off[0], off[1]
-		for i := 0; i < n; i++ {
-			Store(o.DType, o.Data, io, Load(a.DType, a.Data, ia))
-			ia += inc[0]
-			io += inc[1]
+		if castsDense(a, o) {
+			h.splitElemsAligned(n, func(i0, i1 int) { castDense(a, o, i0, i1) })
+			return
 		}
-	})
-}
-
-// copyStrided is copyArgs for a view of 2- or 4-byte elements of one dtype, rows
-// [r0, r1) of w.
-func copyStrided(w *rowWalk, a, o *Arg, r0, r1 int) {
-	if a.DType.Size() == 4 {
-		as, os := U32(a.Data), U32(o.Data)
-		w.rowRange(r0, r1, func(n int, off, inc [4]int) {
+	}
+	w := newRowWalk(&o.Layout, &a.Layout, &o.Layout)
+	row := copyRow(a, o)
+	if row == nil {
+		row = castRow(a, o)
+	}
+	if row == nil {
+		row = func(n int, off, inc [4]int) {
 			ia, io := off[0], off[1]
-			if inc[0] == 1 && inc[1] == 1 { // a dense row of a strided view (a slice)
-				copy(os[io:io+n], as[ia:ia+n])
-				return
-			}
 			for i := 0; i < n; i++ {
-				os[io] = as[ia]
+				Store(o.DType, o.Data, io, Load(a.DType, a.Data, ia))
 				ia += inc[0]
 				io += inc[1]
 			}
-		})
-		return
+		}
 	}
-	as, os := U16(a.Data), U16(o.Data)
-	w.rowRange(r0, r1, func(n int, off, inc [4]int) {
+	rows := w.numRows()
+	h.splitRows(rows, n/max(1, rows), func(r0, r1 int) { w.rowRange(r0, r1, row) })
+}
+
+// copyRow returns the row loop of a copy of 2- or 4-byte elements of one dtype (the
+// bits as they are: no conversion per element), or nil.
+func copyRow(a, o *Arg) func(n int, off, inc [4]int) {
+	if a.DType != o.DType {
+		return nil
+	}
+	switch a.DType.Size() {
+	case 4:
+		return stridedRow(U32(a.Data), U32(o.Data))
+	case 2:
+		return stridedRow(U16(a.Data), U16(o.Data))
+	}
+	return nil
+}
+
+// stridedRow copies one row of a strided view: a dense row (a slice) at once.
+func stridedRow[E uint16 | uint32](as, os []E) func(n int, off, inc [4]int) {
+	return func(n int, off, inc [4]int) {
 		ia, io := off[0], off[1]
 		if inc[0] == 1 && inc[1] == 1 {
 			copy(os[io:io+n], as[ia:ia+n])
@@ -496,7 +493,7 @@ func copyStrided(w *rowWalk, a, o *Arg, r0, r1 int) {
 			ia += inc[0]
 			io += inc[1]
 		}
-	})
+	}
 }
 
 // ArangeParams is the parameter struct of KArange: out[i] = Start + i*Step.

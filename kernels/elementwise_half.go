@@ -133,19 +133,19 @@ func whereRow[E uint16 | uint32](cv []byte, av, bv, ov []E) func(n int, off, inc
 	}
 }
 
-// castDense casts contiguous a into contiguous o (of a's size) between float32 and
-// bfloat16 in one pass over the slices, and reports whether it could.
-func castDense(a, o *Arg) bool {
-	n := o.Size()
-	switch {
-	case a.DType == BFloat16 && o.DType == Float32:
-		widenBF16(F32(o.Data)[o.Offset:o.Offset+n], U16(a.Data)[a.Offset:a.Offset+n])
-	case a.DType == Float32 && o.DType == BFloat16:
-		narrowBF16(U16(o.Data)[o.Offset:o.Offset+n], F32(a.Data)[a.Offset:a.Offset+n])
-	default:
-		return false
+// castsDense reports whether castDense converts a's dtype to o's: float32 and
+// bfloat16, either way, in one vector pass over the slices.
+func castsDense(a, o *Arg) bool {
+	return (a.DType == BFloat16 && o.DType == Float32) || (a.DType == Float32 && o.DType == BFloat16)
+}
+
+// castDense converts elements [i0, i1) of dense a into dense o (castsDense true).
+func castDense(a, o *Arg, i0, i1 int) {
+	if a.DType == BFloat16 {
+		widenBF16(F32(o.Data)[o.Offset+i0:o.Offset+i1], U16(a.Data)[a.Offset+i0:a.Offset+i1])
+		return
 	}
-	return true
+	narrowBF16(U16(o.Data)[o.Offset+i0:o.Offset+i1], F32(a.Data)[a.Offset+i0:a.Offset+i1])
 }
 
 // castRow returns a row loop converting between float32, bfloat16 and float16 (a

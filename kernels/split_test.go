@@ -189,3 +189,25 @@ func TestSplitCopyHeads(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitCastHeads: a heads-first float32 view cast to bfloat16 with its rows split
+// between the cores rounds every element where a plain loop puts it.
+func TestSplitCastHeads(t *testing.T) {
+	const nt, nh, d = 300, 4, 256
+	src := NewArg(Contiguous(Float32, nt, nh, d))
+	Fill(rand.New(rand.NewSource(8)), &src, -1, 1)
+	view := src
+	view.Layout = Contiguous(Float32, nh, nt, d)
+	view.Strides[0], view.Strides[1] = d, nh*d
+	l := &Launch{Kernel: KCopy, NArgs: 2}
+	l.Args[0], l.Args[1] = view, NewArg(Contiguous(BFloat16, nh, nt, d))
+	Run(l)
+	got, s := U16(l.Out().Data), F32(src.Data)
+	for h := 0; h < nh; h++ {
+		for i := 0; i < nt; i++ {
+			for j := 0; j < d; j++ {
+				require.Equalf(t, F32ToBF16(s[(i*nh+h)*d+j]), got[(h*nt+i)*d+j], "element (%d, %d, %d)", h, i, j)
+			}
+		}
+	}
+}
