@@ -3,10 +3,15 @@ package kernels
 import "sync"
 
 // The blocked 16-lane product (prefill and batched decode at 4 and 8 bits): the
-// kernel of qmm16_amd64.s decodes each 32-code chunk of two weight rows once and
-// applies it to four x rows, so a product of M x rows reads each weight once per
-// block of four rows (once in all for a batched decode step of up to four rows)
-// and spends most of its instructions on fused multiply-adds. Every (x row, weight
+// kernels decode each 32-code chunk of weights once and apply it to several x rows,
+// so a product of M x rows reads each weight once per block of x rows (once in all
+// for a batched decode step of up to four rows) and spends most of its instructions
+// on fused multiply-adds. Which kernel takes a tile: a decode step's two to four rows
+// go one weight row at a time (qmm16x8_amd64.s: one sequential stream, no padding
+// rows) while its x rows stay in L1; a prefill's pairs of four-row blocks go one
+// weight row and eight x rows a pass (qmm16x8_amd64.s, every accumulator in a
+// register) while eight x rows stay in L1 (K <= 1024); the rest four weight rows and
+// four x rows a pass (qmm16w4_amd64.s), a tile's last rows by pairs (qmm16_amd64.s). Every (x row, weight
 // row) value keeps dot16's 16-lane order exactly, so it equals qmv's value bit for
 // bit, whatever M is and however the rows are split between the cores.
 //
@@ -21,6 +26,12 @@ const qmmMinRows = 2
 
 // qmmBlockRows is the x rows of one kernel pass.
 const qmmBlockRows = 4
+
+// qmmW1Bytes bounds a batched decode step's x rows (M x K float32) for the one-row
+// kernels: a decode step streams its weights from memory, one row a pass reads one
+// sequential stream and computes no padding rows (at M = 2, K = 1024, 2.5 ms a step
+// against 3.5 with the four-row kernel), but at M = 2, K = 3584 it was 50% slower.
+const qmmW1Bytes = 16 << 10
 
 // qmmX8Bytes bounds the eight-row kernel's x block (8 x K float32, read from memory by
 // every multiply-add): it runs where the block stays in L1 (K <= 1024; at K = 2048 and
@@ -115,13 +126,17 @@ func (m *qMatrix) rowsMM16(xs, sums []float32, mRows, n int, os []float32, h *He
 		}
 		ob := sr.out[:nOut]
 		ss, chunks := pad*4, m.group/32
-		b0 := 0
-		if tiled && 8*4*k <= qmmX8Bytes { // pairs of whole blocks: eight x rows a pass
+		b0 := 0 // blocks below b0 are done by the one-row kernels
+		switch o := (r0 - lo) * pad; {
+		case tiled && 8*4*k <= qmmX8Bytes: // a prefill: pairs of whole blocks, eight x rows a pass
 			for ; b0+1 < mRows/qmmBlockRows; b0 += 2 {
-				o := (r0 - lo) * pad
-				qmm16x8w1(m.bits, &xi[b0*qmmBlockRows*k], 4*qmmBlockRows*k, &m.raw[r0*m.rowBytes], m.rowBytes, r1-r0, g, chunks,
+				qmm16w1(m.bits, 8, &xi[b0*qmmBlockRows*k], 4*qmmBlockRows*k, &m.raw[r0*m.rowBytes], m.rowBytes, r1-r0, g, chunks,
 					&si[b0*qmmBlockRows*pad], 4*qmmBlockRows*pad, pad/16, &sc[o], &bi[o], ss, &os[b0*qmmBlockRows*n+r0], 4*n)
 			}
+		case !tiled && 4*mRows*k <= qmmW1Bytes: // a batched decode step: its two to four rows a pass
+			qmm16w1(m.bits, mRows, &xi[0], 0, &m.raw[r0*m.rowBytes], m.rowBytes, r1-r0, g, chunks,
+				&si[0], 0, pad/16, &sc[o], &bi[o], ss, &os[r0], 4*n)
+			b0 = nb
 		}
 		for b := b0; b < nb; b++ {
 			x0, s0 := &xi[b*qmmBlockRows*k], &si[b*qmmBlockRows*pad]

@@ -45,8 +45,8 @@ func qmm16x4w4(bits int, x *float32, p *byte, ldp, quads, groups, chunks int, su
 	panic("kernels: qmm16x4w4 without assembly")
 }
 
-func qmm16x8w1(bits int, x *float32, xs int, p *byte, ldp, rows, groups, chunks int, sums *float32, ss, blocks int, sc, bi *float32, sstride int, out *float32, ldo int) {
-	panic("kernels: qmm16x8w1 without assembly")
+func qmm16w1(bits, xr int, x *float32, xs int, p *byte, ldp, rows, groups, chunks int, sums *float32, ss, blocks int, sc, bi *float32, sstride int, out *float32, ldo int) {
+	panic("kernels: qmm16w1 without assembly")
 }
 
 func gemm16x4(dt DType, x *float32, w *uint16, ldw, quads, k16 int, mask uint16, out *float32, ldo int) {
