@@ -9,10 +9,10 @@
 //
 // Arguments: x (block b of four x rows, [chunk][row][32], permuted by qPermute16),
 // xs (bytes from block b to block b+1, rows 4-7; R <= 4 reads block b only), p (the
-// first weight row's codes), ldp, rows, groups, chunks, sums (block b's group sums, [16-group block][row][16]),
-// ss (bytes from block b's sums to block b+1's), blocks, sc, bi (float32 scales and
-// biases, sstride bytes a weight row, zero-padded to blocks*16), out (x row i's value
-// of weight row r at out + i*ldo + 4r bytes) and ldo.
+// first weight row's codes), ldp, rows, groups, chunks, sums (block b's group sums,
+// [16-group block][row][16]), ss (bytes from block b's sums to block b+1's), blocks,
+// sc, bi (float32 scales and biases, sstride bytes a weight row, zero-padded to
+// blocks*16), out (x row i's value of weight row r at out + i*ldo + 4r bytes) and ldo.
 //
 // Registers: SI x, DI xs, R12 x within a row, R14 / R15 the row's codes / within it,
 // R9 / R10 the row's scales / within it, BX sstride, CX rows left, DX groups left, AX
