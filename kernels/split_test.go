@@ -167,8 +167,9 @@ func TestSplitCopyTransposes(t *testing.T) {
 	}
 }
 
-// TestSplitCopyHeads: the heads-first view of a [tokens, heads, dim] array (two outer
-// digits of the walk) copied with its rows split between the cores.
+// TestSplitCopyHeads: the heads-first view of a [tokens, heads, dim] float32 array (two
+// outer digits of the walk) copied, and cast to bfloat16, with its rows split between
+// the cores: every element lands where a plain loop puts it, rounded as F32ToBF16.
 func TestSplitCopyHeads(t *testing.T) {
 	const nt, nh, d = 300, 4, 256
 	require.GreaterOrEqual(t, nt*nh*d, splitElems)
@@ -177,36 +178,21 @@ func TestSplitCopyHeads(t *testing.T) {
 	view := src
 	view.Layout = Contiguous(Float32, nh, nt, d)
 	view.Strides[0], view.Strides[1] = d, nh*d // element (h, i, j) is src (i, h, j)
-	l := &Launch{Kernel: KCopy, NArgs: 2}
-	l.Args[0], l.Args[1] = view, NewArg(Contiguous(Float32, nh, nt, d))
-	Run(l)
-	got, s := F32(l.Out().Data), F32(src.Data)
-	for h := 0; h < nh; h++ {
-		for i := 0; i < nt; i++ {
-			for j := 0; j < d; j++ {
-				require.Equalf(t, s[(i*nh+h)*d+j], got[(h*nt+i)*d+j], "element (%d, %d, %d)", h, i, j)
-			}
-		}
-	}
-}
-
-// TestSplitCastHeads: a heads-first float32 view cast to bfloat16 with its rows split
-// between the cores rounds every element where a plain loop puts it.
-func TestSplitCastHeads(t *testing.T) {
-	const nt, nh, d = 300, 4, 256
-	src := NewArg(Contiguous(Float32, nt, nh, d))
-	Fill(rand.New(rand.NewSource(8)), &src, -1, 1)
-	view := src
-	view.Layout = Contiguous(Float32, nh, nt, d)
-	view.Strides[0], view.Strides[1] = d, nh*d
-	l := &Launch{Kernel: KCopy, NArgs: 2}
-	l.Args[0], l.Args[1] = view, NewArg(Contiguous(BFloat16, nh, nt, d))
-	Run(l)
-	got, s := U16(l.Out().Data), F32(src.Data)
-	for h := 0; h < nh; h++ {
-		for i := 0; i < nt; i++ {
-			for j := 0; j < d; j++ {
-				require.Equalf(t, F32ToBF16(s[(i*nh+h)*d+j]), got[(h*nt+i)*d+j], "element (%d, %d, %d)", h, i, j)
+	for _, dt := range []DType{Float32, BFloat16} {
+		l := &Launch{Kernel: KCopy, NArgs: 2}
+		l.Args[0], l.Args[1] = view, NewArg(Contiguous(dt, nh, nt, d))
+		Run(l)
+		s := F32(src.Data)
+		for h := 0; h < nh; h++ {
+			for i := 0; i < nt; i++ {
+				for j := 0; j < d; j++ {
+					want, o := s[(i*nh+h)*d+j], (h*nt+i)*d+j
+					if dt == Float32 {
+						require.Equalf(t, want, F32(l.Out().Data)[o], "element (%d, %d, %d)", h, i, j)
+					} else {
+						require.Equalf(t, F32ToBF16(want), U16(l.Out().Data)[o], "bfloat16 element (%d, %d, %d)", h, i, j)
+					}
+				}
 			}
 		}
 	}
