@@ -438,6 +438,10 @@ func copyArgs(a, o *Arg, h *Helper) {
 		if a.DType == o.DType {
 			sz := a.DType.Size()
 			ob, ab := o.Data[o.Offset*sz:], a.Data[a.Offset*sz:]
+			if n < splitElems { // a decode step's copies: no closure
+				copy(ob[:n*sz], ab[:n*sz])
+				return
+			}
 			h.splitElemsAligned(n, func(i0, i1 int) { copy(ob[i0*sz:i1*sz], ab[i0*sz:i1*sz]) })
 			return
 		}
@@ -462,6 +466,10 @@ func copyArgs(a, o *Arg, h *Helper) {
 		}
 	}
 	rows := w.numRows()
+	if n < splitElems {
+		w.rowRange(0, rows, row)
+		return
+	}
 	h.splitRows(rows, n/max(1, rows), func(r0, r1 int) { w.rowRange(r0, r1, row) })
 }
 

@@ -222,11 +222,17 @@ func qLinearCPU(l *Launch, op string, tiled bool) {
 	xs := F32(x.Data)[x.Offset : x.Offset+p.M*p.K]
 	os := F32(o.Data)[o.Offset : o.Offset+p.M*p.N]
 	sums := make([]float32, p.M*m.groups)
-	l.Helper.splitRows(p.M, p.K, func(r0, r1 int) {
-		for i := r0; i < r1; i++ {
+	if p.M*p.K < splitElems {
+		for i := 0; i < p.M; i++ {
 			m.groupSums(xs[i*p.K:(i+1)*p.K], sums[i*m.groups:])
 		}
-	})
+	} else { // a prefill's rows: the closure is made only here, not for a decode step
+		l.Helper.splitRows(p.M, p.K, func(r0, r1 int) {
+			for i := r0; i < r1; i++ {
+				m.groupSums(xs[i*p.K:(i+1)*p.K], sums[i*m.groups:])
+			}
+		})
+	}
 	var qs qSIMD
 	q := qs.init(&m)
 	if q != nil && q.lanes && m.useQmm16(p.M, p.N) {
