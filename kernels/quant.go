@@ -221,7 +221,9 @@ func qLinearCPU(l *Launch, op string, tiled bool) {
 	m := qBind(op, &l.Args[1], &l.Args[2], &l.Args[3], p.N, p.K, p.Bits, p.Group)
 	xs := F32(x.Data)[x.Offset : x.Offset+p.M*p.K]
 	os := F32(o.Data)[o.Offset : o.Offset+p.M*p.N]
-	sums := make([]float32, p.M*m.groups)
+	sp := getScratchDirty(p.M * m.groups) // pooled: every sum is written below
+	defer putScratch(sp)
+	sums := *sp
 	if p.M*p.K < splitElems {
 		for i := 0; i < p.M; i++ {
 			m.groupSums(xs[i*p.K:(i+1)*p.K], sums[i*m.groups:])
