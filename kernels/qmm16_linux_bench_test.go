@@ -14,7 +14,8 @@ import (
 
 // BenchmarkPrefillGEMM times one prefill-sized product (128 x rows, the 0.8B's up
 // projection: 3584 rows of 1024) on one core, with the blocked kernels ("blocked")
-// and the one-row kernels row after row ("rows", the path before them), and reports
+// the one-row kernels row after row ("rows", the path before them) and, at 4 and 8
+// bits where AVX512-VNNI runs, the int8 prompt kernels ("int8"), and reports
 // GFLOP/s, and GFLOP per CPU-second as a share of the FMA probe's FLOP per
 // CPU-second measured just before (%fma-cpu: the kernels' own efficiency per core,
 // apart from the rest of a prefill, and steady on a machine that other jobs load;
@@ -31,14 +32,14 @@ func BenchmarkPrefillGEMM(b *testing.B) {
 	}
 	os := make([]float32, mRows*n)
 	for _, format := range []string{"q4", "q8", "bf16"} {
-		var run func(blocked bool)
+		var run func(mode string)
 		if format == "bf16" {
 			ws := make([]uint16, n*k)
 			for i := range ws {
 				ws[i] = F32ToBF16(float32(rng.NormFloat64()))
 			}
-			run = func(blocked bool) {
-				if blocked {
+			run = func(mode string) {
+				if mode == "blocked" {
 					halfRowsMM(BFloat16, xs, ws, mRows, n, k, os, nil)
 					return
 				}
@@ -56,27 +57,30 @@ func BenchmarkPrefillGEMM(b *testing.B) {
 			for i := 0; i < mRows; i++ {
 				m.groupSums(xs[i*k:(i+1)*k], sums[i*m.groups:])
 			}
-			run = func(blocked bool) {
-				if blocked {
+			run = func(mode string) {
+				switch mode {
+				case "blocked":
 					m.rowsMM16(xs, sums, mRows, n, os, nil)
-					return
+				case "int8":
+					m.rowsMM8(xs, sums, mRows, n, os, nil)
+				default:
+					m.rowsAll16(xs, sums, mRows, n, os, true, nil)
 				}
-				m.rowsAll16(xs, sums, mRows, n, os, true, nil)
 			}
 		}
-		for _, blocked := range []bool{true, false} {
-			name := "rows"
-			if blocked {
-				name = "blocked"
-			}
-			b.Run(fmt.Sprintf("%s/%s", format, name), func(b *testing.B) {
+		modes := []string{"blocked", "rows"}
+		if format != "bf16" && useVNNI {
+			modes = append(modes, "int8")
+		}
+		for _, mode := range modes {
+			b.Run(fmt.Sprintf("%s/%s", format, mode), func(b *testing.B) {
 				c0, t0 := cpuSeconds(), time.Now()
 				fma := membw.FMAProbe(1, 3, 50*time.Millisecond)
 				fmaCPU := fma * time.Since(t0).Seconds() / (cpuSeconds() - c0) // FLOP per CPU-second
 				b.ResetTimer()
 				c0 = cpuSeconds()
 				for range b.N {
-					run(blocked)
+					run(mode)
 				}
 				cpu := cpuSeconds() - c0
 				flop := 2 * float64(mRows*n*k) * float64(b.N)

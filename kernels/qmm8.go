@@ -1,0 +1,228 @@
+package kernels
+
+import (
+	"math"
+	"sync"
+	"unsafe"
+)
+
+// The int8 prompt path (QuantParams.Int8, asked for by graph.Options.Int8Prompts for
+// a forward of two or more tokens a sequence): at 4 and 8 bits, on a CPU with
+// AVX512-VNNI, each x row is quantized to signed bytes per group (scale max|x| / 127,
+// round to even) and every group's products are exact integer sums, four a VPDPBUSD
+// lane, as llama.cpp's prompt path does. It is not the float path's value: the x
+// rounding moves a logit by about 1e-3 of its size, so it is opt-in, and a decode
+// step (one token a sequence) never takes it. Its values do not depend on M, on the
+// tiles or on the cores: a prompt batched with others gets the bits it gets alone.
+//
+// q8Ref defines the value: for x row i and weight row r, over the groups g in order,
+//
+//	acc = fma(scale[r][g], float32(isum[g]) * xscale[i][g], acc)
+//	acc = fma(bias[r][g], xsum[i][g], acc)
+//
+// where isum is the exact sum of code * xcode over the group and xsum the float group
+// sum the float path uses too (qSum). A group with a non-finite sum gets xscale NaN,
+// so a NaN or infinite activation reaches the output as in the float path.
+//
+// Layouts: a panel is 16 weight rows, its codes unsigned bytes [4-code step][row][4]
+// (steps in k order) and its scales [group][16 scales, 16 biases]; an x row is a
+// record of its K signed codes, its group scales and its group sums.
+
+// q8Panel is the weight rows of a panel: one int32 lane each.
+const q8Panel = 16
+
+// q8XRows is the x rows of a kernel pass (q8p2x1..q8p2x6).
+const q8XRows = 6
+
+// q8TileBytes bounds the codes of the weight rows one goroutine repacks and then runs
+// every x row against: they stay in its L2.
+const q8TileBytes = 256 << 10
+
+// useQmm8 reports whether the int8 kernels compute m's product.
+func (m *qMatrix) useQmm8() bool {
+	return useVNNI && (m.bits == 4 || m.bits == 8) && m.group%16 == 0 && m.groups > 0
+}
+
+// q8XRecord is the bytes of one quantized x row: K codes, then its group scales and
+// group sums (float32), rounded up to a cache line.
+func q8XRecord(k, groups int) int { return (k + 8*groups + 63) &^ 63 }
+
+// q8QuantRowRef quantizes x (groups x group floats) into codes q and group scales d:
+// q8QuantRow's definition.
+func q8QuantRowRef(x []float32, group int, q []int8, d []float32) {
+	for g := range d {
+		xs := x[g*group : (g+1)*group]
+		var amax float32
+		for _, v := range xs {
+			if a := float32(math.Abs(float64(v))); a > amax {
+				amax = a
+			}
+		}
+		d[g] = amax / 127
+		var inv float32
+		if amax > 0 {
+			inv = 127 / amax
+		}
+		for j, v := range xs {
+			q[g*group+j] = q8Round(v * inv)
+		}
+	}
+}
+
+// q8Round is VCVTPS2DQ then VPMOVSDB: round half to even, saturate to int8 (NaN and
+// values outside int32 become -128).
+func q8Round(v float32) int8 {
+	r := math.RoundToEven(float64(v))
+	switch {
+	case r != r || r >= 1<<31 || r < -(1<<31):
+		return -128
+	case r > 127:
+		return 127
+	case r < -128:
+		return -128
+	}
+	return int8(r)
+}
+
+// q8Code is code k of row r.
+func (m *qMatrix) q8Code(r, k int) int32 {
+	p := m.raw[r*m.rowBytes:]
+	if m.bits == 8 {
+		return int32(p[k])
+	}
+	return int32(p[k/2]>>(4*(k%2))) & 15
+}
+
+// q8Ref is the int8 path's value of x row x (its group sums sums) and weight row r.
+func (m *qMatrix) q8Ref(x, sums []float32, r int) float32 {
+	q := make([]int8, m.cols)
+	d := make([]float32, m.groups)
+	q8QuantRowRef(x, m.group, q, d)
+	var acc float32
+	for g := 0; g < m.groups; g++ {
+		var isum int32
+		for k := g * m.group; k < (g+1)*m.group; k++ {
+			isum += m.q8Code(r, k) * int32(q[k])
+		}
+		xs := d[g]
+		if !finite32(sums[g]) {
+			xs = float32(math.NaN())
+		}
+		s, b := m.scaleBias(r, g)
+		acc = fma32(s, float32(isum)*xs, acc)
+		acc = fma32(b, sums[g], acc)
+	}
+	return acc
+}
+
+func finite32(v float32) bool { return !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0) }
+
+// q8Scratch is one goroutine's repacked tile: codes and scale records.
+type q8Scratch struct {
+	codes []uint32
+	recs  []float32
+	out   []float32
+}
+
+var q8ScratchPool = sync.Pool{New: func() any { return new([2]q8Scratch) }}
+
+// rowsMM8 writes os[i*n+r] = m.q8Ref(x row i, its sums, r) for the mRows x rows of xs
+// and every row r < n (useQmm8 true), tiles of weight rows shared between the cores.
+func (m *qMatrix) rowsMM8(xs, sums []float32, mRows, n int, os []float32, h *Helper) {
+	k, g := m.cols, m.groups
+	ld := q8XRecord(k, g)
+	xb := getScratchDirty(mRows * ld / 4)
+	defer putScratch(xb)
+	xq := unsafe.Slice((*byte)(unsafe.Pointer(&(*xb)[0])), mRows*ld)
+	h.splitRows(mRows, k, func(r0, r1 int) {
+		for i := r0; i < r1; i++ {
+			rec := xq[i*ld : (i+1)*ld]
+			d := unsafe.Slice((*float32)(unsafe.Pointer(&rec[k])), 2*g)
+			q8QuantRow(&xs[i*k], g, m.group/16, &rec[0], &d[0])
+			copy(d[g:], sums[i*g:(i+1)*g])
+			for j, s := range d[g:] {
+				if !finite32(s) {
+					d[j] = float32(math.NaN())
+				}
+			}
+		}
+	})
+	tile := max(2*q8Panel, min(8*q8Panel, q8TileBytes/k)&^(2*q8Panel-1))
+	tile = min(tile, max(2*q8Panel, (n+4*q8Panel-1)/(4*q8Panel)*(2*q8Panel))) // at least two tiles a core
+	scr := q8ScratchPool.Get().(*[2]q8Scratch)
+	defer q8ScratchPool.Put(scr)
+	f := func(r0, r1, s int) {
+		sr := &scr[s]
+		pairs := (r1 - r0 + 2*q8Panel - 1) / (2 * q8Panel)
+		m.q8Repack(sr, r0, r1, 2*pairs*q8Panel)
+		pw, pr := k*q8Panel/4, g*2*q8Panel // one panel's codes (uint32) and records (float32)
+		if cap(sr.out) < q8XRows*2*q8Panel {
+			sr.out = make([]float32, q8XRows*2*q8Panel)
+		}
+		for x0 := 0; x0 < mRows; x0 += q8XRows {
+			rows := min(q8XRows, mRows-x0)
+			rec := xq[x0*ld:]
+			for p := 0; p < pairs; p++ {
+				c0 := r0 + 2*q8Panel*p
+				out, ldo := &os[x0*n+c0], 4*n
+				if c0+2*q8Panel > n {
+					out, ldo = &sr.out[0], 4*2*q8Panel
+				}
+				q8Kernel(rows, &sr.codes[2*p*pw], 4*pw, &sr.recs[2*p*pr], 4*pr,
+					&rec[0], ld, &rec[k], 4*g, g, m.group/4, out, ldo)
+				if c0+2*q8Panel > n {
+					for i := 0; i < rows; i++ {
+						copy(os[(x0+i)*n+c0:(x0+i+1)*n], sr.out[i*2*q8Panel:(i+1)*2*q8Panel])
+					}
+				}
+			}
+		}
+	}
+	h.parallelWide(n, tile, f)
+}
+
+// q8Repack writes weight rows [r0, r1) as panels into sr: codes [panel][step][16][4]
+// and records [panel][group][16 scales, 16 biases], rows past r1 zero, rows panels' in all.
+func (m *qMatrix) q8Repack(sr *q8Scratch, r0, r1, rows int) {
+	k, g := m.cols, m.groups
+	nc, nr := rows*k/4, rows*g*2
+	if cap(sr.codes) < nc {
+		sr.codes = make([]uint32, nc)
+	}
+	if cap(sr.recs) < nr {
+		sr.recs = make([]float32, nr)
+	}
+	codes, recs := sr.codes[:nc], sr.recs[:nr]
+	steps := k / 4
+	for r := r0; r < r0+rows; r++ {
+		j, p := (r-r0)%q8Panel, (r-r0)/q8Panel
+		pc := codes[p*steps*q8Panel:]
+		pr := recs[p*g*2*q8Panel:]
+		if r >= r1 {
+			for s := 0; s < steps; s++ {
+				pc[s*q8Panel+j] = 0
+			}
+			for gg := 0; gg < g; gg++ {
+				pr[gg*2*q8Panel+j], pr[gg*2*q8Panel+q8Panel+j] = 0, 0
+			}
+			continue
+		}
+		row := m.raw[r*m.rowBytes : (r+1)*m.rowBytes]
+		if m.bits == 8 {
+			w := U32(row)
+			for s := 0; s < steps; s++ {
+				pc[s*q8Panel+j] = w[s]
+			}
+		} else {
+			w := U16(row)
+			for s := 0; s < steps; s++ {
+				v := uint32(w[s])
+				v = (v | v<<8) & 0x00FF00FF
+				pc[s*q8Panel+j] = (v | v<<4) & 0x0F0F0F0F
+			}
+		}
+		for gg := 0; gg < g; gg++ {
+			pr[gg*2*q8Panel+j], pr[gg*2*q8Panel+q8Panel+j] = m.scaleBias(r, gg)
+		}
+	}
+}

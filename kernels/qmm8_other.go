@@ -1,0 +1,14 @@
+//go:build !amd64
+
+package kernels
+
+// useVNNI is false off amd64: prompts take the float path.
+const useVNNI = false
+
+func q8Kernel(rows int, w *uint32, pstride int, ws *float32, wstride int, x *byte, ldx int, xs *byte, sumoff, groups, steps int, out *float32, ldo int) {
+	panic("kernels: q8Kernel without assembly")
+}
+
+func q8QuantRow(x *float32, groups, vecs int, q *byte, d *float32) {
+	panic("kernels: q8QuantRow without assembly")
+}
