@@ -13,6 +13,7 @@ import (
 	"github.com/ingotml/ingot/generate"
 	"github.com/ingotml/ingot/graph"
 	"github.com/ingotml/ingot/internal/membw"
+	"github.com/ingotml/ingot/kernels"
 	"github.com/ingotml/ingot/nn"
 	"github.com/ingotml/ingot/nn/checkpoint"
 	"github.com/ingotml/ingot/nn/models"
@@ -95,7 +96,8 @@ func weightBytes(dir string) (int64, error) {
 // BenchmarkPrefillReal prefills a 4,096-token prompt into each checkpoint of
 // BenchmarkDecodeReal (4-bit, 8-bit, bfloat16) with the plain generator, in chunks of
 // PrefillStepSize (2048, mlx-lm's prefill_step_size) and, at 4 bits, for comparison,
-// in one forward ("whole"). It reports prompt tokens/s, the allocator's peak bytes
+// in one forward ("whole"), and at 4 and 8 bits, where the CPU has the int8 path,
+// with graph.Options.Int8Prompts ("chunk2048-int8"). It reports prompt tokens/s, the allocator's peak bytes
 // beyond the weights (the prefill's scratch, which the chunks bound), the matrix
 // products' GFLOP/s (matrixFLOPs per token times tokens/s) and that as a share of
 // the float32 FMA peak that membw.FMAProbe measures over both cores just before and
@@ -134,13 +136,28 @@ func BenchmarkPrefillReal(b *testing.B) {
 		if format == "q4" {
 			steps = append(steps, 0)
 		}
-		for _, step := range steps {
+		type variant struct {
+			step int
+			int8 bool
+		}
+		var variants []variant
+		for _, st := range steps {
+			variants = append(variants, variant{st, false})
+		}
+		if format != "bf16" && kernels.Int8PromptsRun() {
+			variants = append(variants, variant{step, true})
+		}
+		for _, v := range variants {
+			step := v.step
 			name := fmt.Sprintf("%s/chunk%d", format, step)
 			if step == 0 {
 				name = format + "/whole"
 			}
+			if v.int8 {
+				name += "-int8"
+			}
 			b.Run(name, func(b *testing.B) {
-				g := graph.NewCPU(graph.Options{})
+				g := graph.NewCPU(graph.Options{Int8Prompts: v.int8})
 				m, err := models.Load(path, g, nn.Options{})
 				if err != nil {
 					b.Fatal(err)

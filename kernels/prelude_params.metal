@@ -149,6 +149,7 @@ struct QuantParams {
     int K;
     int bits;
     int group;
+    int int8;
 };
 
 // ropeConsts (rope.go)

@@ -226,3 +226,7 @@ func (m *qMatrix) q8Repack(sr *q8Scratch, r0, r1, rows int) {
 		}
 	}
 }
+
+// Int8PromptsRun reports whether this CPU has the int8 prompt path (AVX512-VNNI): where
+// it does not, graph.Options.Int8Prompts changes nothing.
+func Int8PromptsRun() bool { return useVNNI }

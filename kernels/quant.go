@@ -27,6 +27,9 @@ type QuantParams struct {
 	M, N, K int
 	Bits    int `msl:"bits"`
 	Group   int `msl:"group"`
+	// Int8 asks for the int8 prompt path (qmm8.go) where the CPU has it: x rows
+	// quantized to bytes per group, exact integer group sums. The Metal twin ignores it.
+	Int8 bool `msl:"int8"`
 }
 
 // KQMV is the decode-time quantized product out = x @ dequant(w)^T for few rows (the
@@ -234,6 +237,10 @@ func qLinearCPU(l *Launch, op string, tiled bool) {
 				m.groupSums(xs[i*p.K:(i+1)*p.K], sums[i*m.groups:])
 			}
 		})
+	}
+	if p.Int8 && m.useQmm8() {
+		m.rowsMM8(xs, sums, p.M, p.N, os, l.Helper)
+		return
 	}
 	var qs qSIMD
 	q := qs.init(&m)

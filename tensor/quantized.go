@@ -50,28 +50,6 @@ func (q *QuantizedWeight) Shape() []int {
 	return s
 }
 
-// matmul computes x [..., K] @ dequant(q)^T for a 2-D q: qmv for decode-sized inputs
-// (fewer than 4 rows), qmm otherwise; both give every row the same bits.
-func (q *QuantizedWeight) matmul(x Array) Array {
-	shape := q.Shape()
-	if len(shape) != 2 || x.NDim() < 1 || x.Dim(-1) != shape[1] {
-		panic(&ShapeError{Op: "quantized_matmul", Msg: fmt.Sprintf("cannot multiply %v by the transpose of a quantized %v", x.Shape(), shape)})
-	}
-	x = Contiguous(x.AsType(Float32))
-	xs := x.Shape()
-	m := 1
-	for _, d := range xs[:len(xs)-1] {
-		m *= d
-	}
-	k := kernels.KQMV
-	if m >= 4 {
-		k = kernels.KQMM
-	}
-	xs[len(xs)-1] = shape[0]
-	p := &kernels.QuantParams{M: m, N: shape[0], K: shape[1], Bits: q.Bits, Group: q.GroupSize}
-	return apply(x.Graph(), k, p, xs, x, q.Weight, q.Scales, q.Biases)
-}
-
 // apply builds a float32 node of kernel k on the inputs.
 func apply(g *graph.Graph, k *kernels.Kernel, p any, shape []int, in ...Array) Array {
 	hs := make([]*graph.Handle, len(in))
@@ -82,7 +60,9 @@ func apply(g *graph.Graph, k *kernels.Kernel, p any, shape []int, in ...Array) A
 }
 
 // QuantizedMatmul computes x [..., K] @ dequant(q)^T for a 2-D q: qmv for decode-sized
-// inputs (fewer than 4 rows), qmm otherwise; both give every row the same bits.
+// inputs (fewer than 4 rows), qmm otherwise; both give every row the same bits. On a
+// graph made with Options.Int8Prompts, a prompt's product (x [..., L, K] with L >= 2
+// tokens a sequence) asks for the int8 path (kernels.QuantParams.Int8).
 func QuantizedMatmul(x Array, q QuantizedWeight) Array {
 	shape := q.Shape()
 	if len(shape) != 2 || x.NDim() < 1 || x.Dim(-1) != shape[1] {
@@ -99,7 +79,8 @@ func QuantizedMatmul(x Array, q QuantizedWeight) Array {
 		k = kernels.KQMM
 	}
 	xs[len(xs)-1] = shape[0]
-	p := &kernels.QuantParams{M: m, N: shape[0], K: shape[1], Bits: q.Bits, Group: q.GroupSize}
+	p := &kernels.QuantParams{M: m, N: shape[0], K: shape[1], Bits: q.Bits, Group: q.GroupSize,
+		Int8: x.Graph().Int8Prompts() && len(xs) >= 3 && xs[len(xs)-2] >= 2}
 	return Array{x.Graph().Apply(k, p, Float32, xs, handles([]Array{x, q.Weight, q.Scales, q.Biases})...)}
 }
 
