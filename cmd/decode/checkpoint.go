@@ -98,7 +98,7 @@ func loadCheckpoint(o *options, spec runSpec, dev graph.Device, lim limit) (*gra
 	if err := checkFitsHint(est, alloc.New(dev.Provider(), alloc.Config{}).Stats().MemoryLimit, "use a smaller checkpoint or --tokens"); err != nil {
 		return nil, nil, nil, 0, err
 	}
-	g := graph.New(dev, graphOptions(lim))
+	g := graph.New(dev, graphOptions(o, lim))
 	m, err := models.LoadCheckpoint(info.ck, g, nn.Options{OpsGatedDelta: o.ops})
 	if err == nil {
 		err = g.Synchronize() // the weights are uploaded: a limit below them fails here

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ingotml/ingot/alloc"
 	"github.com/ingotml/ingot/cache"
+	"github.com/ingotml/ingot/kernels"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -85,6 +86,9 @@ func runChecked(o *options, args []string, stdout, stderr io.Writer) int {
 	}
 	if o.disableCompile {
 		fmt.Fprintln(stdout, "[note] --disable-compile: ingot has no mx.compile, nothing to disable")
+	}
+	if o.int8Prompts && !kernels.Int8PromptsRun() {
+		fmt.Fprintln(stdout, "[note] --int8-prompts: this CPU has no AVX512-VNNI, so prompts take the float path")
 	}
 	// An interrupt stops the run at its next step; the report is still printed and
 	// written. A second interrupt kills the process as usual.

@@ -92,8 +92,8 @@ func setup(o *options, spec runSpec, out io.Writer) (*graph.Graph, nn.Model, *re
 var explicitRelease = true
 
 // graphOptions are a run's graph options.
-func graphOptions(lim limit) graph.Options {
-	return graph.Options{Alloc: alloc.Config{ResourceLimit: lim.n}, ExplicitRelease: explicitRelease}
+func graphOptions(o *options, lim limit) graph.Options {
+	return graph.Options{Alloc: alloc.Config{ResourceLimit: lim.n}, ExplicitRelease: explicitRelease, Int8Prompts: o.int8Prompts}
 }
 
 // buildRandom checks that the random model of cfg fits the machine's memory and builds
@@ -110,7 +110,7 @@ func buildRandom(o *options, spec runSpec, cfg models.Config, dev graph.Device, 
 	if err := checkFits(est, alloc.New(dev.Provider(), alloc.Config{}).Stats().MemoryLimit); err != nil {
 		return nil, nil, err
 	}
-	g := graph.New(dev, graphOptions(lim))
+	g := graph.New(dev, graphOptions(o, lim))
 	m, err := cfg.Random(g, o.seed, nn.Options{OpsGatedDelta: o.ops})
 	if err == nil {
 		err = g.Synchronize() // the weights are uploaded: a limit below them fails here

@@ -1,0 +1,73 @@
+package tensor_test
+
+import (
+	"math"
+	"math/rand"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ingotml/ingot/graph"
+	"github.com/ingotml/ingot/kernels"
+	"github.com/ingotml/ingot/tensor"
+)
+
+// TestInt8PromptsTakeOnlyPrompts: with graph.Options.Int8Prompts, a prompt's quantized
+// product (x [B, L, K], L >= 2) takes the int8 path, near the float path's values but
+// not equal to them, and each prompt of a batch gets the bits it gets alone; a decode
+// step (L = 1, any B) and a 2-D x keep the float path's bits.
+func TestInt8PromptsTakeOnlyPrompts(t *testing.T) {
+	if !kernels.Int8PromptsRun() {
+		t.Skip("no AVX512-VNNI: Int8Prompts changes nothing here")
+	}
+	const n, k, group, L = 40, 256, 64, 7
+	rng := rand.New(rand.NewSource(11))
+	words := make([]float64, n*k/8)
+	for i := range words {
+		words[i] = float64(rng.Uint32())
+	}
+	sc, bi := make([]float32, n*k/group), make([]float32, n*k/group)
+	for i := range sc {
+		sc[i], bi[i] = float32(0.01+0.02*rng.Float64()), float32(rng.Float64()-0.5)
+	}
+	xv := make([]float32, 2*L*k)
+	for i := range xv {
+		xv[i] = float32(rng.NormFloat64())
+	}
+	run := func(int8 bool, shape ...int) []float32 {
+		g := graph.NewCPU(graph.Options{Int8Prompts: int8})
+		q, err := tensor.NewQuantizedWeight(tensor.FromValues(g, tensor.UInt32, words, n, k/8),
+			tensor.FromFloat32(g, sc, n, k/group), tensor.FromFloat32(g, bi, n, k/group), 4, group)
+		require.NoError(t, err)
+		size := 1
+		for _, d := range shape {
+			size *= d
+		}
+		out, err := tensor.QuantizedMatmul(tensor.FromFloat32(g, xv[:size], shape...), q).Float32s()
+		require.NoError(t, err)
+		return out
+	}
+	bits := func(v []float32) []uint32 {
+		b := make([]uint32, len(v))
+		for i, f := range v {
+			b[i] = math.Float32bits(f)
+		}
+		return b
+	}
+	require.Equal(t, bits(run(false, 2*L, 1, k)), bits(run(true, 2*L, 1, k)), "a decode step of 14 rows")
+	require.Equal(t, bits(run(false, 2*L, k)), bits(run(true, 2*L, k)), "a 2-D x")
+
+	flt, q8 := run(false, 2, L, k), run(true, 2, L, k)
+	differ, worst, scale := 0, 0.0, 0.0
+	for i := range flt {
+		if flt[i] != q8[i] {
+			differ++
+		}
+		worst = math.Max(worst, math.Abs(float64(flt[i]-q8[i])))
+		scale = math.Max(scale, math.Abs(float64(flt[i])))
+	}
+	require.Greater(t, differ, len(flt)/2, "a prompt takes the int8 path")
+	require.Less(t, worst, 1e-2*scale, "the int8 path stays near the float path")
+	alone := run(true, 1, L, k)
+	require.Equal(t, bits(alone), bits(q8[:L*n]), "the first prompt of the batch gets its bits alone")
+}
