@@ -96,8 +96,8 @@ func weightBytes(dir string) (int64, error) {
 // BenchmarkPrefillReal prefills a 4,096-token prompt into each checkpoint of
 // BenchmarkDecodeReal (4-bit, 8-bit, bfloat16) with the plain generator, in chunks of
 // PrefillStepSize (2048, mlx-lm's prefill_step_size) and, at 4 bits, for comparison,
-// in one forward ("whole"), and at 4 and 8 bits, where the CPU has the int8 path,
-// with graph.Options.Int8Prompts ("chunk2048-int8"). It reports prompt tokens/s, the allocator's peak bytes
+// in one forward ("whole"), and where the CPU has the format's instructions (int8 at
+// 4 and 8 bits, bfloat16 pairs), with graph.Options.FastPrompts ("chunk2048-fast"). It reports prompt tokens/s, the allocator's peak bytes
 // beyond the weights (the prefill's scratch, which the chunks bound), the matrix
 // products' GFLOP/s (matrixFLOPs per token times tokens/s) and that as a share of
 // the float32 FMA peak that membw.FMAProbe measures over both cores just before and
@@ -144,7 +144,7 @@ func BenchmarkPrefillReal(b *testing.B) {
 		for _, st := range steps {
 			variants = append(variants, variant{st, false})
 		}
-		if format != "bf16" && kernels.Int8PromptsRun() {
+		if i8, bf := kernels.FastPromptPaths(); format == "bf16" && bf || format != "bf16" && i8 {
 			variants = append(variants, variant{step, true})
 		}
 		for _, v := range variants {
@@ -154,10 +154,10 @@ func BenchmarkPrefillReal(b *testing.B) {
 				name = format + "/whole"
 			}
 			if v.int8 {
-				name += "-int8"
+				name += "-fast"
 			}
 			b.Run(name, func(b *testing.B) {
-				g := graph.NewCPU(graph.Options{Int8Prompts: v.int8})
+				g := graph.NewCPU(graph.Options{FastPrompts: v.int8})
 				m, err := models.Load(path, g, nn.Options{})
 				if err != nil {
 					b.Fatal(err)

@@ -37,7 +37,7 @@ type Graph struct {
 	sweptGen              uint64
 	collections, reclaims int   // forced collections (Stats)
 	explicit              bool  // Options.ExplicitRelease
-	int8Prompts           bool  // Options.Int8Prompts
+	fastPrompts           bool  // Options.FastPrompts
 	batchBytes            int64 // Options.BatchBytes (negative: never cut)
 	scopes                []*scope
 	hchunk                []Handle // the rest of the current chunk of scope-held handles
@@ -84,11 +84,14 @@ type Options struct {
 	// dropped without a release keeps its node, and its buffers count as live, until
 	// a natural collection finds it.
 	ExplicitRelease bool
-	// Int8Prompts lets a prompt's quantized products (two or more tokens a sequence)
-	// take the CPU's int8 path where it has one (kernels/qmm8.go): x rounded to bytes
-	// per group, about 2.5x the float kernels' speed, logits about 1e-3 of their size
-	// away from the float path's. A decode step never takes it.
-	Int8Prompts bool
+	// FastPrompts lets a prompt's products (two or more tokens a sequence) take the
+	// CPU's dot-product instructions where it has them: at 4 and 8 bits the int8 path
+	// (AVX512-VNNI, kernels/qmm8.go: x rounded to bytes per group), for bfloat16
+	// weights and activations the pair-dot path (AVX512_BF16, kernels/bf16dot.go: the
+	// same exact products, summed in another order). Both change a prompt's values
+	// (the int8 path noticeably, see docs/performance.md), so it is off by default; a
+	// decode step never takes them.
+	FastPrompts bool
 }
 
 // DefaultBatchBytes is Options.BatchBytes when it is 0: far above what a decode step
@@ -101,7 +104,7 @@ const DefaultBatchBytes = 32 << 20
 func New(dev Device, opt Options) *Graph {
 	g := &Graph{dev: dev, params: []any{nil}, klist: []*kernels.Kernel{nil}, explicit: opt.ExplicitRelease} // index 0: none
 	g.batchBytes = opt.BatchBytes
-	g.int8Prompts = opt.Int8Prompts
+	g.fastPrompts = opt.FastPrompts
 	if g.batchBytes == 0 {
 		g.batchBytes = DefaultBatchBytes
 	}
@@ -126,8 +129,8 @@ func New(dev Device, opt Options) *Graph {
 	return g
 }
 
-// Int8Prompts reports Options.Int8Prompts.
-func (g *Graph) Int8Prompts() bool { return g.int8Prompts }
+// FastPrompts reports Options.FastPrompts.
+func (g *Graph) FastPrompts() bool { return g.fastPrompts }
 
 // NewCPU makes a graph on the CPU device.
 func NewCPU(opt Options) *Graph { return New(CPU(), opt) }

@@ -49,11 +49,17 @@ func linearHalf(l *Launch, p *MatmulParams) {
 	if 2*p.N*p.K < linear16SplitBytes {
 		h = nil
 	}
+	bfDot := p.BFDot && w.DType == BFloat16 && useBFDot(p.K)
 	for b := 0; b < p.Batch; b++ {
-		mmWiden(xf, x, x.Offset+b*p.XStride)
 		wo := w.Offset + b*p.WStride
 		ws := U16(w.Data)[wo : wo+p.N*p.K]
-		if useGemm16(w.DType, p.M, p.N, p.K) {
+		if !bfDot {
+			mmWiden(xf, x, x.Offset+b*p.XStride)
+		}
+		if bfDot {
+			xo := x.Offset + b*p.XStride
+			halfRowsBFDot(U16(x.Data)[xo:xo+p.M*p.K], ws, p.M, p.N, p.K, of, l.Helper)
+		} else if useGemm16(w.DType, p.M, p.N, p.K) {
 			halfRowsMM(w.DType, xf, ws, p.M, p.N, p.K, of, l.Helper)
 		} else {
 			split := h.parallelRows

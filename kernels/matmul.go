@@ -29,6 +29,9 @@ type MatmulParams struct {
 	K       int `msl:"k"`
 	XStride int `msl:"x_stride"`
 	WStride int `msl:"w_stride"`
+	// BFDot asks for the bfloat16 pair-dot prompt path (bf16dot.go) where the CPU has
+	// it and x and w are bfloat16. The Metal twin ignores it.
+	BFDot bool `msl:"bf_dot"`
 }
 
 // KLinear computes out = x @ w^T. Args x, w, out (one float dtype for all three). Both

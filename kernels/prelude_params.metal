@@ -96,6 +96,7 @@ struct MatmulParams {
     int k;
     int x_stride;
     int w_stride;
+    int bf_dot;
 };
 
 // MoEBlockParams (moe_block.go)

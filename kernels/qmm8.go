@@ -6,7 +6,7 @@ import (
 	"unsafe"
 )
 
-// The int8 prompt path (QuantParams.Int8, asked for by graph.Options.Int8Prompts for
+// The int8 prompt path (QuantParams.Int8, asked for by graph.Options.FastPrompts for
 // a forward of two or more tokens a sequence): at 4 and 8 bits, on a CPU with
 // AVX512-VNNI, each x row is quantized to signed bytes per group (scale max|x| / 127,
 // round to even) and every group's products are exact integer sums, four a VPDPBUSD
@@ -227,6 +227,7 @@ func (m *qMatrix) q8Repack(sr *q8Scratch, r0, r1, rows int) {
 	}
 }
 
-// Int8PromptsRun reports whether this CPU has the int8 prompt path (AVX512-VNNI): where
-// it does not, graph.Options.Int8Prompts changes nothing.
-func Int8PromptsRun() bool { return useVNNI }
+// FastPromptPaths reports which of graph.Options.FastPrompts' paths this CPU has: the
+// int8 path at 4 and 8 bits (AVX512-VNNI) and the bfloat16 pair-dot path
+// (AVX512_BF16). A format whose path is missing keeps the float path.
+func FastPromptPaths() (int8, bf16 bool) { return useVNNI, useAVX512BF16 }

@@ -29,7 +29,9 @@ func linalgSize(dims []int) int {
 }
 
 // Linear returns x @ w^T for x [..., K] and w [N, K] (weights as stored by HF): [..., N].
-// x and w are copied first only if they are not dense row-major.
+// x and w are copied first only if they are not dense row-major. On a graph made with
+// Options.FastPrompts, a bfloat16 prompt product (x [..., L, K] with L >= 2 tokens a
+// sequence) asks for the pair-dot path (kernels.MatmulParams.BFDot).
 func Linear(x, w Array) Array {
 	same("linear", x, w)
 	if x.NDim() < 1 || w.NDim() != 2 || x.Dim(-1) != w.Dim(1) {
@@ -39,7 +41,8 @@ func Linear(x, w Array) Array {
 	x, w = Contiguous(x.AsType(dt)), Contiguous(w.AsType(dt))
 	k, n := w.Dim(1), w.Dim(0)
 	shape := x.Shape()
-	p := &kernels.MatmulParams{Batch: 1, M: linalgSize(shape[:len(shape)-1]), N: n, K: k}
+	p := &kernels.MatmulParams{Batch: 1, M: linalgSize(shape[:len(shape)-1]), N: n, K: k,
+		BFDot: dt == BFloat16 && promptRows(x)}
 	shape[len(shape)-1] = n
 	return Array{x.Graph().Apply(kernels.KLinear, p, dt, shape, x.h, w.h)}
 }

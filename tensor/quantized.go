@@ -50,6 +50,13 @@ func (q *QuantizedWeight) Shape() []int {
 	return s
 }
 
+// promptRows reports whether x [..., L, K] is a prompt's activations on a graph made
+// with Options.FastPrompts: three or more dims and L >= 2 tokens a sequence (a decode
+// step has L = 1, whatever its batch).
+func promptRows(x Array) bool {
+	return x.Graph().FastPrompts() && x.NDim() >= 3 && x.Dim(-2) >= 2
+}
+
 // apply builds a float32 node of kernel k on the inputs.
 func apply(g *graph.Graph, k *kernels.Kernel, p any, shape []int, in ...Array) Array {
 	hs := make([]*graph.Handle, len(in))
@@ -61,7 +68,7 @@ func apply(g *graph.Graph, k *kernels.Kernel, p any, shape []int, in ...Array) A
 
 // QuantizedMatmul computes x [..., K] @ dequant(q)^T for a 2-D q: qmv for decode-sized
 // inputs (fewer than 4 rows), qmm otherwise; both give every row the same bits. On a
-// graph made with Options.Int8Prompts, a prompt's product (x [..., L, K] with L >= 2
+// graph made with Options.FastPrompts, a prompt's product (x [..., L, K] with L >= 2
 // tokens a sequence) asks for the int8 path (kernels.QuantParams.Int8).
 func QuantizedMatmul(x Array, q QuantizedWeight) Array {
 	shape := q.Shape()
@@ -80,7 +87,7 @@ func QuantizedMatmul(x Array, q QuantizedWeight) Array {
 	}
 	xs[len(xs)-1] = shape[0]
 	p := &kernels.QuantParams{M: m, N: shape[0], K: shape[1], Bits: q.Bits, Group: q.GroupSize,
-		Int8: x.Graph().Int8Prompts() && len(xs) >= 3 && xs[len(xs)-2] >= 2}
+		Int8: promptRows(x)}
 	return Array{x.Graph().Apply(k, p, Float32, xs, handles([]Array{x, q.Weight, q.Scales, q.Biases})...)}
 }
 

@@ -12,13 +12,13 @@ import (
 	"github.com/ingotml/ingot/tensor"
 )
 
-// TestInt8PromptsTakeOnlyPrompts: with graph.Options.Int8Prompts, a prompt's quantized
+// TestFastPromptsTakeOnlyPrompts: with graph.Options.FastPrompts, a prompt's quantized
 // product (x [B, L, K], L >= 2) takes the int8 path, near the float path's values but
 // not equal to them, and each prompt of a batch gets the bits it gets alone; a decode
 // step (L = 1, any B) and a 2-D x keep the float path's bits.
-func TestInt8PromptsTakeOnlyPrompts(t *testing.T) {
-	if !kernels.Int8PromptsRun() {
-		t.Skip("no AVX512-VNNI: Int8Prompts changes nothing here")
+func TestFastPromptsTakeOnlyPrompts(t *testing.T) {
+	if i8, _ := kernels.FastPromptPaths(); !i8 {
+		t.Skip("no AVX512-VNNI: FastPrompts changes nothing here")
 	}
 	const n, k, group, L = 40, 256, 64, 7
 	rng := rand.New(rand.NewSource(11))
@@ -35,7 +35,7 @@ func TestInt8PromptsTakeOnlyPrompts(t *testing.T) {
 		xv[i] = float32(rng.NormFloat64())
 	}
 	run := func(int8 bool, shape ...int) []float32 {
-		g := graph.NewCPU(graph.Options{Int8Prompts: int8})
+		g := graph.NewCPU(graph.Options{FastPrompts: int8})
 		q, err := tensor.NewQuantizedWeight(tensor.FromValues(g, tensor.UInt32, words, n, k/8),
 			tensor.FromFloat32(g, sc, n, k/group), tensor.FromFloat32(g, bi, n, k/group), 4, group)
 		require.NoError(t, err)

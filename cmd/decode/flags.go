@@ -61,7 +61,7 @@ type options struct {
 	cpuProfile string
 
 	clearCacheEvery int
-	int8Prompts     bool            // --int8-prompts: graph.Options.Int8Prompts
+	fastPrompts     bool            // --fast-prompts: graph.Options.FastPrompts
 	set             map[string]bool // flags given on the command line
 
 	requests    int
@@ -115,7 +115,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.concurrency, "concurrency", 4, "server mode: requests decoding at once")
 	fs.IntVar(&o.promptLen, "prompt-len", 8, "server mode: longest prompt (prompts vary in length up to it)")
 	o.textFlagSet(fs)
-	fs.BoolVar(&o.int8Prompts, "int8-prompts", false, "prompt products at 4 and 8 bits take the CPU's int8 path (AVX512-VNNI): about 2.3x faster prompts, logits about 1e-3 of their size off the float path's; decode steps keep the float path")
+	fs.BoolVar(&o.fastPrompts, "fast-prompts", false, "prompt products take the CPU's dot-product instructions: int8 at 4 and 8 bits (AVX512-VNNI; x rounded to bytes, logits move), bfloat16 pairs for bfloat16 weights (AVX512_BF16; another summation order); decode steps keep the float path")
 	fs.IntVar(&o.clearCacheEvery, "clear-cache-every", 256, "release the allocator's buffer cache every N tokens, as mlx-lm's generate_step does (0: never)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

@@ -87,8 +87,8 @@ func runChecked(o *options, args []string, stdout, stderr io.Writer) int {
 	if o.disableCompile {
 		fmt.Fprintln(stdout, "[note] --disable-compile: ingot has no mx.compile, nothing to disable")
 	}
-	if o.int8Prompts && !kernels.Int8PromptsRun() {
-		fmt.Fprintln(stdout, "[note] --int8-prompts: this CPU has no AVX512-VNNI, so prompts take the float path")
+	if i8, bf := kernels.FastPromptPaths(); o.fastPrompts && !(i8 && bf) {
+		fmt.Fprintf(stdout, "[note] --fast-prompts: this CPU has AVX512-VNNI %v, AVX512_BF16 %v: a format without its instructions keeps the float path\n", i8, bf)
 	}
 	// An interrupt stops the run at its next step; the report is still printed and
 	// written. A second interrupt kills the process as usual.

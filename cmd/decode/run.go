@@ -93,7 +93,7 @@ var explicitRelease = true
 
 // graphOptions are a run's graph options.
 func graphOptions(o *options, lim limit) graph.Options {
-	return graph.Options{Alloc: alloc.Config{ResourceLimit: lim.n}, ExplicitRelease: explicitRelease, Int8Prompts: o.int8Prompts}
+	return graph.Options{Alloc: alloc.Config{ResourceLimit: lim.n}, ExplicitRelease: explicitRelease, FastPrompts: o.fastPrompts}
 }
 
 // buildRandom checks that the random model of cfg fits the machine's memory and builds

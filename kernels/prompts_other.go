@@ -2,7 +2,7 @@
 
 package kernels
 
-// useVNNI is false off amd64: prompts take the float path.
+// useVNNI is false off amd64: quantized prompts take the float path.
 const useVNNI = false
 
 func q8Kernel(rows int, w *uint32, pstride int, ws *float32, wstride int, x *byte, ldx int, xs *byte, sumoff, groups, steps int, out *float32, ldo int) {
@@ -11,4 +11,11 @@ func q8Kernel(rows int, w *uint32, pstride int, ws *float32, wstride int, x *byt
 
 func q8QuantRow(x *float32, groups, vecs int, q *byte, d *float32) {
 	panic("kernels: q8QuantRow without assembly")
+}
+
+// useAVX512BF16 is false off amd64: bfloat16 prompts take the float path.
+const useAVX512BF16 = false
+
+func bfKernel(rows int, w *uint32, pstride int, x *uint16, ldx, steps int, out *float32, ldo int) {
+	panic("kernels: bfKernel without assembly")
 }
