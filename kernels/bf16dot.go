@@ -3,6 +3,7 @@ package kernels
 import (
 	"math"
 	"sync"
+	"unsafe"
 )
 
 // The bfloat16 pair-dot prompt path (MatmulParams.BFDot, asked for by
@@ -72,17 +73,12 @@ func halfRowsBFDot(xs, ws []uint16, mRows, n, k int, of []float32, h *Helper) {
 			sr.pairs = make([]uint32, rows*steps)
 		}
 		pw := steps * q8Panel // one panel's pairs
-		for r := r0; r < r0+rows; r++ {
-			j, pc := (r-r0)%q8Panel, sr.pairs[(r-r0)/q8Panel*pw:]
-			if r >= r1 {
-				for st := 0; st < steps; st++ {
-					pc[st*q8Panel+j] = 0
-				}
-				continue
-			}
-			wr := ws[r*k : (r+1)*k]
-			for st := 0; st < steps; st++ {
-				pc[st*q8Panel+j] = uint32(wr[2*st]) | uint32(wr[2*st+1])<<16
+		for p := 0; p < rows/q8Panel; p++ {
+			first := r0 + p*q8Panel
+			if n := min(q8Panel, r1-first); n > 0 {
+				panelRows(sr.pairs[p*pw:(p+1)*pw], bytesOf16(ws[first*k:r1*k]), 2*k, n, steps, false)
+			} else {
+				clear(sr.pairs[p*pw : (p+1)*pw])
 			}
 		}
 		if cap(sr.out) < bfXRows*2*q8Panel {
@@ -107,4 +103,9 @@ func halfRowsBFDot(xs, ws []uint16, mRows, n, k int, of []float32, h *Helper) {
 		}
 	}
 	h.parallelWide(n, tile, f)
+}
+
+// bytesOf16 views bfloat16 values as their little-endian bytes.
+func bytesOf16(v []uint16) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), 2*len(v))
 }

@@ -19,3 +19,11 @@ const useAVX512BF16 = false
 func bfKernel(rows int, w *uint32, pstride int, x *uint16, ldx, steps int, out *float32, ldo int) {
 	panic("kernels: bfKernel without assembly")
 }
+
+func q8PanelDwords(dst *uint32, src *byte, ld, blocks int) {
+	panic("kernels: q8PanelDwords without assembly")
+}
+
+func q8PanelNibbles(dst *uint32, src *byte, ld, blocks int) {
+	panic("kernels: q8PanelNibbles without assembly")
+}

@@ -14,8 +14,9 @@ import (
 
 // BenchmarkPrefillGEMM times one prefill-sized product (128 x rows, the 0.8B's up
 // projection: 3584 rows of 1024) on one core, with the blocked kernels ("blocked")
-// the one-row kernels row after row ("rows", the path before them) and, at 4 and 8
-// bits where AVX512-VNNI runs, the int8 prompt kernels ("int8"), and reports
+// the one-row kernels row after row ("rows", the path before them) and, where the CPU
+// has the instructions, the fast prompt kernels ("fast": int8 at 4 and 8 bits,
+// bfloat16 pairs), and reports
 // GFLOP/s, and GFLOP per CPU-second as a share of the FMA probe's FLOP per
 // CPU-second measured just before (%fma-cpu: the kernels' own efficiency per core,
 // apart from the rest of a prefill, and steady on a machine that other jobs load;
@@ -38,9 +39,17 @@ func BenchmarkPrefillGEMM(b *testing.B) {
 			for i := range ws {
 				ws[i] = F32ToBF16(float32(rng.NormFloat64()))
 			}
+			x16 := make([]uint16, len(xs))
+			for i, v := range xs {
+				x16[i] = F32ToBF16(v)
+			}
 			run = func(mode string) {
-				if mode == "blocked" {
+				switch mode {
+				case "blocked":
 					halfRowsMM(BFloat16, xs, ws, mRows, n, k, os, nil)
+					return
+				case "fast":
+					halfRowsBFDot(x16, ws, mRows, n, k, os, nil)
 					return
 				}
 				for i := 0; i < mRows; i++ {
@@ -61,7 +70,7 @@ func BenchmarkPrefillGEMM(b *testing.B) {
 				switch mode {
 				case "blocked":
 					m.rowsMM16(xs, sums, mRows, n, os, nil)
-				case "int8":
+				case "fast":
 					m.rowsMM8(xs, sums, mRows, n, os, nil)
 				default:
 					m.rowsAll16(xs, sums, mRows, n, os, true, nil)
@@ -69,8 +78,8 @@ func BenchmarkPrefillGEMM(b *testing.B) {
 			}
 		}
 		modes := []string{"blocked", "rows"}
-		if format != "bf16" && useVNNI {
-			modes = append(modes, "int8")
+		if format == "bf16" && useAVX512BF16 || format != "bf16" && useVNNI {
+			modes = append(modes, "fast")
 		}
 		for _, mode := range modes {
 			b.Run(fmt.Sprintf("%s/%s", format, mode), func(b *testing.B) {

@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"encoding/binary"
 	"math"
 	"sync"
 	"unsafe"
@@ -117,6 +118,44 @@ func (m *qMatrix) q8Ref(x, sums []float32, r int) float32 {
 
 func finite32(v float32) bool { return !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0) }
 
+// panelRows writes a panel: dst[s*16+j] = step s of row j for s < steps, rows j <
+// rows at base[j*ld:] (the rest zeros). A step is a dword, or with nibbles a 16-bit
+// quad of 4-bit codes spread to one byte each. Whole panels go through the assembly
+// by blocks of 16 steps.
+func panelRows(dst []uint32, base []byte, ld, rows, steps int, nibbles bool) {
+	s0 := 0
+	if rows == q8Panel && useAVX512 && steps >= 16 {
+		width := 4 * steps
+		if nibbles {
+			width = 2 * steps
+		}
+		_ = base[15*ld+width-1] // the last row's last byte the assembly reads
+		_ = dst[steps*q8Panel-1]
+		if nibbles {
+			q8PanelNibbles(&dst[0], &base[0], ld, steps/16)
+		} else {
+			q8PanelDwords(&dst[0], &base[0], ld, steps/16)
+		}
+		s0 = steps &^ 15
+	}
+	for s := s0; s < steps; s++ {
+		o := dst[s*q8Panel : s*q8Panel+q8Panel : s*q8Panel+q8Panel]
+		for j := range o {
+			var v uint32
+			if j < rows {
+				if nibbles {
+					v = uint32(binary.LittleEndian.Uint16(base[j*ld+2*s:]))
+					v = (v | v<<8) & 0x00FF00FF
+					v = (v | v<<4) & 0x0F0F0F0F
+				} else {
+					v = binary.LittleEndian.Uint32(base[j*ld+4*s:])
+				}
+			}
+			o[j] = v
+		}
+	}
+}
+
 // q8Scratch is one goroutine's repacked tile: codes and scale records.
 type q8Scratch struct {
 	codes []uint32
@@ -194,35 +233,23 @@ func (m *qMatrix) q8Repack(sr *q8Scratch, r0, r1, rows int) {
 	}
 	codes, recs := sr.codes[:nc], sr.recs[:nr]
 	steps := k / 4
-	for r := r0; r < r0+rows; r++ {
-		j, p := (r-r0)%q8Panel, (r-r0)/q8Panel
-		pc := codes[p*steps*q8Panel:]
-		pr := recs[p*g*2*q8Panel:]
-		if r >= r1 {
-			for s := 0; s < steps; s++ {
-				pc[s*q8Panel+j] = 0
-			}
-			for gg := 0; gg < g; gg++ {
-				pr[gg*2*q8Panel+j], pr[gg*2*q8Panel+q8Panel+j] = 0, 0
-			}
-			continue
-		}
-		row := m.raw[r*m.rowBytes : (r+1)*m.rowBytes]
-		if m.bits == 8 {
-			w := U32(row)
-			for s := 0; s < steps; s++ {
-				pc[s*q8Panel+j] = w[s]
-			}
+	for p := 0; p < rows/q8Panel; p++ {
+		pc, pr := codes[p*steps*q8Panel:(p+1)*steps*q8Panel], recs[p*g*2*q8Panel:]
+		first := r0 + p*q8Panel
+		if n := min(q8Panel, r1-first); n > 0 {
+			panelRows(pc, m.raw[first*m.rowBytes:r1*m.rowBytes], m.rowBytes, n, steps, m.bits == 4)
 		} else {
-			w := U16(row)
-			for s := 0; s < steps; s++ {
-				v := uint32(w[s])
-				v = (v | v<<8) & 0x00FF00FF
-				pc[s*q8Panel+j] = (v | v<<4) & 0x0F0F0F0F
-			}
+			clear(pc)
 		}
-		for gg := 0; gg < g; gg++ {
-			pr[gg*2*q8Panel+j], pr[gg*2*q8Panel+q8Panel+j] = m.scaleBias(r, gg)
+		for j := 0; j < q8Panel; j++ {
+			r := r0 + p*q8Panel + j
+			for gg := 0; gg < g; gg++ {
+				var s, b float32
+				if r < r1 {
+					s, b = m.scaleBias(r, gg)
+				}
+				pr[gg*2*q8Panel+j], pr[gg*2*q8Panel+q8Panel+j] = s, b
+			}
 		}
 	}
 }

@@ -41,3 +41,9 @@ func q8p2x6(w *uint32, pstride int, ws *float32, wstride int, x *byte, ldx int, 
 
 //go:noescape
 func q8QuantRow(x *float32, groups, vecs int, q *byte, d *float32)
+
+//go:noescape
+func q8PanelDwords(dst *uint32, src *byte, ld, blocks int)
+
+//go:noescape
+func q8PanelNibbles(dst *uint32, src *byte, ld, blocks int)
