@@ -558,3 +558,31 @@ func TestCheckpointRunFlags(t *testing.T) {
 	require.Equal(t, exitLeak, code, out2)
 	require.Contains(t, out2, "[verdict] LEAKING across churn")
 }
+
+// TestFastPromptsFlag: --fast-prompts on a quantized checkpoint changes no count (the
+// same buffers live at every sample, the same flat verdict), and says when this CPU
+// lacks a format's instructions.
+func TestFastPromptsFlag(t *testing.T) {
+	dir, _ := quantizedFixture(t)
+	args := []string{"--model", dir, "--cache", "eager", "--tokens", "100", "--report-every", "10"}
+	code, out, j := decode(t, args...)
+	require.Equal(t, exitFlat, code, out)
+	code, fout, jf := decode(t, append(args, "--fast-prompts")...)
+	require.Equal(t, exitFlat, code, fout)
+	require.Equal(t, j["baseline_live"], jf["baseline_live"], fout)
+	counts := func(j map[string]any) (c []any) {
+		for _, s := range j["samples"].([]any) {
+			m := s.([]any)[1].(map[string]any)
+			c = append(c, s.([]any)[0], m["live"], m["count"], m["cache_count"], m["active_mb"], m["cache_mb"])
+		}
+		return c
+	}
+	require.Equal(t, counts(j), counts(jf), "every sample's counts and bytes")
+	i8, bf := kernels.FastPromptPaths()
+	note := "[note] --fast-prompts: this CPU has AVX512-VNNI"
+	if i8 && bf {
+		require.NotContains(t, fout, note)
+	} else {
+		require.Contains(t, fout, fmt.Sprintf("%s %v, AVX512_BF16 %v", note, i8, bf))
+	}
+}
