@@ -61,42 +61,42 @@ var bfScratchPool = sync.Pool{New: func() any { return new([2]bfScratch) }}
 // weight rows shared between the cores.
 func halfRowsBFDot(xs, ws []uint16, mRows, n, k int, of []float32, h *Helper) {
 	steps := k / 2
-	tile := max(2*q8Panel, min(8*q8Panel, q8TileBytes/(2*k))&^(2*q8Panel-1))
-	tile = min(tile, max(2*q8Panel, (n+4*q8Panel-1)/(4*q8Panel)*(2*q8Panel)))
+	tile := max(2*panelRows, min(8*panelRows, q8TileBytes/(2*k))&^(2*panelRows-1))
+	tile = min(tile, max(2*panelRows, (n+4*panelRows-1)/(4*panelRows)*(2*panelRows)))
 	scr := bfScratchPool.Get().(*[2]bfScratch)
 	defer bfScratchPool.Put(scr)
 	f := func(r0, r1, s int) {
 		sr := &scr[s]
-		pairs := (r1 - r0 + 2*q8Panel - 1) / (2 * q8Panel)
-		rows := 2 * pairs * q8Panel
+		pairs := (r1 - r0 + 2*panelRows - 1) / (2 * panelRows)
+		rows := 2 * pairs * panelRows
 		if cap(sr.pairs) < rows*steps {
 			sr.pairs = make([]uint32, rows*steps)
 		}
-		pw := steps * q8Panel // one panel's pairs
-		for p := 0; p < rows/q8Panel; p++ {
-			first := r0 + p*q8Panel
-			if n := min(q8Panel, r1-first); n > 0 {
-				panelRows(sr.pairs[p*pw:(p+1)*pw], bytesOf16(ws[first*k:r1*k]), 2*k, n, steps, false)
+		pw := steps * panelRows // one panel's pairs
+		for p := 0; p < rows/panelRows; p++ {
+			first := r0 + p*panelRows
+			if n := min(panelRows, r1-first); n > 0 {
+				packPanel(sr.pairs[p*pw:(p+1)*pw], bytesOf16(ws[first*k:r1*k]), 2*k, n, steps, false)
 			} else {
 				clear(sr.pairs[p*pw : (p+1)*pw])
 			}
 		}
-		if cap(sr.out) < bfXRows*2*q8Panel {
-			sr.out = make([]float32, bfXRows*2*q8Panel)
+		if cap(sr.out) < bfXRows*2*panelRows {
+			sr.out = make([]float32, bfXRows*2*panelRows)
 		}
 		for x0 := 0; x0 < mRows; x0 += bfXRows {
 			xr := min(bfXRows, mRows-x0)
 			for p := 0; p < pairs; p++ {
-				c0 := r0 + 2*q8Panel*p
-				edge := c0+2*q8Panel > n
+				c0 := r0 + 2*panelRows*p
+				edge := c0+2*panelRows > n
 				out, ldo := &of[x0*n+c0], 4*n
 				if edge {
-					out, ldo = &sr.out[0], 4*2*q8Panel
+					out, ldo = &sr.out[0], 4*2*panelRows
 				}
 				bfKernel(xr, &sr.pairs[2*p*pw], 4*pw, &xs[x0*k], 2*k, steps, out, ldo)
 				if edge {
 					for i := 0; i < xr; i++ {
-						copy(of[(x0+i)*n+c0:(x0+i+1)*n], sr.out[i*2*q8Panel:(i+1)*2*q8Panel])
+						copy(of[(x0+i)*n+c0:(x0+i+1)*n], sr.out[i*2*panelRows:(i+1)*2*panelRows])
 					}
 				}
 			}

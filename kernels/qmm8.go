@@ -12,9 +12,9 @@ import (
 // AVX512-VNNI, each x row is quantized to signed bytes per group (scale max|x| / 127,
 // round to even) and every group's products are exact integer sums, four a VPDPBUSD
 // lane, as llama.cpp's prompt path does. It is not the float path's value: the x
-// rounding moves a logit by about 1e-3 of its size, so it is opt-in, and a decode
-// step (one token a sequence) never takes it. Its values do not depend on M, on the
-// tiles or on the cores: a prompt batched with others gets the bits it gets alone.
+// rounding moves the logits (docs/performance.md has figures), so it is opt-in, and a
+// decode step (one token a sequence) never takes it. Its values do not depend on M, on
+// the tiles or on the cores: a prompt batched with others gets the bits it gets alone.
 //
 // q8Ref defines the value: for x row i and weight row r, over the groups g in order,
 //
@@ -29,8 +29,8 @@ import (
 // (steps in k order) and its scales [group][16 scales, 16 biases]; an x row is a
 // record of its K signed codes, its group scales and its group sums.
 
-// q8Panel is the weight rows of a panel: one int32 lane each.
-const q8Panel = 16
+// panelRows is the weight rows of a panel (both fast paths): one 32-bit lane each.
+const panelRows = 16
 
 // q8XRows is the x rows of a kernel pass (q8p2x1..q8p2x6).
 const q8XRows = 6
@@ -118,19 +118,19 @@ func (m *qMatrix) q8Ref(x, sums []float32, r int) float32 {
 
 func finite32(v float32) bool { return !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0) }
 
-// panelRows writes a panel: dst[s*16+j] = step s of row j for s < steps, rows j <
+// packPanel writes a panel: dst[s*16+j] = step s of row j for s < steps, rows j <
 // rows at base[j*ld:] (the rest zeros). A step is a dword, or with nibbles a 16-bit
 // quad of 4-bit codes spread to one byte each. Whole panels go through the assembly
 // by blocks of 16 steps.
-func panelRows(dst []uint32, base []byte, ld, rows, steps int, nibbles bool) {
+func packPanel(dst []uint32, base []byte, ld, rows, steps int, nibbles bool) {
 	s0 := 0
-	if rows == q8Panel && useAVX512 && steps >= 16 {
+	if rows == panelRows && useAVX512 && steps >= 16 {
 		width := 4 * steps
 		if nibbles {
 			width = 2 * steps
 		}
 		_ = base[15*ld+width-1] // the last row's last byte the assembly reads
-		_ = dst[steps*q8Panel-1]
+		_ = dst[steps*panelRows-1]
 		if nibbles {
 			q8PanelNibbles(&dst[0], &base[0], ld, steps/16)
 		} else {
@@ -139,7 +139,7 @@ func panelRows(dst []uint32, base []byte, ld, rows, steps int, nibbles bool) {
 		s0 = steps &^ 15
 	}
 	for s := s0; s < steps; s++ {
-		o := dst[s*q8Panel : s*q8Panel+q8Panel : s*q8Panel+q8Panel]
+		o := dst[s*panelRows : s*panelRows+panelRows : s*panelRows+panelRows]
 		for j := range o {
 			var v uint32
 			if j < rows {
@@ -186,32 +186,32 @@ func (m *qMatrix) rowsMM8(xs, sums []float32, mRows, n int, os []float32, h *Hel
 			}
 		}
 	})
-	tile := max(2*q8Panel, min(8*q8Panel, q8TileBytes/k)&^(2*q8Panel-1))
-	tile = min(tile, max(2*q8Panel, (n+4*q8Panel-1)/(4*q8Panel)*(2*q8Panel))) // at least two tiles a core
+	tile := max(2*panelRows, min(8*panelRows, q8TileBytes/k)&^(2*panelRows-1))
+	tile = min(tile, max(2*panelRows, (n+4*panelRows-1)/(4*panelRows)*(2*panelRows))) // at least two tiles a core
 	scr := q8ScratchPool.Get().(*[2]q8Scratch)
 	defer q8ScratchPool.Put(scr)
 	f := func(r0, r1, s int) {
 		sr := &scr[s]
-		pairs := (r1 - r0 + 2*q8Panel - 1) / (2 * q8Panel)
-		m.q8Repack(sr, r0, r1, 2*pairs*q8Panel)
-		pw, pr := k*q8Panel/4, g*2*q8Panel // one panel's codes (uint32) and records (float32)
-		if cap(sr.out) < q8XRows*2*q8Panel {
-			sr.out = make([]float32, q8XRows*2*q8Panel)
+		pairs := (r1 - r0 + 2*panelRows - 1) / (2 * panelRows)
+		m.q8Repack(sr, r0, r1, 2*pairs*panelRows)
+		pw, pr := k*panelRows/4, g*2*panelRows // one panel's codes (uint32) and records (float32)
+		if cap(sr.out) < q8XRows*2*panelRows {
+			sr.out = make([]float32, q8XRows*2*panelRows)
 		}
 		for x0 := 0; x0 < mRows; x0 += q8XRows {
 			rows := min(q8XRows, mRows-x0)
 			rec := xq[x0*ld:]
 			for p := 0; p < pairs; p++ {
-				c0 := r0 + 2*q8Panel*p
+				c0 := r0 + 2*panelRows*p
 				out, ldo := &os[x0*n+c0], 4*n
-				if c0+2*q8Panel > n {
-					out, ldo = &sr.out[0], 4*2*q8Panel
+				if c0+2*panelRows > n {
+					out, ldo = &sr.out[0], 4*2*panelRows
 				}
 				q8Kernel(rows, &sr.codes[2*p*pw], 4*pw, &sr.recs[2*p*pr], 4*pr,
 					&rec[0], ld, &rec[k], 4*g, g, m.group/4, out, ldo)
-				if c0+2*q8Panel > n {
+				if c0+2*panelRows > n {
 					for i := 0; i < rows; i++ {
-						copy(os[(x0+i)*n+c0:(x0+i+1)*n], sr.out[i*2*q8Panel:(i+1)*2*q8Panel])
+						copy(os[(x0+i)*n+c0:(x0+i+1)*n], sr.out[i*2*panelRows:(i+1)*2*panelRows])
 					}
 				}
 			}
@@ -233,22 +233,22 @@ func (m *qMatrix) q8Repack(sr *q8Scratch, r0, r1, rows int) {
 	}
 	codes, recs := sr.codes[:nc], sr.recs[:nr]
 	steps := k / 4
-	for p := 0; p < rows/q8Panel; p++ {
-		pc, pr := codes[p*steps*q8Panel:(p+1)*steps*q8Panel], recs[p*g*2*q8Panel:]
-		first := r0 + p*q8Panel
-		if n := min(q8Panel, r1-first); n > 0 {
-			panelRows(pc, m.raw[first*m.rowBytes:r1*m.rowBytes], m.rowBytes, n, steps, m.bits == 4)
+	for p := 0; p < rows/panelRows; p++ {
+		pc, pr := codes[p*steps*panelRows:(p+1)*steps*panelRows], recs[p*g*2*panelRows:]
+		first := r0 + p*panelRows
+		if n := min(panelRows, r1-first); n > 0 {
+			packPanel(pc, m.raw[first*m.rowBytes:r1*m.rowBytes], m.rowBytes, n, steps, m.bits == 4)
 		} else {
 			clear(pc)
 		}
-		for j := 0; j < q8Panel; j++ {
-			r := r0 + p*q8Panel + j
+		for j := 0; j < panelRows; j++ {
+			r := r0 + p*panelRows + j
 			for gg := 0; gg < g; gg++ {
 				var s, b float32
 				if r < r1 {
 					s, b = m.scaleBias(r, gg)
 				}
-				pr[gg*2*q8Panel+j], pr[gg*2*q8Panel+q8Panel+j] = s, b
+				pr[gg*2*panelRows+j], pr[gg*2*panelRows+panelRows+j] = s, b
 			}
 		}
 	}
