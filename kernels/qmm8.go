@@ -161,6 +161,7 @@ type q8Scratch struct {
 	codes []uint32
 	recs  []float32
 	out   []float32
+	wide  qmmScratch // a panel's scales and biases widened to float32
 }
 
 var q8ScratchPool = sync.Pool{New: func() any { return new([2]q8Scratch) }}
@@ -241,15 +242,18 @@ func (m *qMatrix) q8Repack(sr *q8Scratch, r0, r1, rows int) {
 		} else {
 			clear(pc)
 		}
-		for j := 0; j < panelRows; j++ {
-			r := r0 + p*panelRows + j
-			for gg := 0; gg < g; gg++ {
-				var s, b float32
-				if r < r1 {
-					s, b = m.scaleBias(r, gg)
-				}
-				pr[gg*2*panelRows+j], pr[gg*2*panelRows+panelRows+j] = s, b
+		n := max(0, min(panelRows, r1-first))
+		var sc, bi []float32
+		if n > 0 {
+			sc, bi = m.padScales(&sr.wide, first, first+n, g) // widened once, a row at a time
+		}
+		for gg := 0; gg < g; gg++ {
+			rec := pr[gg*2*panelRows : (gg+1)*2*panelRows]
+			for j := 0; j < n; j++ {
+				rec[j], rec[panelRows+j] = sc[j*g+gg], bi[j*g+gg]
 			}
+			clear(rec[n:panelRows])
+			clear(rec[panelRows+n:])
 		}
 	}
 }
