@@ -29,25 +29,18 @@ func TestBFDotMatchesRef(t *testing.T) {
 			k := 2 * (1 + rng.Intn(300))
 			special := rng.Intn(2) == 0
 			xs, ws := bf(mRows*k, special), bf(n*k, special)
-			for _, served := range []bool{false, true} {
-				var h *Helper
-				stop := make(chan struct{})
-				if served {
-					h = new(Helper)
-					go h.Serve(stop)
-				}
+			withAndWithoutHelper(func(h *Helper, served bool) {
 				of := make([]float32, mRows*n)
 				halfRowsBFDot(xs, ws, mRows, n, k, of, h)
-				close(stop)
 				for i := 0; i < mRows; i++ {
 					for r := 0; r < n; r++ {
 						want := bfDotRef(xs[i*k:(i+1)*k], ws[r*k:(r+1)*k])
 						got := of[i*n+r]
-						require.Truef(t, sameBits(want, got), "k %d: x row %d of %d, row %d of %d: %v (%#x), want %v (%#x)",
-							k, i, mRows, r, n, got, math.Float32bits(got), want, math.Float32bits(want))
+						require.Truef(t, sameBits(want, got), "k %d, served %v: x row %d of %d, row %d of %d: %v (%#x), want %v (%#x)",
+							k, served, i, mRows, r, n, got, math.Float32bits(got), want, math.Float32bits(want))
 					}
 				}
-			}
+			})
 		}
 	}
 }

@@ -146,3 +146,14 @@ func TestHelpedKernelsSame(t *testing.T) {
 	}
 	require.Positive(t, nOffering, "no sample offers work")
 }
+
+// withAndWithoutHelper runs f with no helper (nil), then with one a goroutine serves
+// until f returns: a product's values must not depend on who ran its tiles.
+func withAndWithoutHelper(f func(h *Helper, served bool)) {
+	f(nil, false)
+	h := new(Helper)
+	stop := make(chan struct{})
+	go h.Serve(stop)
+	defer close(stop)
+	f(h, true)
+}

@@ -74,20 +74,13 @@ func TestQmm16WideMatchesDot(t *testing.T) {
 	for i := 0; i < mRows; i++ {
 		m.rows16(xs[i*cols:(i+1)*cols], sums[i*m.groups:], 0, want[i*n:(i+1)*n], q)
 	}
-	for _, served := range []bool{false, true} {
-		var h *Helper
-		stop := make(chan struct{})
-		if served {
-			h = new(Helper)
-			go h.Serve(stop)
-		}
+	withAndWithoutHelper(func(h *Helper, served bool) {
 		got := make([]float32, mRows*n)
 		m.rowsMM16(xs, sums, mRows, n, got, h)
-		close(stop)
 		for i := range want {
 			require.Truef(t, sameBits(want[i], got[i]), "served %v: x row %d, row %d: %v, want %v", served, i/n, i%n, got[i], want[i])
 		}
-	}
+	})
 }
 
 // TestGemm16MatchesGemv16 checks the blocked half linear (halfRowsMM) against the

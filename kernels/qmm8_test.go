@@ -68,25 +68,18 @@ func TestQmm8MatchesRef(t *testing.T) {
 					for i := 0; i < mRows; i++ {
 						m.groupSums(xs[i*cols:(i+1)*cols], sums[i*m.groups:])
 					}
-					for _, served := range []bool{false, true} {
-						var h *Helper
-						stop := make(chan struct{})
-						if served {
-							h = new(Helper)
-							go h.Serve(stop)
-						}
+					withAndWithoutHelper(func(h *Helper, served bool) {
 						os := make([]float32, mRows*n)
 						m.rowsMM8(xs, sums, mRows, n, os, h)
-						close(stop)
 						for i := 0; i < mRows; i++ {
 							for r := 0; r < n; r++ {
 								want := m.q8Ref(xs[i*cols:(i+1)*cols], sums[i*m.groups:(i+1)*m.groups], r)
 								got := os[i*n+r]
-								require.Truef(t, sameBits(want, got), "bits %d group %d %s cols %d: x row %d of %d, row %d of %d: %v (%#x), want %v (%#x)",
-									bits, group, dt, cols, i, mRows, r, n, got, math.Float32bits(got), want, math.Float32bits(want))
+								require.Truef(t, sameBits(want, got), "bits %d group %d %s cols %d, served %v: x row %d of %d, row %d of %d: %v (%#x), want %v (%#x)",
+									bits, group, dt, cols, served, i, mRows, r, n, got, math.Float32bits(got), want, math.Float32bits(want))
 							}
 						}
-					}
+					})
 				}
 			}
 		}
