@@ -26,14 +26,7 @@ func TestQmm16MatchesDot(t *testing.T) {
 					cols := group * (1 + rng.Intn(40))
 					m := qsimdMatrix(rng, n, cols, bits, group, dt)
 					require.True(t, m.useQmm16(mRows, n))
-					xs := make([]float32, mRows*cols)
-					for i := 0; i < mRows; i++ {
-						copy(xs[i*cols:], simdRandRow(rng, cols, rng.Intn(3) == 0))
-					}
-					sums := make([]float32, mRows*m.groups)
-					for i := 0; i < mRows; i++ {
-						m.groupSums(xs[i*cols:(i+1)*cols], sums[i*m.groups:])
-					}
+					xs, sums := randRowsWithSums(rng, &m, mRows)
 					os := make([]float32, mRows*n)
 					m.rowsMM16(xs, sums, mRows, n, os, nil)
 					for i := 0; i < mRows; i++ {
@@ -129,4 +122,17 @@ func TestGemm16MatchesGemv16(t *testing.T) {
 			}
 		}
 	}
+}
+
+// randRowsWithSums makes mRows x rows for m (simdRandRow's mixed magnitudes, a third
+// of the rows with special values) and their group sums.
+func randRowsWithSums(rng *rand.Rand, m *qMatrix, mRows int) (xs, sums []float32) {
+	cols := m.cols
+	xs = make([]float32, mRows*cols)
+	sums = make([]float32, mRows*m.groups)
+	for i := 0; i < mRows; i++ {
+		copy(xs[i*cols:], simdRandRow(rng, cols, rng.Intn(3) == 0))
+		m.groupSums(xs[i*cols:(i+1)*cols], sums[i*m.groups:])
+	}
+	return xs, sums
 }

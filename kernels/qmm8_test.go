@@ -60,14 +60,7 @@ func TestQmm8MatchesRef(t *testing.T) {
 					cols := group * (1 + rng.Intn(20))
 					m := qsimdMatrix(rng, n, cols, bits, group, dt)
 					require.True(t, m.useQmm8())
-					xs := make([]float32, mRows*cols)
-					for i := 0; i < mRows; i++ {
-						copy(xs[i*cols:], simdRandRow(rng, cols, rng.Intn(3) == 0))
-					}
-					sums := make([]float32, mRows*m.groups)
-					for i := 0; i < mRows; i++ {
-						m.groupSums(xs[i*cols:(i+1)*cols], sums[i*m.groups:])
-					}
+					xs, sums := randRowsWithSums(rng, &m, mRows)
 					withAndWithoutHelper(func(h *Helper, served bool) {
 						os := make([]float32, mRows*n)
 						m.rowsMM8(xs, sums, mRows, n, os, h)
