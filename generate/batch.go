@@ -49,7 +49,27 @@ type BatchGenerator struct {
 	// PrefillStep is the prefill chunk for a prompt batch longer than it whose prompts
 	// are all one length (PrefillStepSize unless changed; see prefillLong).
 	PrefillStep int
+	stats       BatchStats
 }
+
+// BatchStats counts a generator's decode steps and the rows they computed: their
+// ratio is how many requests a step's products served on average (a continuous
+// batch that requests join and leave runs below its concurrency at the edges).
+type BatchStats struct {
+	DecodeSteps int // forwards of one position per row (admits' prefills not counted)
+	DecodeRows  int // their rows, summed
+}
+
+// RowsPerStep is the decode steps' mean batch (0 before any step).
+func (s BatchStats) RowsPerStep() float64 {
+	if s.DecodeSteps == 0 {
+		return 0
+	}
+	return float64(s.DecodeRows) / float64(s.DecodeSteps)
+}
+
+// Stats returns the decode steps run so far.
+func (b *BatchGenerator) Stats() BatchStats { return b.stats }
 
 // NewBatchGenerator makes a generator whose generation batch holds up to maxBatch rows
 // (<= 0: unbounded).
@@ -301,6 +321,8 @@ func (b *BatchGenerator) decode() ([]Token, error) {
 		return nil, err
 	}
 	b.y = next
+	b.stats.DecodeSteps++
+	b.stats.DecodeRows += bsz
 	toks, err := b.emit(prev)
 	// prev is dead now: release it at once, as Python's refcount would, so its buffer
 	// returns without waiting for a garbage collection (nothing dies unnoticed per step).

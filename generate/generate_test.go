@@ -171,3 +171,32 @@ func TestInsertRejectsBadRequests(t *testing.T) {
 	_, err = b.Next()
 	require.ErrorIs(t, err, generate.ErrIdle)
 }
+
+// TestBatchStats: every request costs its MaxTokens rows of decode steps (the first
+// token comes from its admit, and one step runs past its last token while the next
+// is scheduled before the last is read), however the requests share the steps; one
+// request alone is one row a step.
+func TestBatchStats(t *testing.T) {
+	_, m := tinyModel(t, 6)
+	b := generate.NewBatchGenerator(m, cache.Eager, 0)
+	require.NoError(t, b.Insert(generate.Request{ID: 0, Prompt: prompts[0], MaxTokens: 9}))
+	drain(t, b, nil)
+	require.Equal(t, generate.BatchStats{DecodeSteps: 9, DecodeRows: 9}, b.Stats())
+	require.Equal(t, 1.0, b.Stats().RowsPerStep())
+
+	maxTokens := []int{5, 11, 7}
+	b = generate.NewBatchGenerator(m, cache.Eager, 2)
+	for i, pr := range prompts {
+		require.NoError(t, b.Insert(generate.Request{ID: i, Prompt: pr, MaxTokens: maxTokens[i]}))
+	}
+	got := drain(t, b, nil)
+	s := b.Stats()
+	require.Equal(t, 5+11+7, s.DecodeRows)
+	for i, n := range maxTokens {
+		require.Len(t, got[i], n)
+	}
+	// Requests 0 and 1 share 5 steps; request 2 joins as 0 leaves and shares 6 with
+	// request 1, then runs its last step alone.
+	require.Equal(t, 5+6+1, s.DecodeSteps)
+	require.Zero(t, generate.BatchStats{}.RowsPerStep())
+}

@@ -4,16 +4,21 @@ import "sync"
 
 // The blocked 16-lane product (prefill and batched decode at 4 and 8 bits): the
 // kernels decode each 32-code chunk of weights once and apply it to several x rows,
-// so a product of M x rows reads each weight once per block of x rows (once in all
-// for a batched decode step of up to four rows) and spends most of its instructions
-// on fused multiply-adds. Which kernel takes a tile: a decode step's two to four rows
-// go one weight row at a time (qmm16x8_amd64.s: one sequential stream, no padding
-// rows) while its x rows stay in L1; a prefill's pairs of four-row blocks go one
-// weight row and eight x rows a pass (qmm16x8_amd64.s, every accumulator in a
-// register) while eight x rows stay in L1 (K <= 1024); the rest four weight rows and
-// four x rows a pass (qmm16w4_amd64.s), a tile's last rows by pairs (qmm16_amd64.s). Every (x row, weight
-// row) value keeps dot16's 16-lane order exactly, so it equals qmv's value bit for
-// bit, whatever M is and however the rows are split between the cores.
+// so a product of M x rows reads each weight once per block of x rows (once from
+// memory for a batched decode step of up to eight rows) and spends most of its
+// instructions on fused multiply-adds. Which kernel takes a tile:
+//   - a decode step's two to eight rows go one weight row at a time, a block of four
+//     x rows a pass (stepRows; qmm16x8_amd64.s: one sequential stream, no padding
+//     rows) while its x rows stay in L1;
+//   - a prefill's pairs of four-row blocks go one weight row and eight x rows a pass
+//     (qmm16x8_amd64.s, every accumulator in a register) while eight x rows stay in
+//     L1 (K <= 1024);
+//   - the rest four weight rows and four x rows a pass (qmm16w4_amd64.s), a tile's
+//     last rows by pairs (qmm16_amd64.s).
+//
+// Every (x row, weight row) value keeps dot16's 16-lane order exactly, so it equals
+// qmv's value bit for bit, whatever M is and however the rows are split between the
+// cores.
 //
 // Layouts: x rows are permuted by qPermute16 and interleaved by blocks of four, chunk
 // by chunk ([block][chunk][row][32]; rows past M are zeros); the group sums the same
@@ -32,6 +37,11 @@ const qmmBlockRows = 4
 // sequential stream and computes no padding rows (at M = 2, K = 1024, 2.5 ms a step
 // against 3.5 with the four-row kernel), but at M = 2, K = 3584 it was 50% slower.
 const qmmW1Bytes = 16 << 10
+
+// qmmStepRows is the most x rows a decode step's product runs as one-weight-row
+// passes (stepRows): a server's batch of up to eight requests. Above it the product
+// is tiled like a prefill's.
+const qmmStepRows = 2 * qmmBlockRows
 
 // qmmX8Bytes bounds the eight-row kernel's x block (8 x K float32, read from memory by
 // every multiply-add): it runs where the block stays in L1 (K <= 1024; at K = 2048 and
@@ -93,7 +103,8 @@ func (m *qMatrix) rowsMM16(xs, sums []float32, mRows, n int, os []float32, h *He
 		}
 	})
 	direct := m.scale32 != nil && g == pad
-	tiled := mRows > qmmBlockRows
+	step1 := 4*min(mRows, qmmBlockRows)*k <= qmmW1Bytes && mRows <= qmmStepRows // a decode step
+	tiled := mRows > qmmBlockRows && !step1
 	step := qmv16ChunkBytes
 	if tiled {
 		step = qmm16TileBytes
@@ -133,9 +144,8 @@ func (m *qMatrix) rowsMM16(xs, sums []float32, mRows, n int, os []float32, h *He
 				qmm16w1(m.bits, 8, &xi[b0*qmmBlockRows*k], 4*qmmBlockRows*k, &m.raw[r0*m.rowBytes], m.rowBytes, r1-r0, g, chunks,
 					&si[b0*qmmBlockRows*pad], 4*qmmBlockRows*pad, pad/16, &sc[o], &bi[o], ss, &os[b0*qmmBlockRows*n+r0], 4*n)
 			}
-		case !tiled && 4*mRows*k <= qmmW1Bytes: // a batched decode step: its two to four rows a pass
-			qmm16w1(m.bits, mRows, &xi[0], 0, &m.raw[r0*m.rowBytes], m.rowBytes, r1-r0, g, chunks,
-				&si[0], 0, pad/16, &sc[o], &bi[o], ss, &os[r0], 4*n)
+		case step1: // a batched decode step: a block of its rows a pass, the tile hot for the next
+			m.stepRows(xi, si, mRows, n, r0, r1, pad, sc[o:], bi[o:], os, sr)
 			b0 = nb
 		}
 		for b := b0; b < nb; b++ {
@@ -183,6 +193,36 @@ func (m *qMatrix) rowsMM16(xs, sums []float32, mRows, n int, os []float32, h *He
 		h.parallelRows(n, step, f)
 	} else {
 		h.parallelStreams(n, step, f)
+	}
+}
+
+// stepRows runs a decode step's x rows (at most qmmStepRows) over weight rows
+// [r0, r1) with the one-weight-row kernels, a block of four x rows a pass (both blocks
+// in one pass where eight rows of x fit qmmX8Bytes): the tile's codes come from
+// memory for the first pass and from cache for the second. A block of one row runs as
+// two, its zero padding row's values going to scratch.
+func (m *qMatrix) stepRows(xi, si []float32, mRows, n, r0, r1, pad int, sc, bi, os []float32, sr *qmmScratch) {
+	k, g, chunks := m.cols, m.groups, m.group/32
+	p, ss := &m.raw[r0*m.rowBytes], pad*4
+	if mRows == 2*qmmBlockRows && 8*4*k <= qmmX8Bytes {
+		qmm16w1(m.bits, 8, &xi[0], 4*qmmBlockRows*k, p, m.rowBytes, r1-r0, g, chunks,
+			&si[0], 4*qmmBlockRows*pad, pad/16, &sc[0], &bi[0], ss, &os[r0], 4*n)
+		return
+	}
+	for b := 0; b*qmmBlockRows < mRows; b++ {
+		rows := min(qmmBlockRows, mRows-b*qmmBlockRows)
+		x, sums := &xi[b*qmmBlockRows*k], &si[b*qmmBlockRows*pad]
+		if rows > 1 {
+			qmm16w1(m.bits, rows, x, 0, p, m.rowBytes, r1-r0, g, chunks,
+				sums, 0, pad/16, &sc[0], &bi[0], ss, &os[b*qmmBlockRows*n+r0], 4*n)
+			continue
+		}
+		if cap(sr.out) < 2*(r1-r0) {
+			sr.out = make([]float32, 2*(r1-r0))
+		}
+		qmm16w1(m.bits, 2, x, 0, p, m.rowBytes, r1-r0, g, chunks,
+			sums, 0, pad/16, &sc[0], &bi[0], ss, &sr.out[0], 4*(r1-r0))
+		copy(os[b*qmmBlockRows*n+r0:], sr.out[:r1-r0])
 	}
 }
 

@@ -21,7 +21,7 @@ func TestQmm16MatchesDot(t *testing.T) {
 	for _, bits := range []int{4, 8} {
 		for _, group := range []int{32, 64, 128} {
 			for _, dt := range []DType{Float32, Float16, BFloat16} {
-				for _, mRows := range []int{2, 3, 4, 5, 8, 9, 16, 19} {
+				for _, mRows := range []int{2, 3, 4, 5, 6, 7, 8, 9, 16, 19} {
 					n := 2 + rng.Intn(37)
 					cols := group * (1 + rng.Intn(40))
 					m := qsimdMatrix(rng, n, cols, bits, group, dt)
@@ -87,7 +87,7 @@ func TestGemm16MatchesGemv16(t *testing.T) {
 	}
 	rng := rand.New(rand.NewSource(16))
 	for _, dt := range []DType{BFloat16, Float16} {
-		for _, mRows := range []int{2, 3, 4, 5, 8, 9, 16, 19} {
+		for _, mRows := range []int{2, 3, 4, 5, 6, 7, 8, 9, 16, 19} {
 			for _, k := range []int{16, 48, 100, 1024} {
 				n := 4 + rng.Intn(45)
 				ws := make([]uint16, n*k)

@@ -105,6 +105,7 @@ func Churn(ctx context.Context, g *graph.Graph, m nn.Model, r *Result, o ChurnOp
 		}
 	}
 	r.Seconds = time.Since(start).Seconds()
+	r.Batch = b.Stats()
 	runtime.KeepAlive(b)
 	runtime.KeepAlive(m)
 	return nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ingotml/ingot/alloc"
 	"github.com/ingotml/ingot/cache"
+	"github.com/ingotml/ingot/generate"
 	"github.com/ingotml/ingot/graph"
 	"github.com/ingotml/ingot/nn"
 	"github.com/ingotml/ingot/predict"
@@ -26,8 +27,9 @@ type Result struct {
 	Attention   int
 	Interval    int // full_attention_interval recovered from the layer pattern
 	Seconds     float64
-	Stopped     bool          // the completion ended at an end-of-sequence token (Options.Stop)
-	Census      *CensusReport // nil unless the census was on
+	Stopped     bool                // the completion ended at an end-of-sequence token (Options.Stop)
+	Census      *CensusReport       // nil unless the census was on
+	Batch       generate.BatchStats // server mode: the decode steps and their rows
 }
 
 // NewResult starts the result of a run of m on g: its structure, the graph's limit and

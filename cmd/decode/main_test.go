@@ -194,4 +194,15 @@ func TestServerChurn(t *testing.T) {
 	require.Equal(t, exitFlat, code, out)
 	require.Equal(t, 0.0, j["slope_per_request"], out)
 	require.Contains(t, out, "[verdict] FLAT across churn")
+	// Every request costs its 40 rows of decode steps; requests arrive 40/3 steps
+	// apart, so the steps average fewer rows than the concurrency.
+	require.Equal(t, 12.0*40, j["decode_rows"], out)
+	steps, rows := j["decode_steps"].(float64), j["rows_per_step"].(float64)
+	require.InDelta(t, 12*40/steps, rows, 5e-4, out)
+	require.Less(t, rows, 3.0, out)
+	require.Contains(t, out, fmt.Sprintf("; %d decode steps of %.2f rows on average\n", int(steps), rows))
+	code, out, j = decode(t, append(args, "--cache", "eager", "--concurrency", "1")...)
+	require.Equal(t, exitFlat, code, out)
+	require.Equal(t, j["decode_rows"], j["decode_steps"], out)
+	require.Equal(t, 1.0, j["rows_per_step"], out)
 }

@@ -32,7 +32,11 @@ func printReport(out io.Writer, r *result, failSlope float64) {
 	r.WriteDrift(out)
 	printCensus(out, r)
 	r.WriteHost(out)
-	fmt.Fprintf(out, "[run] %s tokens in %.1f s (%.0f tok/s)\n", comma(len(r.Tokens)), r.Seconds, r.TokensPerSecond())
+	fmt.Fprintf(out, "[run] %s tokens in %.1f s (%.0f tok/s)", comma(len(r.Tokens)), r.Seconds, r.TokensPerSecond())
+	if b := r.Batch; b.DecodeSteps > 0 { // server mode: how full its steps were
+		fmt.Fprintf(out, "; %s decode steps of %.2f rows on average", comma(b.DecodeSteps), b.RowsPerStep())
+	}
+	fmt.Fprintln(out)
 }
 
 // jsonReport has the repro's keys plus ingot's (cache, device, crash_token,
@@ -60,6 +64,9 @@ type jsonReport struct {
 	CrashToken         *int                `json:"crash_token"`
 	CrashError         string              `json:"crash_error,omitempty"`
 	TokensPerSecond    float64             `json:"tokens_per_second"`
+	DecodeSteps        int                 `json:"decode_steps,omitempty"`  // server mode
+	DecodeRows         int                 `json:"decode_rows,omitempty"`   // server mode: the steps' rows, summed
+	RowsPerStep        float64             `json:"rows_per_step,omitempty"` // server mode: the steps' mean batch
 	Tokens             []int32             `json:"tokens"`
 	Baseline           int                 `json:"baseline_live"`
 	HostBytesPerLink   float64             `json:"host_bytes_per_link"`
@@ -87,6 +94,7 @@ func jsonOf(r *result, argv []string, failSlope float64) jsonReport {
 	j := jsonReport{Argv: argv, Mode: r.Mode, NSSM: r.GDN, Interval: r.Interval, HaveCountProbe: true,
 		Crashed: r.Crashed, Seconds: round(r.Seconds, 3), Verdict: r.Verdict(failSlope), Interrupted: r.Interrupted,
 		Cache: r.Policy.String(), Device: r.Device, TokensPerSecond: round(r.TokensPerSecond(), 1),
+		DecodeSteps: r.Batch.DecodeSteps, DecodeRows: r.Batch.DecodeRows, RowsPerStep: round(r.Batch.RowsPerStep(), 3),
 		HistFirst: hist(r.HistFirst), HistLast: hist(r.HistLast), Tokens: r.Tokens,
 		Baseline: r.Baseline, Limit: r.Limit, Census: r.Census, HostBytesPerLink: round(r.HostPerLink(), 1)}
 	j.Leaking = j.Verdict == predict.Leaking
