@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"unsafe"
 )
 
 // Family "gated_delta": the Gated DeltaNet recurrence, one kernel for T-step prefill
@@ -99,7 +100,11 @@ func gatedDeltaCPU(l *Launch) {
 				continue
 			}
 			ko := (bt*hk + h/r) * dk
-			gdStep(s, src, k[ko:ko+dk], q[ko:ko+dk], v[(bt*hv+h)*dvn:][:dvn], yh,
+			step := gdStep
+			if nt == 1 { // a decode step: its state is read again only a model later
+				step = gdStepStream
+			}
+			step(s, src, k[ko:ko+dk], q[ko:ko+dk], v[(bt*hv+h)*dvn:][:dvn], yh,
 				float32(math.Exp(float64(g[bt*hv+h]))), beta[bt*hv+h])
 			src = s // later steps update the new state in place
 		}
@@ -153,6 +158,25 @@ func gdStep(s, src, k, q, v, y []float32, decay, beta float32) {
 		}
 		delta := (v[i] - gdDecayDot(row, k, decay)) * beta
 		y[i] = gdUpdateDot(row, k, q, delta)
+	}
+}
+
+// gdStepStream is gdStep for a decode step's new state, in a buffer apart from src
+// that is read again only once the whole model has run (from memory either way): on
+// amd64 with AVX its whole quads of rows are streamed to s by gdRowsNT, which skips
+// reading s's lines before writing them, when s is 16-byte aligned. The values are
+// gdStep's, bit for bit.
+func gdStepStream(s, src, k, q, v, y []float32, decay, beta float32) {
+	dk, quads := len(k), len(y)/4
+	if !useAVX || dk%4 != 0 || dk == 16 || quads == 0 || &s[0] == &src[0] ||
+		uintptr(unsafe.Pointer(&s[0]))%16 != 0 {
+		gdStep(s, src, k, q, v, y, decay, beta)
+		return
+	}
+	var tmp [4 * GatedDeltaMaxDk]float32
+	gdRowsNT(&s[0], &src[0], &k[0], &q[0], &v[0], &y[0], &tmp[0], quads, dk/4, decay, beta)
+	if r := 4 * quads; r < len(y) {
+		gdStep(s[r*dk:], src[r*dk:], k, q, v[r:], y[r:], decay, beta)
 	}
 }
 

@@ -60,6 +60,13 @@ func gdStep16AVX(s, k, q, v, y *float32, n int, decay, beta float32)
 //go:noescape
 func gdRowsAVX(s, src, k, q, v, y *float32, n, dk4 int, decay, beta float32)
 
+// gdRowsNT is gdRowsAVX over quads*4 rows for a new state that no one reads soon:
+// the rows go to s by non-temporal stores (tmp: 16*dk4 floats of scratch). s must be
+// 16-byte aligned and apart from src.
+//
+//go:noescape
+func gdRowsNT(s, src, k, q, v, y, tmp *float32, quads, dk4 int, decay, beta float32)
+
 // binF32AVX writes dst[i] = a[i] op b[i] for n8*8 elements (op 0 add, 1 sub, 2 mul, 3 div).
 // The caller checks every bound.
 //

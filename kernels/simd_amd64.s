@@ -648,3 +648,135 @@ gdo2:
 
 gdend:
 	RET
+
+// func gdRowsNT(s, src, k, q, v, y, tmp *float32, quads, dk4 int, decay, beta float32)
+//
+// gdRowsAVX's four-row step over quads*4 rows, with the same rounding, for a decode
+// step's new state: pass 1 keeps the decayed rows in tmp (4*4*dk4 floats, in L1,
+// the four rows interleaved by column quad) instead of s, and pass 2 streams the
+// updated rows to s with non-temporal stores, so s is written without first being
+// read (a state is read again only a whole model later, from memory either way).
+// s must be 16-byte aligned and must not overlap src. Registers as in gdRowsAVX,
+// R14 walking tmp in pass 1, R13 in pass 2.
+TEXT ·gdRowsNT(SB), NOSPLIT, $0-80
+	MOVQ         s+0(FP), DI
+	MOVQ         src+8(FP), SI
+	MOVQ         k+16(FP), DX
+	MOVQ         q+24(FP), R8
+	MOVQ         v+32(FP), R9
+	MOVQ         y+40(FP), R10
+	MOVQ         quads+56(FP), CX
+	MOVQ         dk4+64(FP), R11
+	SHLQ         $4, R11
+	VBROADCASTSS decay+72(FP), X8
+	VBROADCASTSS beta+76(FP), X15
+
+ntquad:
+	// pass 1: r = src * decay, kept in tmp; t += r * k
+	VXORPS X0, X0, X0
+	VXORPS X1, X1, X1
+	VXORPS X2, X2, X2
+	VXORPS X3, X3, X3
+	MOVQ   SI, R12
+	LEAQ   (SI)(R11*1), R13
+	MOVQ   tmp+48(FP), R14
+	LEAQ   (SI)(R11*4), R15
+	MOVQ   DX, AX
+	MOVQ   dk4+64(FP), BX
+
+ntq1:
+	PREFETCHT0 (R15) // the next quad's rows, a line an iteration
+	ADDQ    $64, R15
+	VMOVUPS (AX), X9
+	VMULPS  (R12), X8, X4
+	VMULPS  (R13), X8, X5
+	VMULPS  (R12)(R11*2), X8, X6
+	VMULPS  (R13)(R11*2), X8, X7
+	VMOVUPS X4, (R14)
+	VMOVUPS X5, 16(R14)
+	VMOVUPS X6, 32(R14)
+	VMOVUPS X7, 48(R14)
+	VMULPS  X9, X4, X4
+	VMULPS  X9, X5, X5
+	VMULPS  X9, X6, X6
+	VMULPS  X9, X7, X7
+	VADDPS  X4, X0, X0
+	VADDPS  X5, X1, X1
+	VADDPS  X6, X2, X2
+	VADDPS  X7, X3, X3
+	ADDQ    $16, AX
+	ADDQ    $16, R12
+	ADDQ    $16, R13
+	ADDQ    $64, R14
+	DECQ    BX
+	JNZ     ntq1
+
+	HSUM4(X0, X4)
+	HSUM4(X1, X5)
+	HSUM4(X2, X6)
+	HSUM4(X3, X7)
+	DELTA4(X0, X4, 0)
+	DELTA4(X1, X5, 4)
+	DELTA4(X2, X6, 8)
+	DELTA4(X3, X7, 12)
+
+	// pass 2: r += delta * k, streamed to s; y += r * q
+	VXORPS X10, X10, X10
+	VXORPS X11, X11, X11
+	VXORPS X12, X12, X12
+	VXORPS X13, X13, X13
+	MOVQ   R8, R12
+	MOVQ   tmp+48(FP), R13
+	MOVQ   DI, R14
+	LEAQ   (DI)(R11*1), R15
+	MOVQ   DX, AX
+	MOVQ   dk4+64(FP), BX
+
+ntq2:
+	VMOVUPS  (AX), X9
+	VMOVUPS  (R12), X14
+	VMULPS   X9, X0, X4
+	VMULPS   X9, X1, X5
+	VMULPS   X9, X2, X6
+	VMULPS   X9, X3, X7
+	VADDPS   (R13), X4, X4
+	VADDPS   16(R13), X5, X5
+	VADDPS   32(R13), X6, X6
+	VADDPS   48(R13), X7, X7
+	VMOVNTPS X4, (R14)
+	VMOVNTPS X5, (R15)
+	VMOVNTPS X6, (R14)(R11*2)
+	VMOVNTPS X7, (R15)(R11*2)
+	VMULPS   X14, X4, X4
+	VMULPS   X14, X5, X5
+	VMULPS   X14, X6, X6
+	VMULPS   X14, X7, X7
+	VADDPS   X4, X10, X10
+	VADDPS   X5, X11, X11
+	VADDPS   X6, X12, X12
+	VADDPS   X7, X13, X13
+	ADDQ     $16, AX
+	ADDQ     $16, R12
+	ADDQ     $64, R13
+	ADDQ     $16, R14
+	ADDQ     $16, R15
+	DECQ     BX
+	JNZ      ntq2
+
+	HSUM4(X10, X4)
+	HSUM4(X11, X5)
+	HSUM4(X12, X6)
+	HSUM4(X13, X7)
+	VMOVSS X10, (R10)
+	VMOVSS X11, 4(R10)
+	VMOVSS X12, 8(R10)
+	VMOVSS X13, 12(R10)
+
+	LEAQ (SI)(R11*4), SI
+	LEAQ (DI)(R11*4), DI
+	ADDQ $16, R9
+	ADDQ $16, R10
+	DECQ CX
+	JNZ  ntquad
+	SFENCE // the streamed rows are visible before another core reads the state
+	RET

@@ -25,6 +25,10 @@ func gdRowsAVX(s, src, k, q, v, y *float32, n, dk4 int, decay, beta float32) {
 	panic("kernels: gdRowsAVX without AVX")
 }
 
+func gdRowsNT(s, src, k, q, v, y, tmp *float32, quads, dk4 int, decay, beta float32) {
+	panic("kernels: gdRowsNT without AVX")
+}
+
 func binF32AVX(op int, dst, a, b *float32, n8 int) { panic("kernels: binF32AVX without AVX") }
 
 // prefetchLines is a no-op off amd64: the hardware's own prefetchers are all there is.

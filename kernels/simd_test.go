@@ -112,7 +112,8 @@ func TestGDStep16MatchesGo(t *testing.T) {
 // TestGDStepMatchesGo checks the gated-delta step for other key sizes (the assembly
 // on amd64 with AVX when Dk is a multiple of 4) against the definition, gdDecayDot
 // then gdUpdateDot per row, bit for bit: state read from another buffer and in place,
-// row counts around the four-row block, special values.
+// and streamed to a new one as a decode step does (gdStepStream), row counts around
+// the four-row block, special values.
 func TestGDStepMatchesGo(t *testing.T) {
 	rng := rand.New(rand.NewSource(10))
 	for _, dk := range []int{4, 12, 128, 6} {
@@ -139,6 +140,20 @@ func TestGDStepMatchesGo(t *testing.T) {
 					}
 					for i := range y {
 						require.Truef(t, sameBits(wantY[i], y[i]), "dk %d n %d special %v y %d: %v, want %v", dk, n, special, i, y[i], wantY[i])
+					}
+					if inPlace {
+						continue
+					}
+					// A decode step's streamed state: 16-byte aligned (gdRowsNT) and not.
+					for _, off := range []int{0, 1} {
+						s, y := make([]float32, n*dk+off)[off:], make([]float32, n)
+						gdStepStream(s, src, k, q, v, y, decay, beta)
+						for i := range s {
+							require.Truef(t, sameBits(want[i], s[i]), "stream dk %d n %d off %d special %v state %d: %v, want %v", dk, n, off, special, i, s[i], want[i])
+						}
+						for i := range y {
+							require.Truef(t, sameBits(wantY[i], y[i]), "stream dk %d n %d off %d special %v y %d: %v, want %v", dk, n, off, special, i, y[i], wantY[i])
+						}
 					}
 				}
 			}
