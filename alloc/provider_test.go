@@ -13,7 +13,7 @@ func TestCPUProvider(t *testing.T) {
 	if p.RecommendedWorkingSet() <= 0 || p.MaxBufferLength() != p.RecommendedWorkingSet() {
 		t.Fatalf("working set %d, max buffer %d", p.RecommendedWorkingSet(), p.MaxBufferLength())
 	}
-	for _, n := range []int{1, 4, 5, 17, 4096} {
+	for _, n := range []int{1, 4, 5, 17, 4096, 32 << 10, 1<<20 + 4} {
 		r, err := p.Alloc(n)
 		if err != nil {
 			t.Fatal(err)
@@ -22,6 +22,9 @@ func TestCPUProvider(t *testing.T) {
 		eq(t, len(b), n, "len")
 		eq(t, cap(b), n, "cap")
 		eq(t, uintptr(unsafe.Pointer(&b[0]))%8, 0, "alignment")
+		if n >= 32<<10 { // the runtime gives whole pages
+			eq(t, uintptr(unsafe.Pointer(&b[0]))%4096, 0, "page alignment")
+		}
 		for i := range b {
 			b[i] = 0xff
 		}
