@@ -123,9 +123,10 @@ func (m *qMatrix) rowsMM16(xs, sums []float32, mRows, n int, os []float32, h *He
 		pairs := (r1 - rest) / 2
 		odd := (r1-rest)%2 == 1
 		var sc, bi []float32
-		if direct {
+		switch {
+		case direct:
 			sc, bi = m.scale32[lo*g:r1*g], m.bias32[lo*g:r1*g]
-		} else {
+		case !(step1 && m.useHalfScales()):
 			sc, bi = m.padScales(sr, lo, r1, pad)
 		}
 		nOut := qmmBlockRows * max(4*quads, 2*(pairs+1))
@@ -145,7 +146,10 @@ func (m *qMatrix) rowsMM16(xs, sums []float32, mRows, n int, os []float32, h *He
 					&si[b0*qmmBlockRows*pad], 4*qmmBlockRows*pad, pad/16, &sc[o], &bi[o], ss, &os[b0*qmmBlockRows*n+r0], 4*n)
 			}
 		case step1: // a batched decode step: a block of its rows a pass, the tile hot for the next
-			m.stepRows(xi, si, mRows, n, r0, r1, pad, sc[o:], bi[o:], os, sr)
+			if sc != nil {
+				sc, bi = sc[o:], bi[o:]
+			}
+			m.stepRows(xi, si, mRows, n, r0, r1, pad, sc, bi, os, sr)
 			b0 = nb
 		}
 		for b := b0; b < nb; b++ {
@@ -200,30 +204,45 @@ func (m *qMatrix) rowsMM16(xs, sums []float32, mRows, n int, os []float32, h *He
 // [r0, r1) with the one-weight-row kernels, a block of four x rows a pass (both blocks
 // in one pass where eight rows of x fit qmmX8Bytes): the tile's codes come from
 // memory for the first pass and from cache for the second. A block of one row runs as
-// two, its zero padding row's values going to scratch.
+// two, its zero padding row's values going to scratch. sc and bi are the tile's
+// float32 scale rows of pad, or nil: the matrix's own bfloat16 rows (useHalfScales),
+// which the kernels widen as they read them.
 func (m *qMatrix) stepRows(xi, si []float32, mRows, n, r0, r1, pad int, sc, bi, os []float32, sr *qmmScratch) {
 	k, g, chunks := m.cols, m.groups, m.group/32
-	p, ss := &m.raw[r0*m.rowBytes], pad*4
+	p := &m.raw[r0*m.rowBytes]
+	pass := func(xr int, x *float32, xStride int, sums *float32, sumStride int, out *float32, ldo int) {
+		if sc == nil {
+			hs, hb := U16(m.sc.Data)[m.sc.Offset+r0*g:], U16(m.bi.Data)[m.bi.Offset+r0*g:]
+			qmm16w1h(m.bits, xr, x, xStride, p, m.rowBytes, r1-r0, g, chunks,
+				sums, sumStride, pad/16, &hs[0], &hb[0], 2*g, out, ldo)
+			return
+		}
+		qmm16w1(m.bits, xr, x, xStride, p, m.rowBytes, r1-r0, g, chunks,
+			sums, sumStride, pad/16, &sc[0], &bi[0], 4*pad, out, ldo)
+	}
 	if mRows == 2*qmmBlockRows && 8*4*k <= qmmX8Bytes {
-		qmm16w1(m.bits, 8, &xi[0], 4*qmmBlockRows*k, p, m.rowBytes, r1-r0, g, chunks,
-			&si[0], 4*qmmBlockRows*pad, pad/16, &sc[0], &bi[0], ss, &os[r0], 4*n)
+		pass(8, &xi[0], 4*qmmBlockRows*k, &si[0], 4*qmmBlockRows*pad, &os[r0], 4*n)
 		return
 	}
 	for b := 0; b*qmmBlockRows < mRows; b++ {
 		rows := min(qmmBlockRows, mRows-b*qmmBlockRows)
 		x, sums := &xi[b*qmmBlockRows*k], &si[b*qmmBlockRows*pad]
 		if rows > 1 {
-			qmm16w1(m.bits, rows, x, 0, p, m.rowBytes, r1-r0, g, chunks,
-				sums, 0, pad/16, &sc[0], &bi[0], ss, &os[b*qmmBlockRows*n+r0], 4*n)
+			pass(rows, x, 0, sums, 0, &os[b*qmmBlockRows*n+r0], 4*n)
 			continue
 		}
 		if cap(sr.out) < 2*(r1-r0) {
 			sr.out = make([]float32, 2*(r1-r0))
 		}
-		qmm16w1(m.bits, 2, x, 0, p, m.rowBytes, r1-r0, g, chunks,
-			sums, 0, pad/16, &sc[0], &bi[0], ss, &sr.out[0], 4*(r1-r0))
+		pass(2, x, 0, sums, 0, &sr.out[0], 4*(r1-r0))
 		copy(os[b*qmmBlockRows*n+r0:], sr.out[:r1-r0])
 	}
+}
+
+// useHalfScales reports whether a decode step's kernels read m's bfloat16 scales
+// and biases as they are: whole 16-group blocks a row, nothing to pad.
+func (m *qMatrix) useHalfScales() bool {
+	return m.scale32 == nil && m.sc.DType == BFloat16 && m.groups%16 == 0
 }
 
 // padScales widens the scales and biases of rows [r0, r1) to float32 rows of pad

@@ -43,6 +43,42 @@ func TestQmm16MatchesDot(t *testing.T) {
 	}
 }
 
+// TestQmm16HalfScalesMatchDot checks a decode step's product over bfloat16 scales in
+// whole 16-group blocks, which the kernels read and widen themselves (qmm16*w1h),
+// against dot bit for bit: both widths, one and two blocks of groups, every step size.
+func TestQmm16HalfScalesMatchDot(t *testing.T) {
+	if !qAsm16() {
+		t.Skip("no AVX-512: the blocked kernel does not run")
+	}
+	rng := rand.New(rand.NewSource(33))
+	for _, bits := range []int{4, 8} {
+		for _, cols := range []int{16 * 32, 32 * 32, 16 * 64} {
+			for mRows := 2; mRows <= qmmStepRows; mRows++ {
+				n := 2 + rng.Intn(37)
+				group := 32
+				if cols == 16*64 {
+					group = 64
+				}
+				m := qsimdMatrix(rng, n, cols, bits, group, BFloat16)
+				require.True(t, m.useHalfScales())
+				xs, sums := randRowsWithSums(rng, &m, mRows)
+				os := make([]float32, mRows*n)
+				withAndWithoutHelper(func(h *Helper, _ bool) {
+					clear(os)
+					m.rowsMM16(xs, sums, mRows, n, os, h)
+					for i := 0; i < mRows; i++ {
+						for r := 0; r < n; r++ {
+							want := m.dot(xs[i*cols:(i+1)*cols], sums[i*m.groups:(i+1)*m.groups], r)
+							require.Truef(t, sameBits(want, os[i*n+r]), "bits %d cols %d: x row %d of %d, row %d of %d: %v, want %v",
+								bits, cols, i, mRows, r, n, os[i*n+r], want)
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
 // TestQmm16WideMatchesDot runs a product large enough to take parallelWide (a second
 // goroutine without a helper, and with one that a goroutine serves) and checks every
 // value against the single-row kernel path (rows16, itself checked against dot).

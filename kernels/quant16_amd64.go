@@ -98,6 +98,22 @@ func qmm16w1(bits, xr int, x *float32, xs int, p *byte, ldp, rows, groups, chunk
 	fns[xr](x, xs, p, ldp, rows, groups, chunks, sums, ss, blocks, sc, bi, sstride, out, ldo)
 }
 
+// qmm16w1h is qmm16w1 with bfloat16 scales and biases (sc and bi whole 16-group
+// blocks a row, sstride bytes apart), widened inside the kernel.
+func qmm16w1h(bits, xr int, x *float32, xs int, p *byte, ldp, rows, groups, chunks int, sums *float32, ss, blocks int, sc, bi *uint16, sstride int, out *float32, ldo int) {
+	fns := &qmm16w1hb8
+	if bits == 4 {
+		fns = &qmm16w1hb4
+	}
+	fns[xr](x, xs, p, ldp, rows, groups, chunks, sums, ss, blocks, sc, bi, sstride, out, ldo)
+}
+
+// qmm16w1hb4 and qmm16w1hb8 are qmm16w1h's kernels by x rows.
+var (
+	qmm16w1hb4 = [9]func(x *float32, xs int, p *byte, ldp, rows, groups, chunks int, sums *float32, ss, blocks int, sc, bi *uint16, sstride int, out *float32, ldo int){2: qmm16b4x2w1h, 3: qmm16b4x3w1h, 4: qmm16b4x4w1h, 8: qmm16b4x8w1h}
+	qmm16w1hb8 = [9]func(x *float32, xs int, p *byte, ldp, rows, groups, chunks int, sums *float32, ss, blocks int, sc, bi *uint16, sstride int, out *float32, ldo int){2: qmm16b8x2w1h, 3: qmm16b8x3w1h, 4: qmm16b8x4w1h, 8: qmm16b8x8w1h}
+)
+
 // qmm16w1b4 and qmm16w1b8 are the one-row kernels by x rows.
 var (
 	qmm16w1b4 = [9]func(x *float32, xs int, p *byte, ldp, rows, groups, chunks int, sums *float32, ss, blocks int, sc, bi *float32, sstride int, out *float32, ldo int){2: qmm16b4x2w1, 3: qmm16b4x3w1, 4: qmm16b4x4w1, 8: qmm16b4x8w1}
@@ -143,3 +159,27 @@ func qmm16b4x4(x *float32, p *byte, ldp, pairs, groups, chunks int, sums *float3
 
 //go:noescape
 func qmm16b8x4(x *float32, p *byte, ldp, pairs, groups, chunks int, sums *float32, blocks int, sc, bi *float32, sstride int, out *float32, ldo int)
+
+//go:noescape
+func qmm16b4x2w1h(x *float32, xs int, p *byte, ldp, rows, groups, chunks int, sums *float32, ss, blocks int, sc, bi *uint16, sstride int, out *float32, ldo int)
+
+//go:noescape
+func qmm16b4x3w1h(x *float32, xs int, p *byte, ldp, rows, groups, chunks int, sums *float32, ss, blocks int, sc, bi *uint16, sstride int, out *float32, ldo int)
+
+//go:noescape
+func qmm16b4x4w1h(x *float32, xs int, p *byte, ldp, rows, groups, chunks int, sums *float32, ss, blocks int, sc, bi *uint16, sstride int, out *float32, ldo int)
+
+//go:noescape
+func qmm16b4x8w1h(x *float32, xs int, p *byte, ldp, rows, groups, chunks int, sums *float32, ss, blocks int, sc, bi *uint16, sstride int, out *float32, ldo int)
+
+//go:noescape
+func qmm16b8x2w1h(x *float32, xs int, p *byte, ldp, rows, groups, chunks int, sums *float32, ss, blocks int, sc, bi *uint16, sstride int, out *float32, ldo int)
+
+//go:noescape
+func qmm16b8x3w1h(x *float32, xs int, p *byte, ldp, rows, groups, chunks int, sums *float32, ss, blocks int, sc, bi *uint16, sstride int, out *float32, ldo int)
+
+//go:noescape
+func qmm16b8x4w1h(x *float32, xs int, p *byte, ldp, rows, groups, chunks int, sums *float32, ss, blocks int, sc, bi *uint16, sstride int, out *float32, ldo int)
+
+//go:noescape
+func qmm16b8x8w1h(x *float32, xs int, p *byte, ldp, rows, groups, chunks int, sums *float32, ss, blocks int, sc, bi *uint16, sstride int, out *float32, ldo int)

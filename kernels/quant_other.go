@@ -49,6 +49,10 @@ func qmm16w1(bits, xr int, x *float32, xs int, p *byte, ldp, rows, groups, chunk
 	panic("kernels: qmm16w1 without assembly")
 }
 
+func qmm16w1h(bits, xr int, x *float32, xs int, p *byte, ldp, rows, groups, chunks int, sums *float32, ss, blocks int, sc, bi *uint16, sstride int, out *float32, ldo int) {
+	panic("kernels: qmm16w1h without assembly")
+}
+
 func gemm16x4(dt DType, x *float32, w *uint16, ldw, quads, k16 int, mask uint16, out *float32, ldo int) {
 	panic("kernels: gemm16x4 without assembly")
 }
