@@ -109,8 +109,8 @@ func (m *qMatrix) rowsMM16(xs, sums []float32, mRows, n int, os []float32, h *He
 	if tiled {
 		step = qmm16TileBytes
 	}
-	step = max(4, step/m.rowBytes&^3) // whole quads of rows but a tile's last rows
-	if tiled {                        // at least eight tiles, so the two cores end together
+	step = max(4, step/m.rowBytes&^3)  // whole quads of rows but a tile's last rows
+	if tiled || mRows > qmmBlockRows { // at least eight tiles, so the two cores end together
 		step = max(4, min(step, (n+31)/32*4))
 	}
 	scr := qmmScratchPool.Get().(*[2]qmmScratch) // a decode step's tiles reuse their buffers
