@@ -467,6 +467,29 @@ pfdone:
 	VMULSS  X15, T, T; \
 	VSHUFPS $0, T, T, X
 
+// GDDELTAS turns a four-row block's row dots (X0-X3) into their deltas, each
+// broadcast to its register's lanes.
+#define GDDELTAS \
+	HSUM4(X0, X4); \
+	HSUM4(X1, X5); \
+	HSUM4(X2, X6); \
+	HSUM4(X3, X7); \
+	DELTA4(X0, X4, 0); \
+	DELTA4(X1, X5, 4); \
+	DELTA4(X2, X6, 8); \
+	DELTA4(X3, X7, 12)
+
+// GDYS sums a four-row block's y lanes (X10-X13) and stores y[0..3] at R10.
+#define GDYS \
+	HSUM4(X10, X4); \
+	HSUM4(X11, X5); \
+	HSUM4(X12, X6); \
+	HSUM4(X13, X7); \
+	VMOVSS X10, (R10); \
+	VMOVSS X11, 4(R10); \
+	VMOVSS X12, 8(R10); \
+	VMOVSS X13, 12(R10)
+
 // func gdRowsAVX(s, src, k, q, v, y *float32, n, dk4 int, decay, beta float32)
 //
 // gdDecayDot then gdUpdateDot per state row, four rows at a time (one tail row at a
@@ -529,14 +552,7 @@ gdq1:
 	DECQ    BX
 	JNZ     gdq1
 
-	HSUM4(X0, X4)
-	HSUM4(X1, X5)
-	HSUM4(X2, X6)
-	HSUM4(X3, X7)
-	DELTA4(X0, X4, 0)
-	DELTA4(X1, X5, 4)
-	DELTA4(X2, X6, 8)
-	DELTA4(X3, X7, 12)
+	GDDELTAS
 
 	// pass 2: r += delta * k, stored; y += r * q
 	VXORPS X10, X10, X10
@@ -579,14 +595,7 @@ gdq2:
 	DECQ    BX
 	JNZ     gdq2
 
-	HSUM4(X10, X4)
-	HSUM4(X11, X5)
-	HSUM4(X12, X6)
-	HSUM4(X13, X7)
-	VMOVSS X10, (R10)
-	VMOVSS X11, 4(R10)
-	VMOVSS X12, 8(R10)
-	VMOVSS X13, 12(R10)
+	GDYS
 
 	LEAQ (SI)(R11*4), SI
 	LEAQ (DI)(R11*4), DI
@@ -711,14 +720,7 @@ ntq1:
 	DECQ    BX
 	JNZ     ntq1
 
-	HSUM4(X0, X4)
-	HSUM4(X1, X5)
-	HSUM4(X2, X6)
-	HSUM4(X3, X7)
-	DELTA4(X0, X4, 0)
-	DELTA4(X1, X5, 4)
-	DELTA4(X2, X6, 8)
-	DELTA4(X3, X7, 12)
+	GDDELTAS
 
 	// pass 2: r += delta * k, streamed to s; y += r * q
 	VXORPS X10, X10, X10
@@ -763,14 +765,7 @@ ntq2:
 	DECQ     BX
 	JNZ      ntq2
 
-	HSUM4(X10, X4)
-	HSUM4(X11, X5)
-	HSUM4(X12, X6)
-	HSUM4(X13, X7)
-	VMOVSS X10, (R10)
-	VMOVSS X11, 4(R10)
-	VMOVSS X12, 8(R10)
-	VMOVSS X13, 12(R10)
+	GDYS
 
 	LEAQ (SI)(R11*4), SI
 	LEAQ (DI)(R11*4), DI
