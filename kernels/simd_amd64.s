@@ -479,6 +479,26 @@ pfdone:
 	DELTA4(X2, X6, 8); \
 	DELTA4(X3, X7, 12)
 
+// GDDK puts delta times the four k lanes (X9) of each of a block's four rows in
+// X4-X7 (the deltas in X0-X3).
+#define GDDK \
+	VMULPS X9, X0, X4; \
+	VMULPS X9, X1, X5; \
+	VMULPS X9, X2, X6; \
+	VMULPS X9, X3, X7
+
+// GDYACC adds the four updated rows' lanes (X4-X7) times q's (X14) to the y lanes
+// (X10-X13).
+#define GDYACC \
+	VMULPS X14, X4, X4; \
+	VMULPS X14, X5, X5; \
+	VMULPS X14, X6, X6; \
+	VMULPS X14, X7, X7; \
+	VADDPS X4, X10, X10; \
+	VADDPS X5, X11, X11; \
+	VADDPS X6, X12, X12; \
+	VADDPS X7, X13, X13
+
 // GDYS sums a four-row block's y lanes (X10-X13) and stores y[0..3] at R10.
 #define GDYS \
 	HSUM4(X10, X4); \
@@ -568,10 +588,7 @@ gdq1:
 gdq2:
 	VMOVUPS (AX), X9
 	VMOVUPS (R12), X14
-	VMULPS  X9, X0, X4
-	VMULPS  X9, X1, X5
-	VMULPS  X9, X2, X6
-	VMULPS  X9, X3, X7
+	GDDK
 	VADDPS  (R14), X4, X4
 	VADDPS  (R15), X5, X5
 	VADDPS  (R14)(R11*2), X6, X6
@@ -580,14 +597,7 @@ gdq2:
 	VMOVUPS X5, (R15)
 	VMOVUPS X6, (R14)(R11*2)
 	VMOVUPS X7, (R15)(R11*2)
-	VMULPS  X14, X4, X4
-	VMULPS  X14, X5, X5
-	VMULPS  X14, X6, X6
-	VMULPS  X14, X7, X7
-	VADDPS  X4, X10, X10
-	VADDPS  X5, X11, X11
-	VADDPS  X6, X12, X12
-	VADDPS  X7, X13, X13
+	GDYACC
 	ADDQ    $16, AX
 	ADDQ    $16, R12
 	ADDQ    $16, R14
@@ -737,10 +747,7 @@ ntq1:
 ntq2:
 	VMOVUPS  (AX), X9
 	VMOVUPS  (R12), X14
-	VMULPS   X9, X0, X4
-	VMULPS   X9, X1, X5
-	VMULPS   X9, X2, X6
-	VMULPS   X9, X3, X7
+	GDDK
 	VADDPS   (R13), X4, X4
 	VADDPS   16(R13), X5, X5
 	VADDPS   32(R13), X6, X6
@@ -749,14 +756,7 @@ ntq2:
 	VMOVNTPS X5, (R15)
 	VMOVNTPS X6, (R14)(R11*2)
 	VMOVNTPS X7, (R15)(R11*2)
-	VMULPS   X14, X4, X4
-	VMULPS   X14, X5, X5
-	VMULPS   X14, X6, X6
-	VMULPS   X14, X7, X7
-	VADDPS   X4, X10, X10
-	VADDPS   X5, X11, X11
-	VADDPS   X6, X12, X12
-	VADDPS   X7, X13, X13
+	GDYACC
 	ADDQ     $16, AX
 	ADDQ     $16, R12
 	ADDQ     $64, R13
